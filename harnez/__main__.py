@@ -1,0 +1,5 @@
+"""Allows `python -m harnez`."""
+
+from harnez.cli import main
+
+raise SystemExit(main())

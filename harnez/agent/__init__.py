@@ -1,0 +1,1 @@
+"""The agent: a small turn loop over a wire and the workspace tools, with context and compaction."""

@@ -1,0 +1,144 @@
+"""Command-line entry: parse arguments, load settings, open the server, hand over to a front end."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from harnez.errors import HarnezError, SessionNotFoundError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harnez", description="A coding agent for the terminal.")
+    parser.add_argument("--resume", nargs="?", const="", metavar="ID",
+                        help="open the resume picker, or the session with this id (a unique prefix is enough)")
+    parser.add_argument("--continue", dest="continue_latest", action="store_true",
+                        help="open the newest session of this workspace")
+    parser.add_argument("--model", help="model to use, <provider>/<model>[:<thinking>]")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sessions = commands.add_parser("sessions", help="list saved sessions, newest first")
+    sessions.add_argument("--all", action="store_true", help="every workspace, not only this one")
+    sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
+    sessions.add_argument("--limit", type=int, default=50, metavar="N")
+    sessions.add_argument("--json", action="store_true", help="one JSON object per line")
+    shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
+    show = shown.add_parser("show", help="print a session's transcript")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
+
+    events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
+    events.add_argument("--session", required=True, metavar="ID")
+    events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
+    events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run Harnez; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return asyncio.run(_dispatch(args)) if args.command else _tui(args)
+    except HarnezError as exc:
+        print(f"harnez: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_CANCELLED
+
+
+def _workspace() -> Path:
+    return Path.cwd().resolve()
+
+
+def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --help` light
+    from harnez.settings import load_settings
+
+    settings = load_settings(workspace)
+    for warning in settings.warnings:
+        print(f"harnez: warning: {warning}", file=sys.stderr)
+    return settings
+
+
+async def _open_server(workspace: Path, settings):  # -> Server
+    from harnez.server import Server
+
+    return await Server.open(settings.database_file(workspace, os.environ), settings)
+
+
+async def _dispatch(args: argparse.Namespace) -> int:
+    workspace = _workspace()
+    settings = _settings(workspace)
+    database = settings.database_file(workspace, os.environ)
+    if not database.exists():
+        if args.command == "sessions" and args.sessions_command != "show":
+            print(f"No sessions yet: there is no database at {database}.", file=sys.stderr)
+            return EXIT_OK
+        raise SessionNotFoundError(f"No session {getattr(args, 'id', None) or args.session!r}: "
+                                   f"there is no database at {database}.")
+    server = await _open_server(workspace, settings)
+    try:
+        if args.command == "sessions" and args.sessions_command == "show":
+            return await _show_session(server, args)
+        if args.command == "sessions":
+            return await _list_sessions(server, workspace, args)
+        return await _print_events(server, args)
+    finally:
+        await server.close()
+
+
+async def _list_sessions(server, workspace: Path, args: argparse.Namespace) -> int:
+    page = await server.list_sessions(args.search, None if args.all else workspace, limit=args.limit)
+    for record in page.sessions:
+        if args.json:
+            snippet = page.snippets.get(record.id)
+            print(json.dumps({**record.to_json(), **({"snippet": snippet} if snippet else {})}, ensure_ascii=False))
+        else:
+            created = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
+            print(f"{record.id[:12]}  {created}  {record.status:<11}  {record.display_title}  ({record.workspace})")
+    if not page.sessions and not args.json:
+        where = "any workspace" if args.all else str(workspace)
+        print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {where}.", file=sys.stderr)
+    return EXIT_OK
+
+
+async def _show_session(server, args: argparse.Namespace) -> int:
+    record = await server.get_session(args.id)
+    events = await server.events_after(record.id)
+    if args.json:
+        for event in events:
+            print(event.dumps())
+        return EXIT_OK
+    from harnez.transcript import render_plain
+
+    print(f"# {record.display_title}\n{record.workspace} · {record.id} · {record.status}\n")
+    sys.stdout.write(render_plain(events))
+    return EXIT_OK
+
+
+async def _print_events(server, args: argparse.Namespace) -> int:
+    record = await server.get_session(args.session)
+    if not args.follow:
+        for event in await server.events_after(record.id, args.after):
+            print(event.dumps())
+        return EXIT_OK
+    async for event in server.subscribe(record.id, after=args.after, poll=0.2):
+        print(event.dumps(), flush=True)
+    return EXIT_OK
+
+
+def _tui(args: argparse.Namespace) -> int:
+    workspace = _workspace()
+    settings = _settings(workspace)
+    from harnez.tui.app import run_tui
+
+    return run_tui(lambda: _open_server(workspace, settings), workspace, settings,
+                   resume=args.resume or None, open_picker=args.resume == "",
+                   continue_latest=args.continue_latest, model=args.model)

@@ -1,0 +1,77 @@
+"""The exception tree of Harnez; every error carries a message a person can act on.
+
+    HarnezError
+    ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
+    ├── StoreError
+    │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
+    │   ├── MigrationError     a migration failed; the database stays at its previous version
+    │   └── StoreBusyError     another process holds the write lock for too long
+    ├── SessionNotFoundError   an unknown or ambiguous session id (CLI exit code 2)
+    ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
+    ├── WireError              a model call failed for good (after retries, or not retryable)
+    └── ToolError              a tool could not run; its message is shown to the model
+"""
+
+from __future__ import annotations
+
+
+class HarnezError(Exception):
+    """Base class of every error Harnez raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SettingsError(HarnezError):
+    """A settings file is malformed or holds an invalid value."""
+
+    exit_code = 2
+
+
+class StoreError(HarnezError):
+    """The database cannot be opened, migrated or written."""
+
+    exit_code = 2
+
+
+class SchemaTooNewError(StoreError):
+    """The database schema is newer than this binary knows."""
+
+
+class MigrationError(StoreError):
+    """A migration failed and was rolled back."""
+
+
+class StoreBusyError(StoreError):
+    """The database stayed locked by another process."""
+
+
+class SessionNotFoundError(HarnezError):
+    """No session matches an id or prefix, or a prefix matches several."""
+
+    exit_code = 2
+
+
+class ModelConfigError(HarnezError):
+    """A model or provider is named wrongly or lacks its credentials."""
+
+    exit_code = 2
+
+
+class WireError(HarnezError):
+    """A model call failed for good."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class ToolError(HarnezError):
+    """A tool could not do what it was asked; the message goes back to the model."""

@@ -1,0 +1,40 @@
+"""Fan-out of committed events to live subscribers, per session."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+from harnez.events import StoredEvent
+
+
+class EventBus:
+    """Delivers each committed event to every queue registered for its session."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
+
+    def register(self, session_id: str) -> asyncio.Queue[StoredEvent | None]:
+        """A new queue that receives the session's events from now on."""
+        queue: asyncio.Queue[StoredEvent | None] = asyncio.Queue()
+        self._queues[session_id].add(queue)
+        return queue
+
+    def unregister(self, session_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
+        """Stop delivering to a queue."""
+        queues = self._queues.get(session_id)
+        if queues is not None:
+            queues.discard(queue)
+            if not queues:
+                del self._queues[session_id]
+
+    def publish(self, events: list[StoredEvent]) -> None:
+        """Called after each group commit, in commit order."""
+        for event in events:
+            for queue in self._queues.get(event.session, ()):
+                queue.put_nowait(event)
+
+    def close_session(self, session_id: str) -> None:
+        """End every subscription of a session (it was deleted)."""
+        for queue in self._queues.pop(session_id, set()):
+            queue.put_nowait(None)

@@ -1,0 +1,75 @@
+"""The life of one task: its record, its events, its steering inbox, and how it ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harnez.events import Event, StoredEvent
+
+if TYPE_CHECKING:
+    from harnez.server.server import Server
+    from harnez.store.sessions import SessionRecord
+
+STOPS = ("completed", "cancelled", "failed", "incomplete", "interrupted")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    """How a task ended."""
+
+    stop: str
+    turns: int = 0
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.stop not in STOPS:
+            raise ValueError(f"Unknown stop {self.stop!r}")
+
+
+@dataclass(slots=True)
+class TaskRun:
+    """What a running task's work is handed: where it runs, how it speaks, what it is told."""
+
+    server: Server
+    session: SessionRecord
+    task_id: int
+    prompt: str
+    model: str | None
+    options: dict[str, Any] = field(default_factory=dict)
+    steering: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
+
+    @property
+    def workspace(self) -> Path:
+        """The session's workspace (fixed at creation)."""
+        return Path(self.session.workspace)
+
+    def emit(self, kind: str, payload: dict[str, Any] | None = None, *,
+             search_text: str | None = None) -> asyncio.Future[StoredEvent]:
+        """Append an event of this task; returns the commit future (no need to await it)."""
+        event = Event(kind, payload or {}, task=self.task_id, search_text=search_text)
+        return self.server.store.events.append(self.session.num, self.session.id, event)
+
+    async def emit_now(self, kind: str, payload: dict[str, Any] | None = None, *,
+                       search_text: str | None = None) -> StoredEvent:
+        """Append an event of this task and wait until it is committed."""
+        return await self.emit(kind, payload, search_text=search_text)
+
+    def take_steering(self) -> list[str]:
+        """Steering messages received since the last call (delivered at the next model turn)."""
+        messages = []
+        while not self.steering.empty():
+            messages.append(self.steering.get_nowait())
+        return messages
+
+
+class TaskWork(Protocol):
+    """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError."""
+
+    def __call__(self, run: TaskRun) -> Awaitable[TaskOutcome]: ...
+
+
+WorkFactory = Callable[[], TaskWork]

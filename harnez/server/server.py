@@ -1,0 +1,325 @@
+"""The in-process server: the one async API that the TUI, the headless commands and tests call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harnez.errors import HarnezError, SessionNotFoundError
+from harnez.events import Event, StoredEvent
+from harnez.server.bus import EventBus
+from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
+from harnez.settings import Settings
+from harnez.store import Store
+from harnez.store.search import SearchPage
+from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
+
+log = logging.getLogger(__name__)
+
+REPLAY_PAGE = 2000
+
+
+@dataclass(slots=True)
+class Draft:
+    """A session opened but not yet persisted: it becomes a row when its first message arrives."""
+
+    id: str
+    workspace: str
+    model: str | None
+    title: str | None = None
+
+
+@dataclass(slots=True)
+class _Running:
+    run: TaskRun
+    task: asyncio.Task[TaskOutcome] | None = None
+    work: asyncio.Task[TaskOutcome] | None = None
+    queued: list[tuple[int, str]] = field(default_factory=list)
+
+
+class Server:
+    """Owns the store and the running tasks of one process."""
+
+    def __init__(self, store: Store, bus: EventBus, settings: Settings, work: TaskWork | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self._bus = bus
+        self._work = work
+        self._drafts: dict[str, Draft] = {}
+        self._running: dict[str, _Running] = {}
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None) -> Server:
+        """Open the database, close tasks a dead process left running, and serve."""
+        bus = EventBus()
+        store = await Store.open(database, on_commit=bus.publish)
+        server = cls(store, bus, settings or Settings(), work)
+        await server._recover()
+        return server
+
+    async def close(self) -> None:
+        """Cancel running tasks, commit what is pending, close the database."""
+        for session_id in list(self._running):
+            await self.cancel(session_id)
+        await self.store.close()
+
+    def set_work(self, work: TaskWork | None) -> None:
+        """Choose what runs a task (the agent loop)."""
+        self._work = work
+
+    async def _recover(self) -> None:
+        for task_id, session_num in await self.store.tasks.abandoned():
+            await self.store.tasks.mark_interrupted(task_id)
+            rows = await self.store.sessions.by_nums([session_num])
+            record = rows[session_num]
+            await self.store.events.append_now(record.num, record.id, Event(
+                "finished", {"stop": "interrupted", "turns": None,
+                             "error": "The process running this task stopped before it finished."}, task=task_id))
+            await self.store.sessions.set_fields(record.num, status="interrupted")
+
+    # sessions ---------------------------------------------------------------------------------
+
+    def create_session(self, workspace: Path, model: str | None = None) -> Draft:
+        """A new session; it is persisted only when its first user message arrives."""
+        draft = Draft(new_session_id(), str(Path(workspace).resolve()), model)
+        self._drafts[draft.id] = draft
+        return draft
+
+    def draft(self, session_id: str) -> Draft | None:
+        """The unsaved session with this id, if any."""
+        return self._drafts.get(session_id)
+
+    async def get_session(self, id_or_prefix: str) -> SessionRecord:
+        """A stored session by exact id or unique prefix (`latest` is handled by newest_session)."""
+        if len(id_or_prefix) == 32:
+            try:
+                return await self.store.sessions.get(id_or_prefix)
+            except SessionNotFoundError:
+                pass
+        return await self.store.sessions.find(id_or_prefix)
+
+    async def newest_session(self, workspace: Path) -> SessionRecord:
+        """The most recently active session of a workspace."""
+        record = await self.store.sessions.newest(str(Path(workspace).resolve()))
+        if record is None:
+            raise SessionNotFoundError(f"No saved session in {Path(workspace).resolve()}; start one with `harnez`.")
+        return record
+
+    async def list_sessions(self, query: str | None = None, workspace: Path | None = None,
+                            cursor: str | None = None, limit: int = 50, full_text: bool = True) -> SessionPage:
+        """Newest first. With a query: matches in titles, workspaces, ids and conversation text."""
+        ws = str(Path(workspace).resolve()) if workspace is not None else None
+        if not query or not query.strip():
+            return await self.store.sessions.page(ws, cursor, limit)
+        if not full_text:
+            return await self.store.sessions.page(ws, cursor, limit, title_filter=query.strip())
+        found: SearchPage = await self.store.search.search(query, ws, cursor, limit)
+        records = await self.store.sessions.by_nums([h.session_num for h in found.hits])
+        sessions = [records[h.session_num] for h in found.hits if h.session_num in records]
+        snippets = {records[h.session_num].id: h.snippet for h in found.hits if h.session_num in records}
+        return SessionPage(sessions, found.next_cursor, snippets)
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """A person's title: saved at once, never overwritten by automatic naming."""
+        title = " ".join(title.split())
+        if not title:
+            raise HarnezError("A session name cannot be empty: /session-name <name>.")
+        draft = self._drafts.get(session_id)
+        if draft is not None:
+            draft.title = title
+            return
+        record = await self.get_session(session_id)
+        await self.store.sessions.set_title(record.num, title, "user")
+        await self.store.events.append_now(record.num, record.id,
+                                           Event("title-changed", {"title": title, "source": "user"}))
+
+    async def set_automatic_title(self, session_id: str, title: str, source: str) -> bool:
+        """An automatic title; refused (False) once the person has named the session."""
+        record = await self.get_session(session_id)
+        if not await self.store.sessions.set_title(record.num, title, source, only_if_automatic=True):
+            return False
+        await self.store.events.append_now(record.num, record.id,
+                                           Event("title-changed", {"title": title, "source": source}))
+        return True
+
+    async def delete_session(self, session_id: str) -> None:
+        """Cancel its running task, then delete everything of the session."""
+        if self._drafts.pop(session_id, None) is not None:
+            return
+        record = await self.get_session(session_id)
+        await self.cancel(record.id)
+        await self.store.events.flush()
+        await self.store.sessions.delete(record.num)
+        self._bus.close_session(record.id)
+
+    async def persist(self, session_id: str) -> SessionRecord:
+        """The stored session, creating its row from the draft if needed."""
+        draft = self._drafts.get(session_id)
+        if draft is None:
+            return await self.get_session(session_id)
+        async with self._lock:
+            if session_id not in self._drafts:
+                return await self.store.sessions.get(session_id)
+            record = await self.store.sessions.insert(
+                draft.id, draft.workspace, draft.model, title=draft.title,
+                title_source="user" if draft.title else None)
+            if draft.model:
+                await self.store.ledger.record_model_selection(record.num, draft.model, None)
+            del self._drafts[session_id]
+            return record
+
+    # events -----------------------------------------------------------------------------------
+
+    async def append(self, session_id: str, event: Event) -> StoredEvent:
+        """Append an event to a stored session and wait for its commit."""
+        record = await self.persist(session_id)
+        return await self.store.events.append_now(record.num, record.id, event)
+
+    async def events_after(self, session_id: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Stored events after a cursor."""
+        if session_id in self._drafts:
+            return []
+        record = await self.get_session(session_id)
+        return await self.store.events.read_after(record.num, record.id, after, limit)
+
+    async def subscribe(self, session_id: str, after: int = 0,
+                        poll: float | None = None) -> AsyncIterator[StoredEvent]:
+        """Stored events after `after`, then live ones: no gap, no duplicate.
+
+        With `poll`, also re-reads the database every `poll` seconds, to follow appends made by
+        another process.
+        """
+        queue = self._bus.register(session_id)
+        try:
+            last = after
+            async for event in self._replay(session_id, last):
+                last = event.seq
+                yield event
+            while True:
+                try:
+                    event = await (asyncio.wait_for(queue.get(), poll) if poll else queue.get())
+                except TimeoutError:
+                    async for polled in self._replay(session_id, last):
+                        last = polled.seq
+                        yield polled
+                    continue
+                if event is None:
+                    return
+                if event.seq > last:
+                    last = event.seq
+                    yield event
+        finally:
+            self._bus.unregister(session_id, queue)
+
+    async def _replay(self, session_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        if session_id in self._drafts:
+            return
+        record = await self.get_session(session_id)
+        while True:
+            batch = await self.store.events.read_after(record.num, record.id, after, REPLAY_PAGE)
+            for event in batch:
+                yield event
+            if len(batch) < REPLAY_PAGE:
+                return
+            after = batch[-1].seq
+
+    # tasks ------------------------------------------------------------------------------------
+
+    def running(self, session_id: str) -> TaskRun | None:
+        """The task running in a session, if any."""
+        entry = self._running.get(session_id)
+        return entry.run if entry else None
+
+    async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
+                     options: dict | None = None) -> int:
+        """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
+        record = await self.persist(session_id)
+        entry = self._running.get(record.id)
+        if entry is not None and steer:
+            await self.append(record.id, Event("user-message", {"text": prompt, "mode": "steering"},
+                                               task=entry.run.task_id, search_text=prompt))
+            entry.run.steering.put_nowait(prompt)
+            return entry.run.task_id
+        chosen = model or record.model
+        if entry is not None:
+            task = await self.store.tasks.create(record.num, prompt, chosen)
+            await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
+            entry.queued.append((task.id, prompt))
+            return task.id
+        task = await self.store.tasks.create(record.num, prompt, chosen)
+        await self._start(record, task.id, prompt, chosen, options or {})
+        return task.id
+
+    async def _start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
+                     options: dict) -> None:
+        await self.store.tasks.transition(task_id, "running")
+        await self.store.sessions.set_fields(record.num, status="running")
+        await self.store.events.append_now(record.num, record.id, Event(
+            "user-message", {"text": prompt, "mode": "prompt"}, task=task_id, search_text=prompt))
+        run = TaskRun(self, record, task_id, prompt, model, options)
+        entry = _Running(run)
+        self._running[record.id] = entry
+        entry.task = asyncio.create_task(self._drive(run), name=f"harnez-task-{task_id}")
+
+    async def _drive(self, run: TaskRun) -> TaskOutcome:
+        entry = self._running[run.session.id]
+        try:
+            outcome = await self._perform(run, entry)
+            await self._finish(run, outcome)
+        finally:
+            self._running.pop(run.session.id, None)
+        if entry.queued:
+            await self._start_queued(run.session.id, entry.queued)
+        return outcome
+
+    async def _perform(self, run: TaskRun, entry: _Running) -> TaskOutcome:
+        if self._work is None:
+            return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
+        entry.work = asyncio.create_task(self._work(run), name=f"harnez-work-{run.task_id}")
+        try:
+            return await asyncio.shield(entry.work)
+        except asyncio.CancelledError:
+            entry.work.cancel()
+            return TaskOutcome("cancelled")
+        except HarnezError as exc:
+            return TaskOutcome("failed", 0, exc.message)
+        except Exception as exc:  # noqa: BLE001 - a bug in the work must still close the task
+            log.exception("task %s crashed", run.task_id)
+            return TaskOutcome("failed", 0, f"Internal error: {type(exc).__name__}: {exc}")
+
+    async def _finish(self, run: TaskRun, outcome: TaskOutcome) -> None:
+        await self.store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
+                                          error=outcome.error, turns=outcome.turns)
+        await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns, "error": outcome.error})
+        await self.store.sessions.set_fields(run.session.num, status=outcome.stop)
+
+    async def _start_queued(self, session_id: str, queued: list[tuple[int, str]]) -> None:
+        record = await self.get_session(session_id)
+        (task_id, prompt), rest = queued[0], queued[1:]
+        await self._start(record, task_id, prompt, record.model, {})
+        self._running[session_id].queued.extend(rest)
+
+    async def wait(self, session_id: str) -> TaskOutcome | None:
+        """Wait for the running task (and those queued behind it) to end; the last outcome."""
+        outcome = None
+        while (entry := self._running.get(session_id)) is not None:
+            outcome = await asyncio.shield(entry.task)
+            await asyncio.sleep(0)
+        return outcome
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running task and drop queued ones; a session with nothing running is left as is."""
+        entry = self._running.get(session_id)
+        if entry is None:
+            return False
+        for task_id, _ in entry.queued:
+            await self.store.tasks.transition(task_id, "cancelled", stop_reason="cancelled")
+        entry.queued.clear()
+        if entry.work is not None:
+            entry.work.cancel()
+        await asyncio.shield(entry.task)
+        return True

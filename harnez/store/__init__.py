@@ -1,0 +1,44 @@
+"""SQLite storage: migrations, the event log, sessions, tasks, ledgers, context records, search."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from harnez.events import StoredEvent
+from harnez.store.context import ContextRecords
+from harnez.store.db import Database
+from harnez.store.events import EventLog
+from harnez.store.ledger import Ledger, ModelCall, ToolExecution
+from harnez.store.search import FullTextSearch, SearchPage
+from harnez.store.sessions import SessionPage, SessionRecord, SessionTable
+from harnez.store.tasks import TaskRecord, TaskTable
+
+__all__ = ["Store", "Database", "EventLog", "Ledger", "ModelCall", "ToolExecution", "SessionRecord",
+           "SessionPage", "SearchPage", "TaskRecord"]
+
+
+class Store:
+    """Everything Harnez keeps, behind one object with one write connection."""
+
+    def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None) -> None:
+        self.db = db
+        self.events = EventLog(db, on_commit)
+        self.sessions = SessionTable(db)
+        self.tasks = TaskTable(db)
+        self.ledger = Ledger(db)
+        self.context = ContextRecords(db)
+        self.search = FullTextSearch(db)
+
+    @classmethod
+    async def open(cls, path: Path, on_commit: Callable[[list[StoredEvent]], None] | None = None,
+                   migrations: Path | None = None) -> Store:
+        """Open (migrating first) and start the group-commit writer."""
+        store = cls(await Database.open(path, migrations), on_commit)
+        store.events.start()
+        return store
+
+    async def close(self) -> None:
+        """Commit pending events and close."""
+        await self.events.stop()
+        await self.db.close()

@@ -1,0 +1,176 @@
+"""The event log: sequence numbers assigned at commit, group-committed appends, reads after a cursor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import aiosqlite
+
+from harnez.events import Event, StoredEvent
+from harnez.store.db import Database
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL = 0.02
+"""Seconds an append may wait for its group commit: the most a crash can lose (SPEC: ≤ 50 ms)."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    session_num: int
+    session_id: str
+    event: Event
+    time: float
+    done: asyncio.Future[StoredEvent]
+
+
+def _dumps(payload: dict) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+class EventLog:
+    """Appends events in batches (one transaction per batch) and reads them back by cursor."""
+
+    def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None,
+                 flush_interval: float = FLUSH_INTERVAL) -> None:
+        self._db = db
+        self._on_commit = on_commit
+        self._interval = flush_interval
+        self._pending: list[_Pending] = []
+        self._wake = asyncio.Event()
+        self._flusher: asyncio.Task[None] | None = None
+        self._flush_lock = asyncio.Lock()
+
+    def start(self) -> None:
+        """Start the background group-commit task."""
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._run(), name="harnez-event-flusher")
+
+    async def stop(self) -> None:
+        """Commit what is pending and stop the background task."""
+        if self._flusher is not None:
+            self._flusher.cancel()
+            try:
+                await self._flusher
+            except asyncio.CancelledError:
+                pass
+            self._flusher = None
+        await self.flush()
+
+    def append(self, session_num: int, session_id: str, event: Event) -> asyncio.Future[StoredEvent]:
+        """Queue an event; the future resolves with its stored form once committed."""
+        done: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
+        self._wake.set()
+        return done
+
+    async def append_now(self, session_num: int, session_id: str, event: Event) -> StoredEvent:
+        """Append and wait for the commit."""
+        return await self.append(session_num, session_id, event)
+
+    async def append_many(self, session_num: int, session_id: str, events: Sequence[Event]) -> list[StoredEvent]:
+        """Append many events in one transaction (bulk import) and wait for them."""
+        futures = [self.append(session_num, session_id, event) for event in events]
+        await self.flush()
+        return [f.result() for f in futures]
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(self._interval)
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:  # noqa: BLE001 - the futures carry the error to every waiter
+                log.exception("group commit failed")
+
+    async def flush(self) -> None:
+        """Commit every pending event now."""
+        async with self._flush_lock:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._commit_batch(batch)
+
+    async def _commit_batch(self, batch: list[_Pending]) -> None:
+        try:
+            stored = await self._write(batch)
+        except Exception as exc:  # noqa: BLE001 - retried per session so one bad session fails alone
+            if len({p.session_num for p in batch}) == 1:
+                for p in batch:
+                    if not p.done.done():
+                        p.done.set_exception(exc)
+                return
+            by_session: dict[int, list[_Pending]] = defaultdict(list)
+            for p in batch:
+                by_session[p.session_num].append(p)
+            for part in by_session.values():
+                await self._commit_batch(part)
+            return
+        for p, event in zip(batch, stored):
+            if not p.done.done():
+                p.done.set_result(event)
+        if self._on_commit is not None:
+            self._on_commit(stored)
+
+    async def _write(self, batch: list[_Pending]) -> list[StoredEvent]:
+        stored: list[StoredEvent | None] = [None] * len(batch)
+        async with self._db.transaction() as conn:
+            next_seq = await self._next_seqs(conn, {p.session_num for p in batch})
+            rows, docs, touched = [], [], {}
+            for i, p in enumerate(batch):
+                seq = next_seq[p.session_num]
+                next_seq[p.session_num] = seq + 1
+                e = p.event
+                rows.append((p.session_num, seq, e.task, e.kind, _dumps(e.payload), p.time))
+                if e.search_text:
+                    docs.append((p.session_num, e.kind, seq, e.search_text))
+                touched[p.session_num] = p.time
+                stored[i] = StoredEvent(p.session_id, seq, e.kind, e.payload, e.task, p.time)
+            await conn.executemany(
+                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            if docs:
+                await conn.executemany("INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs)
+            await conn.executemany("UPDATE sessions SET updated_at = ? WHERE num = ?",
+                                   [(t, num) for num, t in touched.items()])
+        return stored  # type: ignore[return-value]
+
+    @staticmethod
+    async def _next_seqs(conn: aiosqlite.Connection, sessions: set[int]) -> dict[int, int]:
+        # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
+        result = {}
+        for num in sessions:
+            async with conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (num,)) as cur:
+                (last,) = await cur.fetchone()
+            result[num] = last + 1
+        return result
+
+    async def read_after(self, session_num: int, session_id: str, after: int = 0,
+                         limit: int | None = None) -> list[StoredEvent]:
+        """Stored events with seq > after, oldest first."""
+        sql = "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? ORDER BY seq"
+        params: tuple = (session_num, after)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        rows = await self._db.fetchall(sql, params)
+        loads = json.loads
+        return [StoredEvent(session_id, r[0], r[2], loads(r[3]), r[1], r[4]) for r in rows]
+
+    async def read_before(self, session_num: int, session_id: str, before: int, limit: int) -> list[StoredEvent]:
+        """Up to `limit` stored events with seq < before, oldest first (for scrolling back)."""
+        rows = await self._db.fetchall(
+            "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq < ? "
+            "ORDER BY seq DESC LIMIT ?", (session_num, before, limit))
+        loads = json.loads
+        return [StoredEvent(session_id, r[0], r[2], loads(r[3]), r[1], r[4]) for r in reversed(rows)]
+
+    async def last_seq(self, session_num: int) -> int:
+        """The newest committed sequence number of a session (0 when empty)."""
+        row = await self._db.fetchone("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (session_num,))
+        return int(row[0]) if row else 0

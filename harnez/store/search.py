@@ -1,0 +1,83 @@
+"""Full-text search over titles, workspaces and message text, newest match first, by cursor."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harnez.store.db import Database
+from harnez.store.sessions import decode_cursor, encode_cursor
+
+SCAN_LIMIT = 2000
+"""Matching documents examined per page at most; the cursor continues from there."""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """Turn what a person typed into an FTS5 query: every word must match, the last as a prefix."""
+    words = _WORD.findall(text)
+    if not words:
+        return None
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " AND ".join(quoted)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One session that matches, with the snippet of its newest matching text."""
+
+    session_num: int
+    snippet: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """Hits of one page; `next_cursor` None means there is no next page."""
+
+    hits: list[SearchHit]
+    next_cursor: str | None
+
+
+class FullTextSearch:
+    """Unranked (newest first) FTS5 matching: cheap for common and rare terms alike."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def search(self, text: str, workspace: str | None = None, cursor: str | None = None,
+                     limit: int = 50) -> SearchPage:
+        """Distinct sessions with matching text, newest matching document first.
+
+        A session can appear again on a later page when it has older matching documents; clients
+        merge pages by session id.
+        """
+        query = fts_query(text)
+        if query is None:
+            return SearchPage([], None)
+        before = decode_cursor(cursor)[0] if cursor else None
+        sql = ("SELECT d.id, d.session, d.kind, snippet(search_fts, 0, '[', ']', '…', 12) "
+               "FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid")
+        where, params = ["search_fts MATCH ?"], [query]
+        if before is not None:
+            where.append("search_fts.rowid < ?")
+            params.append(before)
+        if workspace is not None:
+            sql += " JOIN sessions s ON s.num = d.session"
+            where.append("s.workspace = ?")
+            params.append(workspace)
+        sql += " WHERE " + " AND ".join(where) + " ORDER BY search_fts.rowid DESC LIMIT ?"
+        rows = await self._db.fetchall(sql, [*params, SCAN_LIMIT])
+        hits: dict[int, SearchHit] = {}
+        last_doc = None
+        for doc_id, session, kind, snippet in rows:
+            last_doc = doc_id
+            if session not in hits:
+                hits[session] = SearchHit(session, snippet, kind)
+                if len(hits) == limit:
+                    break
+        exhausted = len(rows) < SCAN_LIMIT and (last_doc is None or last_doc == rows[-1][0])
+        next_cursor = None if exhausted else encode_cursor(last_doc)
+        return SearchPage(list(hits.values()), next_cursor)

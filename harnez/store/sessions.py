@@ -1,0 +1,191 @@
+"""Session rows: create, find by id or prefix, list newest first by cursor, rename, delete."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from harnez.errors import SessionNotFoundError
+from harnez.store.db import Database
+
+_COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A stored session's metadata."""
+
+    num: int
+    id: str
+    workspace: str
+    title: str | None
+    title_source: str | None
+    naming_used: bool
+    model: str | None
+    status: str
+    created_at: float
+    updated_at: float
+
+    @property
+    def display_title(self) -> str:
+        """The title, or the workspace when untitled."""
+        return self.title or self.workspace
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form used by listings."""
+        return {"id": self.id, "title": self.title, "title_source": self.title_source, "workspace": self.workspace,
+                "model": self.model, "status": self.status, "created_at": self.created_at,
+                "updated_at": self.updated_at}
+
+
+def _record(row: Any) -> SessionRecord:
+    return SessionRecord(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9])
+
+
+def new_session_id() -> str:
+    """A random 32-hex-digit id; any unique prefix of it finds the session."""
+    return uuid.uuid4().hex
+
+
+def encode_cursor(*values: Any) -> str:
+    """An opaque page cursor."""
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> list[Any]:
+    """The values inside a cursor made by encode_cursor."""
+    try:
+        return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise ValueError(f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page.") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of a listing; `next_cursor` is None when there is no next page."""
+
+    sessions: list[SessionRecord]
+    next_cursor: str | None
+    snippets: dict[str, str]
+
+
+class SessionTable:
+    """Reads and writes of the sessions table."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def insert(self, session_id: str, workspace: str, model: str | None, title: str | None = None,
+                     title_source: str | None = None) -> SessionRecord:
+        """Persist a session (called when its first user message arrives)."""
+        now = time.time()
+        async with self._db.transaction() as conn:
+            cur = await conn.execute(
+                "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_id, workspace, title, title_source, model, now, now))
+            num = cur.lastrowid
+            await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'workspace', ?)",
+                               (num, workspace))
+            if title:
+                await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)",
+                                   (num, title))
+        return SessionRecord(num, session_id, workspace, title, title_source, False, model, "idle", now, now)
+
+    async def get(self, session_id: str) -> SessionRecord:
+        """The session with this exact id."""
+        row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        if row is None:
+            raise SessionNotFoundError(f"No session has the id {session_id!r}. List them with `harnez sessions --all`.")
+        return _record(row)
+
+    async def find(self, prefix: str) -> SessionRecord:
+        """The one session whose id starts with `prefix`."""
+        clean = prefix.strip().lower()
+        if not clean or any(c not in "0123456789abcdef" for c in clean):
+            raise SessionNotFoundError(f"{prefix!r} is not a session id (ids are hexadecimal). "
+                                       "List them with `harnez sessions --all`.")
+        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM sessions WHERE id >= ? AND id < ? LIMIT 2",
+                                       (clean, clean + "g"))
+        if not rows:
+            raise SessionNotFoundError(f"No session id starts with {prefix!r}. List them with `harnez sessions --all`.")
+        if len(rows) > 1:
+            raise SessionNotFoundError(f"Several sessions start with {prefix!r}; type more of the id.")
+        return _record(rows[0])
+
+    async def newest(self, workspace: str) -> SessionRecord | None:
+        """The most recently active session of a workspace."""
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, num DESC LIMIT 1",
+            (workspace,))
+        return _record(row) if row else None
+
+    async def page(self, workspace: str | None = None, cursor: str | None = None, limit: int = 50,
+                   title_filter: str | None = None) -> SessionPage:
+        """Sessions newest first (by last activity), keyset-paginated."""
+        where, params = [], []
+        if workspace is not None:
+            where.append("workspace = ?")
+            params.append(workspace)
+        if title_filter:
+            like = "%" + title_filter.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.append("(title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
+            params += [like, like, title_filter.lower() + "%"]
+        if cursor:
+            updated, num = decode_cursor(cursor)
+            where.append("(updated_at < ? OR (updated_at = ? AND num < ?))")
+            params += [updated, updated, num]
+        sql = f"SELECT {_COLUMNS} FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, num DESC LIMIT ?"
+        rows = await self._db.fetchall(sql, [*params, limit + 1])
+        records = [_record(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        next_cursor = encode_cursor(records[-1].updated_at, records[-1].num) if more and records else None
+        return SessionPage(records, next_cursor, {})
+
+    async def by_nums(self, nums: list[int]) -> dict[int, SessionRecord]:
+        """Sessions by their row numbers."""
+        if not nums:
+            return {}
+        marks = ",".join("?" * len(nums))
+        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM sessions WHERE num IN ({marks})", nums)
+        return {r[0]: _record(r) for r in rows}
+
+    async def set_title(self, num: int, title: str, source: str, *, only_if_automatic: bool = False) -> bool:
+        """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""
+        async with self._db.transaction() as conn:
+            sql = "UPDATE sessions SET title = ?, title_source = ? WHERE num = ?"
+            if only_if_automatic:
+                sql += " AND (title_source IS NULL OR title_source != 'user')"
+            cur = await conn.execute(sql, (title, source, num))
+            if cur.rowcount == 0:
+                return False
+            await conn.execute("DELETE FROM search_docs WHERE session = ? AND kind = 'title'", (num,))
+            await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title))
+        return True
+
+    async def mark_naming_used(self, num: int) -> bool:
+        """Mark the first prompt as used for naming; False when it already was (naming runs once)."""
+        async with self._db.transaction() as conn:
+            cur = await conn.execute("UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,))
+            return cur.rowcount == 1
+
+    async def set_fields(self, num: int, **fields: Any) -> None:
+        """Update plain columns (model, status)."""
+        allowed = {"model", "status"}
+        if not fields or set(fields) - allowed:
+            raise ValueError(f"set_fields takes {sorted(allowed)}, got {sorted(fields)}")
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        async with self._db.transaction() as conn:
+            await conn.execute(f"UPDATE sessions SET {assignments} WHERE num = ?", (*fields.values(), num))
+
+    async def delete(self, num: int) -> None:
+        """Delete a session and everything that belongs to it."""
+        async with self._db.transaction() as conn:
+            await conn.execute("DELETE FROM search_docs WHERE session = ?", (num,))
+            await conn.execute("DELETE FROM sessions WHERE num = ?", (num,))

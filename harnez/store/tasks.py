@@ -1,0 +1,124 @@
+"""Task rows and their state machine; recovery of tasks left running by a dead process."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from harnez.store.db import Database
+
+STATES = ("queued", "running", "completed", "failed", "cancelled", "interrupted", "incomplete")
+FINAL = frozenset({"completed", "failed", "cancelled", "interrupted", "incomplete"})
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "queued": frozenset({"running", "cancelled", "interrupted"}),
+    "running": FINAL,
+}
+
+
+class InvalidTransition(ValueError):
+    """A task cannot move from its state to the one asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """A stored task."""
+
+    id: int
+    session_num: int
+    state: str
+    input: str
+    model: str | None
+    stop_reason: str | None
+    error: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"id": self.id, "state": self.state, "input": self.input, "model": self.model,
+                "stop_reason": self.stop_reason, "error": self.error, "created_at": self.created_at,
+                "started_at": self.started_at, "finished_at": self.finished_at}
+
+
+_COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, started_at, finished_at"
+
+
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process with this pid exists on this machine."""
+    if not pid:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class TaskTable:
+    """Reads and writes of the tasks table."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def create(self, session_num: int, text: str, model: str | None, state: str = "queued") -> TaskRecord:
+        """A new task for a session."""
+        now = time.time()
+        async with self._db.transaction() as conn:
+            cur = await conn.execute(
+                "INSERT INTO tasks (session, state, input, model, runner_pid, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_num, state, text, model, os.getpid(), now))
+        return TaskRecord(cur.lastrowid, session_num, state, text, model, None, None, now, None, None)
+
+    async def get(self, task_id: int) -> TaskRecord | None:
+        """A task by id."""
+        row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
+        return TaskRecord(*row) if row else None
+
+    async def of_session(self, session_num: int) -> list[TaskRecord]:
+        """Every task of a session, oldest first."""
+        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id", (session_num,))
+        return [TaskRecord(*r) for r in rows]
+
+    async def transition(self, task_id: int, state: str, *, stop_reason: str | None = None,
+                         error: str | None = None, turns: int | None = None) -> TaskRecord:
+        """Move a task to `state`, checking the state machine."""
+        if state not in STATES:
+            raise InvalidTransition(f"Unknown task state {state!r}.")
+        now = time.time()
+        async with self._db.transaction() as conn:
+            async with conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)) as cur:
+                row = await cur.fetchone()
+            if row is None:
+                raise InvalidTransition(f"No task {task_id}.")
+            if state not in TRANSITIONS.get(row[0], frozenset()):
+                raise InvalidTransition(f"Task {task_id} is {row[0]} and cannot become {state}.")
+            started = now if state == "running" else None
+            finished = now if state in FINAL else None
+            await conn.execute(
+                "UPDATE tasks SET state = ?, stop_reason = COALESCE(?, stop_reason), error = COALESCE(?, error), "
+                "started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at), runner_pid = ?, "
+                "turns = COALESCE(?, turns) WHERE id = ?",
+                (state, stop_reason, error, started, finished, os.getpid(), turns, task_id))
+        task = await self.get(task_id)
+        assert task is not None
+        return task
+
+    async def abandoned(self) -> list[tuple[int, int]]:
+        """(task id, session num) of tasks left queued or running by a process that is gone."""
+        rows = await self._db.fetchall(
+            "SELECT id, session, runner_pid FROM tasks WHERE state IN ('queued', 'running')")
+        return [(r[0], r[1]) for r in rows if not pid_alive(r[2])]
+
+    async def mark_interrupted(self, task_id: int) -> None:
+        """Close a dangling task as interrupted."""
+        async with self._db.transaction() as conn:
+            await conn.execute(
+                "UPDATE tasks SET state = 'interrupted', stop_reason = 'interrupted', finished_at = ? "
+                "WHERE id = ? AND state IN ('queued', 'running')", (time.time(), task_id))

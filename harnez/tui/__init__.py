@@ -1,0 +1,1 @@
+"""The Textual front end: screens and widgets that render the server's events; the only layer that imports textual."""

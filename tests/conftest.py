@@ -1,0 +1,31 @@
+"""Shared test set-up: every test gets its own config folder and database, never the person's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HARNEZ_HOME at an empty folder and unset variables that would leak the real setup."""
+    home = tmp_path_factory.mktemp("harnez-home")
+    monkeypatch.setenv("HARNEZ_HOME", str(home))
+    for name in ("HARNEZ_DATABASE_PATH", "HARNEZ_MODEL", "HARNEZ_THEME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder."""
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Where the test's database lives."""
+    return tmp_path / "db" / "harnez.sqlite"
