@@ -29,3 +29,6 @@ def workspace(tmp_path: Path) -> Path:
 def db_path(tmp_path: Path) -> Path:
     """Where the test's database lives."""
     return tmp_path / "db" / "harnez.sqlite"
+
+
+from harnez.testing.fixtures import scripted_model  # noqa: E402,F401  (the scripted model server, for every test folder)

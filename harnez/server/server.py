@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harnez.errors import HarnezError, SessionNotFoundError
-from harnez.events import Event, StoredEvent
+from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.settings import Settings
 from harnez.store import Store
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
+from harnez.titles.policy import ModelTitler, TitlePolicy
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,11 @@ class Server:
         self._drafts: dict[str, Draft] = {}
         self._running: dict[str, _Running] = {}
         self._lock = asyncio.Lock()
+        self.titles = TitlePolicy(self, settings.session.title)
+
+    def set_model_titler(self, titler: ModelTitler | None) -> None:
+        """Choose how `model/...` title sources reach a model."""
+        self.titles.model_titler = titler
 
     @classmethod
     async def open(cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None) -> Server:
@@ -62,9 +68,10 @@ class Server:
         return server
 
     async def close(self) -> None:
-        """Cancel running tasks, commit what is pending, close the database."""
+        """Cancel running tasks and naming, commit what is pending, close the database."""
         for session_id in list(self._running):
             await self.cancel(session_id)
+        await self.titles.close()
         await self.store.close()
 
     def set_work(self, work: TaskWork | None) -> None:
@@ -145,6 +152,25 @@ class Server:
         await self.store.events.append_now(record.num, record.id,
                                            Event("title-changed", {"title": title, "source": source}))
         return True
+
+    async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
+        """TitleStore: an automatic title, refused once the person named the session."""
+        try:
+            return await self.set_automatic_title(session_id, title, source)
+        except SessionNotFoundError:
+            return False  # deleted while naming ran
+
+    async def mark_naming_used(self, session_id: str) -> bool:
+        """TitleStore: True only the first time (persisted, so it holds across restarts)."""
+        record = await self.get_session(session_id)
+        return await self.store.sessions.mark_naming_used(record.num)
+
+    async def warn(self, session_id: str, code: str, message: str) -> None:
+        """TitleStore: a warning event in the session."""
+        try:
+            await self.append(session_id, warning(code, message))
+        except SessionNotFoundError:
+            pass  # deleted meanwhile: nobody is left to warn
 
     async def delete_session(self, session_id: str) -> None:
         """Cancel its running task, then delete everything of the session."""
@@ -252,6 +278,7 @@ class Server:
             return task.id
         task = await self.store.tasks.create(record.num, prompt, chosen)
         await self._start(record, task.id, prompt, chosen, options or {})
+        await self.titles.on_prompt(record.id, prompt)
         return task.id
 
     async def _start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,

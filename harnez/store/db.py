@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextvars import ContextVar
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +25,7 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
-        self._depth = 0
+        self._depth: ContextVar[int] = ContextVar(f"harnez-tx-{id(self)}", default=0)
 
     @classmethod
     async def open(cls, path: Path, migrations: Path | None = None) -> Database:
@@ -59,30 +60,35 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """BEGIN IMMEDIATE … COMMIT on the write connection; nested calls become savepoints."""
-        if self._depth:
-            name = f"sp{self._depth}"
+        """BEGIN IMMEDIATE … COMMIT on the write connection; a nested call in the same task is a savepoint.
+
+        Other tasks wait for the transaction to end (the lock), so they never write inside it.
+        """
+        depth = self._depth.get()
+        if depth:
+            name = f"sp{depth}"
             await self._writer.execute(f"SAVEPOINT {name}")
-            self._depth += 1
+            token = self._depth.set(depth + 1)
             try:
                 yield self._writer
             except BaseException:
                 await self._writer.execute(f"ROLLBACK TO {name}")
+                await self._writer.execute(f"RELEASE {name}")
                 raise
             finally:
-                self._depth -= 1
+                self._depth.reset(token)
             await self._writer.execute(f"RELEASE {name}")
             return
         async with self._lock:
             await self._begin()
-            self._depth = 1
+            token = self._depth.set(1)
             try:
                 yield self._writer
             except BaseException:
-                self._depth = 0
                 await self._writer.execute("ROLLBACK")
                 raise
-            self._depth = 0
+            finally:
+                self._depth.reset(token)
             await self._writer.execute("COMMIT")
 
     async def _begin(self) -> None:

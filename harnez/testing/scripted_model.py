@@ -1,0 +1,243 @@
+"""A real loopback HTTP server that answers the three model wires from a script."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnez.testing.formats import RENDERERS, Frame, error_body
+from harnez.testing.script import Script, Turn
+
+ROUTES = {"/chat/completions": "chat", "/responses": "responses", "/messages": "anthropic"}
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """A request exactly as the server received it; header names are lower-cased."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    """The JSON body, or the raw text when it was not JSON."""
+
+
+class ScriptedModel:
+    """Serves scripted turns over HTTP/1.1 on 127.0.0.1 from its own thread (or `serve()`)."""
+
+    def __init__(self, script: Script | dict[str, Any] | list[Any] | None = None, *, port: int = 0) -> None:
+        self.script = script if isinstance(script, Script) else Script.from_data(script or [])
+        self.requests: list[RecordedRequest] = []
+        self.port = port
+        self._lock = threading.Lock()
+        self._gates: dict[str, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._handlers: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def base_url(self, wire: str) -> str:
+        """The `base_url` a provider of that wire should use (OpenAI style includes `/v1`)."""
+        return self.url if wire == "anthropic-messages" else f"{self.url}/v1"
+
+    def add(self, *turns: dict[str, Any]) -> None:
+        """Append turns (in the script's JSON form)."""
+        more = Script.from_data(list(turns)).turns
+        with self._lock:
+            self.script.turns.extend(more)
+
+    def release(self, gate: str) -> None:
+        """Open a named gate: responses held on it go on (now, or as soon as they reach it)."""
+        event = self._gate(gate)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(event.set)
+        else:
+            event.set()
+
+    def _gate(self, name: str) -> asyncio.Event:
+        with self._lock:
+            return self._gates.setdefault(name, asyncio.Event())
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> ScriptedModel:
+        """Serve from a background thread; returns once the port is bound."""
+        self._thread = threading.Thread(target=asyncio.run, args=(self.serve(),), name="scripted-model", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the scripted model did not start listening within 10 s")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> ScriptedModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def serve(self) -> None:
+        """Listen until `stop()`; usable directly from an event loop."""
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(self._connection, "127.0.0.1", self.port)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        async with server:
+            await self._stopping.wait()
+            server.close()
+            for task in list(self._handlers):
+                task.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+
+    # --- HTTP -----------------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                self.requests.append(request)
+                keep_open = await self._respond(request, writer)
+                if not keep_open or request.headers.get("connection", "").lower() == "close":
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return  # the client went away mid-exchange: nothing left to answer
+        except asyncio.CancelledError:
+            return  # the server is stopping; ending quietly keeps asyncio's stream callback calm
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+
+    async def _respond(self, request: RecordedRequest, writer: asyncio.StreamWriter) -> bool:
+        kind = next((k for suffix, k in ROUTES.items() if request.path.endswith(suffix)), None)
+        if request.method != "POST" or kind is None:
+            await _send_json(writer, 404, {"error": {"message": f"no route for {request.method} {request.path}"}})
+            return True
+        with self._lock:
+            turn = self.script.take(request.path)
+        if turn is None:
+            message = f"scripted model: the script has no turn left for {request.path}"
+            await _send_json(writer, 400, {"error": {"message": message, "type": "script_exhausted"}})
+            return True
+        if turn.hold and turn.hold_after_chunks == 0:
+            await self._gate(turn.hold).wait()
+        if turn.status is not None:
+            body = turn.body if turn.body is not None else error_body(kind, turn.status)
+            await _send_json(writer, turn.status, body, turn.headers)
+            return True
+        body = request.body if isinstance(request.body, dict) else {}
+        model = turn.model or str(body.get("model", "scripted"))
+        frames_of, body_of = RENDERERS[kind]
+        if not body.get("stream"):
+            await _send_json(writer, 200, body_of(turn, model), turn.headers)
+            return True
+        return await self._stream(writer, turn, kind, frames_of(turn, model, body))
+
+    async def _stream(self, writer: asyncio.StreamWriter, turn: Turn, kind: str, frames: list[Frame]) -> bool:
+        head = {"content-type": "text/event-stream", "cache-control": "no-cache", "transfer-encoding": "chunked"}
+        writer.write(_head(200, {**head, **turn.headers}))
+        for sent, frame in enumerate(frames):
+            if turn.cut_after_chunks is not None and sent >= turn.cut_after_chunks:
+                await writer.drain()
+                writer.transport.abort()
+                return False
+            if turn.hold and sent == turn.hold_after_chunks and sent > 0:
+                await writer.drain()
+                await self._gate(turn.hold).wait()
+            if turn.delay_per_chunk:
+                await writer.drain()
+                await asyncio.sleep(turn.delay_per_chunk)
+            writer.write(_chunk(frame.encode()))
+            if sent == 0:
+                self._inject(writer, turn, kind)
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    def _inject(self, writer: asyncio.StreamWriter, turn: Turn, kind: str) -> None:
+        """Faults placed right after the first frame: a malformed line, an unknown item."""
+        if turn.malformed_line is not None:
+            writer.write(_chunk(f"{turn.malformed_line}\n\n".encode()))
+        if turn.unknown_item is not None:
+            name = turn.unknown_item.get("type") if kind != "chat" else None
+            writer.write(_chunk(Frame(name, turn.unknown_item).encode()))
+
+
+async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
+    line = await reader.readline()
+    if not line.strip():
+        return None
+    method, target, _version = line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = raw.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    data = await reader.readexactly(int(headers.get("content-length", "0")))
+    try:
+        body: Any = json.loads(data) if data else None
+    except json.JSONDecodeError:
+        body = data.decode("utf-8", "replace")
+    return RecordedRequest(method, target, headers, body)
+
+
+def _head(status: int, headers: dict[str, str]) -> bytes:
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    data = (body if isinstance(body, str) else json.dumps(body)).encode()
+    head = {"content-type": "application/json", "content-length": str(len(data)), **(headers or {})}
+    writer.write(_head(status, head) + data)
+    await writer.drain()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m harnez.testing.scripted_model --script FILE --port N`."""
+    parser = argparse.ArgumentParser(description="Serve a scripted model on 127.0.0.1 for trying or testing Harnez.")
+    parser.add_argument("--script", type=Path, required=True, help="a JSON (or YAML) script, see docs/wires.md")
+    parser.add_argument("--port", type=int, default=0, help="the port to listen on (0 picks a free one)")
+    args = parser.parse_args(argv)
+    model = ScriptedModel(Script.from_file(args.script), port=args.port)
+
+    async def run() -> None:
+        task = asyncio.create_task(model.serve())
+        await asyncio.to_thread(model._ready.wait)
+        print(f"scripted model listening on {model.url}", flush=True)
+        await task
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

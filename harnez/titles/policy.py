@@ -1,0 +1,111 @@
+"""When a session is named: once, on its first normal prompt; a person's rename always wins."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from harnez.settings import ModelRef, TitleSettings, parse_title_source
+from harnez.errors import HarnezError
+from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
+
+log = logging.getLogger(__name__)
+
+ModelTitler = Callable[[ModelRef, str], Awaitable[str]]
+"""Asks a model for a title of a prompt; raises HarnezError (with a reason) when it cannot."""
+
+
+class TitleStore(Protocol):
+    """What naming needs from the server; every call is keyed by session id."""
+
+    async def mark_naming_used(self, session_id: str) -> bool:
+        """Record that the first prompt was seen; False when it already had been (persisted)."""
+
+    async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
+        """Store a title unless the person named the session (checked atomically); False when refused."""
+
+    async def warn(self, session_id: str, code: str, message: str) -> None:
+        """Append a warning event to the session."""
+
+
+def usable_title(reply: str) -> str | None:
+    """A model's reply as a title: trimmed, one line, quotes and a `Title:` prefix removed; None if unusable."""
+    lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    title = lines[0]
+    if title.lower().startswith("title:"):
+        title = title[6:].strip()
+    title = title.strip(" \"'`*#").rstrip(".").strip()
+    if not title or len(title) > MAX_TITLE_CHARS or any(ord(c) < 32 for c in title):
+        return None
+    return title
+
+
+@dataclass
+class TitlePolicy:
+    """Decides whether and how a prompt names its session; runs naming in the background."""
+
+    store: TitleStore
+    settings: TitleSettings
+    model_titler: ModelTitler | None = None
+
+    def __post_init__(self) -> None:
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def on_prompt(self, session_id: str, prompt: str) -> asyncio.Task[None] | None:
+        """Call for a normal prompt that starts a task. Returns the naming task, if one started."""
+        if not await self.store.mark_naming_used(session_id):
+            return None
+        if not self.settings.generated:
+            return None
+        task = asyncio.create_task(self._name(session_id, prompt), name=f"harnez-title-{session_id[:8]}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def close(self) -> None:
+        """Cancel naming still in flight."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def _name(self, session_id: str, prompt: str) -> None:
+        try:
+            source = parse_title_source(self.settings.source)
+        except HarnezError as exc:
+            await self.store.warn(session_id, "title-failed", f"{exc.message} Used the keyword title instead.")
+            await self._keywords(session_id, prompt)
+            return
+        if source.kind == "keywords" or source.model is None:
+            await self._keywords(session_id, prompt)
+        else:
+            await self._model(session_id, prompt, source.model)
+
+    async def _keywords(self, session_id: str, prompt: str) -> None:
+        title = await keyword_title_async(prompt)
+        if title:
+            await self.store.save_automatic_title(session_id, title, "keywords")
+
+    async def _model(self, session_id: str, prompt: str, model: ModelRef) -> None:
+        fallback = excerpt_title(prompt)
+        if fallback:
+            await self.store.save_automatic_title(session_id, fallback, "excerpt")
+        if self.model_titler is None:
+            await self.store.warn(session_id, "title-failed",
+                                  f"Model titles are not available in this front end; kept the excerpt ({model}).")
+            return
+        try:
+            reply = await self.model_titler(model, prompt)
+        except HarnezError as exc:
+            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {exc.message}")
+            return
+        title = usable_title(reply)
+        if title is None:
+            await self.store.warn(session_id, "title-failed",
+                                  f"{model} gave no usable title (empty, several lines or too long); kept the excerpt.")
+            return
+        await self.store.save_automatic_title(session_id, title, "model")

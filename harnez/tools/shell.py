@@ -1,0 +1,193 @@
+"""The shell tool: `bash -c` in the workspace, in its own process group, timeout, tail-kept output."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from harnez.errors import ToolError
+from harnez.tools.base import Tool, ToolCancelled, ToolContext, ToolParams, ToolResult, WorkspacePath
+
+OUTPUT_CAP_BYTES = 32 * 1024
+"""Only the last this-many bytes of output are kept: errors and summaries come at the end."""
+DEFAULT_TIMEOUT = 120.0
+TERM_GRACE = 0.5
+"""Seconds the process group gets to exit after SIGTERM before SIGKILL."""
+EOF_GRACE = 0.5
+"""Seconds to wait for the output to close after the command itself exited."""
+QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+class ShellParams(ToolParams):
+    command: str = Field(min_length=1, description="Bash command line, run with `bash -c` in the workspace.")
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT, gt=0, le=600, description="Seconds before the command is killed."
+    )
+
+
+@dataclass
+class OutputTail:
+    """The last `cap` bytes of a stream, and how many bytes before them were dropped."""
+
+    cap: int = OUTPUT_CAP_BYTES
+    data: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        excess = len(self.data) - self.cap
+        if excess > 0:
+            del self.data[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        body = bytes(self.data).decode("utf-8", errors="replace")
+        if not self.dropped:
+            return body
+        return f"[… {self.dropped} earlier bytes of output dropped; the last {len(self.data)} follow]\n{body}"
+
+
+class ShellJob:
+    """One running command: its process group, and a pump copying its output into a tail."""
+
+    def __init__(self, process: asyncio.subprocess.Process, transport: asyncio.ReadTransport,
+                 reader: asyncio.StreamReader, on_output: Callable[[str], None] | None) -> None:
+        self.process = process
+        self.transport = transport
+        self.tail = OutputTail()
+        self.pump = asyncio.create_task(self._copy(reader, on_output))
+
+    @classmethod
+    async def start(
+        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None
+    ) -> ShellJob:
+        read_fd, write_fd = os.pipe()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "bash", "-c", command, cwd=workspace, stdin=subprocess.DEVNULL,
+                stdout=write_fd, stderr=write_fd, start_new_session=True,
+                env={**os.environ, **QUIET_ENV},
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            raise ToolError(f"Could not start bash in {workspace}: {exc}.") from exc
+        finally:
+            os.close(write_fd)
+        reader = asyncio.StreamReader()
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+        )
+        return cls(process, transport, reader, on_output)
+
+    async def _copy(self, reader: asyncio.StreamReader, on_output: Callable[[str], None] | None) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := await reader.read(65536):
+            self.tail.add(chunk)
+            if on_output is not None:
+                on_output(decoder.decode(chunk))
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait for the command to exit; False if the timeout came first."""
+        waiter = asyncio.ensure_future(self.process.wait())
+        done, _ = await asyncio.wait([waiter], timeout=timeout)
+        if not done:
+            waiter.cancel()
+        return bool(done)
+
+    async def kill(self) -> None:
+        """SIGTERM the whole process group, then SIGKILL whatever is left after a short grace."""
+        try:
+            _signal_group(self.process.pid, signal.SIGTERM)
+            deadline = time.monotonic() + TERM_GRACE
+            while _group_alive(self.process.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+        finally:
+            if _group_alive(self.process.pid):
+                _signal_group(self.process.pid, signal.SIGKILL)
+        await self.process.wait()
+
+    async def finish_output(self, grace: float) -> None:
+        """Collect the rest of the output; stop reading if it stays open (a background job holds it)."""
+        done, _ = await asyncio.wait([self.pump], timeout=grace)
+        if not done:
+            self.pump.cancel()
+            await asyncio.wait([self.pump])
+        self.transport.close()
+        if not self.pump.cancelled():
+            self.pump.result()  # re-raises a failure of the output callback
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return  # every process of the group has already exited
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class ShellTool(Tool):
+    name: ClassVar[str] = "shell"
+    description: ClassVar[str] = (
+        "Run a bash command line in the workspace (`bash -c`, no stdin, stdout and stderr merged). "
+        f"Only the last {OUTPUT_CAP_BYTES // 1024} KiB of output are kept. Reports the exit code and "
+        "duration. Killed with its whole process group on timeout. Background jobs should redirect "
+        "their output to a file."
+    )
+    parameters: ClassVar[type[ToolParams]] = ShellParams
+    kind = "shell"
+
+    def targets(self, args: ToolParams, workspace: Path) -> list[WorkspacePath]:
+        return []
+
+    async def run(self, args: ShellParams, ctx: ToolContext) -> ToolResult:
+        started = time.monotonic()
+        job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output)
+        try:
+            exited = await job.wait(args.timeout)
+            if not exited:
+                await job.kill()
+            await job.finish_output(grace=EOF_GRACE if exited else 0.2)
+        except asyncio.CancelledError:
+            await job.kill()
+            await job.finish_output(grace=0.2)
+            raise ToolCancelled(_result(job, args, started, cancelled=True)) from None
+        return _result(job, args, started, timed_out=not exited)
+
+
+def _result(job: ShellJob, args: ShellParams, started: float, *, cancelled: bool = False,
+            timed_out: bool = False) -> ToolResult:
+    duration = round(time.monotonic() - started, 3)
+    code = job.process.returncode
+    details = {"command": args.command, "exit_code": code, "duration": duration,
+               "timed_out": timed_out, "cancelled": cancelled, "dropped_bytes": job.tail.dropped}
+    if cancelled:
+        trailer = (f"[cancelled by the user after {duration:.1f} s; the command and its process "
+                   "group were killed]")
+    elif timed_out:
+        trailer = (f"[timed out after {args.timeout:g} s; the command and its process group were killed. "
+                   "Raise `timeout` or run something quicker.]")
+    elif code is not None and code < 0:
+        trailer = f"[killed by signal {-code} after {duration:.1f} s]"
+    else:
+        trailer = f"[exit code {code} after {duration:.1f} s]"
+    output = job.tail.text()
+    content = f"{output.rstrip()}\n{trailer}" if output.strip() else f"(no output)\n{trailer}"
+    failed = timed_out or cancelled or code != 0
+    return ToolResult(content, details, is_error=failed, cancelled=cancelled)

@@ -1,0 +1,68 @@
+"""Talking to models: the Wire protocol, its events, the three wires, retries and the catalogue."""
+
+from __future__ import annotations
+
+import httpx
+
+from harnez.settings import RetrySettings
+from harnez.wires.accumulate import AssistantTurn, accumulate, collect
+from harnez.wires.anthropic import AnthropicWire
+from harnez.wires.base import (
+    Failure,
+    ModelSpec,
+    OpaqueItem,
+    ReasoningDelta,
+    Retry,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolSpec,
+    Usage,
+    UsageReport,
+    Wire,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+)
+from harnez.wires.catalogue import Endpoint, ResolvedModel, cost_of, endpoint_for, resolve_model, resolve_ref
+from harnez.wires.conversation import (
+    AssistantMessage,
+    Conversation,
+    Item,
+    Opaque,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    item_from_json,
+)
+from harnez.wires.http import HttpWire
+from harnez.wires.openai_chat import OpenAIChatWire
+from harnez.wires.openai_responses import OpenAIResponsesWire
+from harnez.wires.retry import RetryingWire
+
+WIRES: dict[str, type[HttpWire]] = {
+    "openai-chat": OpenAIChatWire,
+    "openai-responses": OpenAIResponsesWire,
+    "anthropic-messages": AnthropicWire,
+}
+
+
+def open_wire(
+    endpoint: Endpoint, retry: RetrySettings | None = None, *, client: httpx.AsyncClient | None = None
+) -> RetryingWire:
+    """The wire for an endpoint, wrapped in retries; close it with `aclose()`."""
+    settings = retry or RetrySettings()
+    return RetryingWire(WIRES[endpoint.wire](endpoint, retry=settings, client=client), settings)
+
+
+__all__ = [
+    "AnthropicWire", "AssistantMessage", "AssistantTurn", "Conversation", "Endpoint", "Failure", "Item",
+    "ModelSpec", "Opaque", "OpaqueItem", "OpenAIChatWire", "OpenAIResponsesWire", "ReasoningDelta",
+    "ResolvedModel", "Retry", "RetryingWire", "Stop", "StopReason", "TextDelta", "ToolCall", "ToolCallDelta",
+    "ToolCallEnd", "ToolCallStart", "ToolResult", "ToolSpec", "Usage", "UsageReport", "UserMessage", "WIRES",
+    "Wire", "WireEvent", "WireRequest", "WireWarning", "accumulate", "collect", "cost_of", "endpoint_for",
+    "item_from_json", "open_wire", "resolve_model", "resolve_ref",
+]

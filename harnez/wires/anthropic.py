@@ -1,0 +1,203 @@
+"""The `anthropic-messages` wire: Anthropic's Messages API with typed stream events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harnez.wires.base import (
+    Failure,
+    ModelSpec,
+    OpaqueItem,
+    ReasoningDelta,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    UsageReport,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+)
+from harnez.wires.catalogue import anthropic_thinking, clamp_thinking
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
+from harnez.wires.http import HttpWire, Translator, parse_arguments
+
+ANTHROPIC_VERSION = "2023-06-01"
+WIRE = "anthropic-messages"
+ANTHROPIC_STOPS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "content_filter",
+}
+RETRYABLE_ERRORS = frozenset(("overloaded_error", "api_error", "rate_limit_error", "timeout_error"))
+
+
+def anthropic_messages(request: WireRequest) -> list[dict[str, Any]]:
+    """The conversation as alternating user/assistant messages; tool results ride in user turns."""
+    messages: list[dict[str, Any]] = []
+    for item in request.conversation.items:
+        if isinstance(item, AssistantMessage):
+            _add(messages, "assistant", _assistant_blocks(item))
+        elif isinstance(item, UserMessage):
+            _add(messages, "user", [{"type": "text", "text": item.text}])
+        elif isinstance(item, ToolResult):
+            block = {"type": "tool_result", "tool_use_id": item.call_id, "content": item.content}
+            if item.is_error:
+                block["is_error"] = True
+            _add(messages, "user", [block])
+    return messages
+
+
+def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    if not blocks:
+        return
+    if messages and messages[-1]["role"] == role:
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": role, "content": blocks})
+
+
+def _assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
+    blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE]
+    if item.text:
+        blocks.append({"type": "text", "text": item.text})
+    blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls]
+    return blocks
+
+
+class AnthropicWire(HttpWire):
+    """POST {base_url}/v1/messages with `stream: true`."""
+
+    name = WIRE
+    path = "/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        key = self.endpoint.api_key
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if key:
+            headers["x-api-key"] = key
+        return headers
+
+    def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
+        max_tokens = request.max_output or spec.max_output
+        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens,
+                                "messages": anthropic_messages(request), "stream": True}
+        if request.conversation.system:
+            body["system"] = request.conversation.system
+        if request.tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.schema}
+                             for t in request.tools]
+        thinking = anthropic_thinking(clamp_thinking(spec, request.thinking), max_tokens)
+        if thinking is not None:
+            body["thinking"] = thinking
+        elif request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    def translator(self, request: WireRequest) -> Translator:
+        return AnthropicTranslator()
+
+
+class AnthropicTranslator(Translator):
+    """message_start, content blocks (start/delta/stop), message_delta, message_stop."""
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.stop_raw: str | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
+        kind = payload.get("type", event)
+        handler = self._handlers.get(kind)
+        if handler is None:
+            return [WireWarning("unknown-stream-event", f"an unknown stream item {kind!r} was kept, not understood", payload)]
+        return handler(self, payload)
+
+    def _message_start(self, payload: dict[str, Any]) -> list[WireEvent]:
+        message = payload.get("message") or {}
+        self.model = message.get("model")
+        self.usage.update(message.get("usage") or {})
+        return []
+
+    def _block_start(self, payload: dict[str, Any]) -> list[WireEvent]:
+        block = dict(payload.get("content_block") or {})
+        self.blocks[payload.get("index", len(self.blocks))] = block
+        if block.get("type") == "tool_use":
+            block["partial_json"] = ""
+            return [ToolCallStart(block["id"], block["name"])]
+        return []
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
+        block = self.blocks.get(payload.get("index", -1), {})
+        delta = payload.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return [TextDelta(delta["text"])]
+        if kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            return [ReasoningDelta(delta["thinking"])]
+        if kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta["signature"]
+            return []
+        if kind == "input_json_delta":
+            block["partial_json"] = block.get("partial_json", "") + delta["partial_json"]
+            return [ToolCallDelta(block.get("id", ""), delta["partial_json"])]
+        return [WireWarning("unknown-stream-event", f"an unknown delta {kind!r} was kept, not understood", payload)]
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[WireEvent]:
+        block = self.blocks.pop(payload.get("index", -1), {})
+        kind = block.get("type")
+        if kind == "tool_use":
+            raw = block["partial_json"]
+            arguments, error = parse_arguments(raw)
+            return [ToolCallEnd(block["id"], block["name"], arguments, raw, error)]
+        if kind in ("thinking", "redacted_thinking"):
+            return [OpaqueItem(Opaque(WIRE, block))]
+        return []
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.stop_raw = (payload.get("delta") or {}).get("stop_reason") or self.stop_raw
+        self.usage.update({k: v for k, v in (payload.get("usage") or {}).items() if v is not None})
+        return []
+
+    def _message_stop(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.finished = True
+        reason = ANTHROPIC_STOPS.get(self.stop_raw or "", "other")
+        return [UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
+
+    def _error(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.finished = True
+        error = payload.get("error") or {}
+        kind = error.get("type", "error")
+        message = f"the provider reported {kind} mid-stream: {error.get('message', '')}"
+        return [Failure(message, 529 if kind == "overloaded_error" else None, retryable=kind in RETRYABLE_ERRORS)]
+
+    def _ping(self, payload: dict[str, Any]) -> list[WireEvent]:
+        return []
+
+    _handlers = {
+        "message_start": _message_start,
+        "content_block_start": _block_start,
+        "content_block_delta": _block_delta,
+        "content_block_stop": _block_stop,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+        "error": _error,
+        "ping": _ping,
+    }
+
+
+def anthropic_usage(raw: dict[str, Any]) -> Usage:
+    """Anthropic reports input without cache tokens already; reasoning is not reported apart."""
+    return Usage(
+        input=raw.get("input_tokens"),
+        output=raw.get("output_tokens"),
+        cache_read=raw.get("cache_read_input_tokens"),
+        cache_write=raw.get("cache_creation_input_tokens"),
+    )

@@ -1,0 +1,181 @@
+"""The Wire protocol: one model call as a request in and a stream of typed events out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Union
+
+from harnez.settings import WireName
+from harnez.wires.conversation import Conversation, Opaque
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "content_filter", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one model call; each field is None when the provider did not report it.
+
+    `input` excludes cache reads and writes, which are counted apart.
+    """
+
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
+
+    def to_json(self) -> dict[str, int | None]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "reasoning": self.reasoning,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as published to the model: a name, a description and a JSON schema of its input."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """What Harnez knows of one model: its window, its output cap and its thinking levels."""
+
+    context_window: int
+    max_output: int
+    thinking_levels: tuple[str, ...] = ()
+    """The levels above `off` the model accepts, lowest first; empty when it cannot think."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One model call, independent of the wire that carries it."""
+
+    model: str
+    conversation: Conversation
+    tools: tuple[ToolSpec, ...] = ()
+    max_output: int | None = None
+    """None uses the model's own cap from `spec`."""
+    thinking: str = "off"
+    temperature: float | None = None
+    spec: ModelSpec | None = None
+    """None looks the model up in the built-in catalogue (or uses conservative defaults)."""
+
+
+# --- events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    id: str
+    arguments: str
+    """A fragment of the JSON text of the arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    """The parsed arguments; empty when they were not a JSON object (see `error`)."""
+    raw_arguments: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueItem:
+    """A provider item kept verbatim and replayed on the same wire (e.g. signed thinking)."""
+
+    opaque: Opaque
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """The model finished this call normally."""
+
+    reason: StopReason
+    raw: str | None
+    model: str | None
+    """The model the provider says served the call."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The call failed. Inside a retrying wire, only the final failure reaches the caller."""
+
+    message: str
+    status: int | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The previous attempt failed and another starts: discard that attempt's deltas."""
+
+    attempt: int
+    """The number of the attempt about to start (2 for the first retry)."""
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WireWarning:
+    """Something odd that did not stop the call; `code` is stable, `raw` keeps the item."""
+
+    code: str
+    message: str
+    raw: Any = field(default=None)
+
+
+WireEvent = Union[
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    UsageReport,
+    OpaqueItem,
+    Stop,
+    Failure,
+    Retry,
+    WireWarning,
+]
+
+
+class Wire(Protocol):
+    """A way of talking to models: `stream` never raises for HTTP or network trouble."""
+
+    name: WireName
+
+    def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]: ...
+
+    async def aclose(self) -> None: ...

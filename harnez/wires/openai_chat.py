@@ -1,0 +1,184 @@
+"""The `openai-chat` wire: OpenAI Chat Completions and the many servers that copy it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harnez.wires.base import (
+    ModelSpec,
+    ReasoningDelta,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    UsageReport,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+    Failure,
+)
+from harnez.wires.catalogue import clamp_thinking, openai_effort
+from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage
+from harnez.wires.http import RETRYABLE_STATUSES, HttpWire, Translator, parse_arguments
+
+CHAT_STOPS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
+    """The portable conversation as chat messages; reasoning is not sent back on this wire."""
+    conv = request.conversation
+    messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
+    for item in conv.items:
+        if isinstance(item, UserMessage):
+            messages.append({"role": "user", "content": item.text})
+        elif isinstance(item, ToolResult):
+            content = f"[error] {item.content}" if item.is_error else item.content
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
+        elif isinstance(item, AssistantMessage):
+            messages.append(_assistant(item))
+    return messages
+
+
+def _assistant(item: AssistantMessage) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+    if item.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in item.tool_calls
+        ]
+    return message
+
+
+def chat_usage(raw: dict[str, Any]) -> Usage:
+    """Chat usage counts cached tokens inside `prompt_tokens`; Harnez counts them apart."""
+    prompt = raw.get("prompt_tokens")
+    cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens")
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    if prompt is not None and cached is not None:
+        prompt -= cached
+    return Usage(input=prompt, output=raw.get("completion_tokens"), cache_read=cached, reasoning=reasoning)
+
+
+class OpenAIChatWire(HttpWire):
+    """POST {base_url}/chat/completions with `stream: true`."""
+
+    name = "openai-chat"
+    path = "/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        key = self.endpoint.api_key
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": chat_messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
+                for t in request.tools
+            ]
+        if request.max_output is not None:
+            cap = "max_completion_tokens" if "api.openai.com" in self.endpoint.base_url else "max_tokens"
+            body[cap] = request.max_output
+        effort = openai_effort(clamp_thinking(spec, request.thinking))
+        if effort is not None:
+            body["reasoning_effort"] = effort
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    def translator(self, request: WireRequest) -> Translator:
+        return ChatTranslator()
+
+
+class ChatTranslator(Translator):
+    """Chat chunks: deltas per choice, tool calls keyed by index, usage in a last chunk."""
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.calls: dict[int, list[str]] = {}
+        """index -> [id, name, arguments so far]"""
+        self.stop: tuple[StopReason, str] | None = None
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
+        if "error" in payload:
+            return [self._error(payload["error"])]
+        if "choices" not in payload:
+            return [WireWarning("unknown-stream-event", "an unknown chat stream item was kept, not understood", payload)]
+        self.model = payload.get("model") or self.model
+        out: list[WireEvent] = []
+        for choice in payload["choices"][:1]:
+            out.extend(self._delta(choice.get("delta") or {}))
+            if choice.get("finish_reason"):
+                out.extend(self._finish_reason(choice["finish_reason"]))
+        if payload.get("usage"):
+            out.append(UsageReport(chat_usage(payload["usage"])))
+        return out
+
+    def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:
+        out: list[WireEvent] = []
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            out.append(ReasoningDelta(reasoning))
+        if delta.get("content"):
+            out.append(TextDelta(delta["content"]))
+        for call in delta.get("tool_calls") or ():
+            out.extend(self._tool_call(call))
+        return out
+
+    def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
+        index = call.get("index", len(self.calls))
+        function = call.get("function") or {}
+        out: list[WireEvent] = []
+        if index not in self.calls:
+            self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
+            out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
+        state = self.calls[index]
+        if function.get("arguments"):
+            state[2] += function["arguments"]
+            out.append(ToolCallDelta(state[0], function["arguments"]))
+        return out
+
+    def _finish_reason(self, raw: str) -> list[WireEvent]:
+        self.stop = (CHAT_STOPS.get(raw, "other"), raw)
+        self.finished = True
+        out: list[WireEvent] = []
+        for call_id, name, raw_args in self.calls.values():
+            arguments, error = parse_arguments(raw_args)
+            out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
+        self.calls.clear()
+        return out
+
+    def _error(self, error: Any) -> Failure:
+        self.finished = True
+        message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+        code = error.get("code") if isinstance(error, dict) else None
+        return Failure(f"the provider reported an error mid-stream: {message}", code if isinstance(code, int) else None,
+                       retryable=code in RETRYABLE_STATUSES)
+
+    def done(self) -> list[WireEvent]:
+        return self._stop()
+
+    def finish(self) -> list[WireEvent]:
+        return self._stop() if self.stop else super().finish()
+
+    def _stop(self) -> list[WireEvent]:
+        if self.stop is None:
+            return []
+        reason, raw = self.stop
+        self.stop = None
+        return [Stop(reason, raw, self.model)]

@@ -1,0 +1,177 @@
+"""The `openai-responses` wire: OpenAI's Responses API, stateless, with encrypted reasoning."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harnez.wires.base import (
+    Failure,
+    ModelSpec,
+    OpaqueItem,
+    ReasoningDelta,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    UsageReport,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+)
+from harnez.wires.catalogue import clamp_thinking, openai_effort
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
+from harnez.wires.http import HttpWire, Translator, parse_arguments
+
+WIRE = "openai-responses"
+INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
+RETRYABLE_CODES = frozenset(("server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"))
+QUIET_EVENTS = frozenset((
+    "response.in_progress", "response.queued", "response.content_part.added", "response.content_part.done",
+    "response.output_text.done", "response.output_text.annotation.added", "response.function_call_arguments.done",
+    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done", "response.reasoning_text.done",
+))
+
+
+def responses_input(request: WireRequest) -> list[dict[str, Any]]:
+    """The conversation as Responses input items; this wire's reasoning items are replayed verbatim."""
+    items: list[dict[str, Any]] = []
+    for item in request.conversation.items:
+        if isinstance(item, UserMessage):
+            items.append({"role": "user", "content": item.text})
+        elif isinstance(item, ToolResult):
+            output = f"[error] {item.content}" if item.is_error else item.content
+            items.append({"type": "function_call_output", "call_id": item.call_id, "output": output})
+        elif isinstance(item, AssistantMessage):
+            items += [dict(o.item) for o in item.opaque if o.wire == WIRE]
+            if item.text:
+                items.append({"role": "assistant", "content": item.text})
+            items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)}
+                      for c in item.tool_calls]
+    return items
+
+
+def responses_usage(raw: dict[str, Any]) -> Usage:
+    """Responses counts cached tokens inside `input_tokens`; Harnez counts them apart."""
+    prompt = raw.get("input_tokens")
+    cached = (raw.get("input_tokens_details") or {}).get("cached_tokens")
+    reasoning = (raw.get("output_tokens_details") or {}).get("reasoning_tokens")
+    if prompt is not None and cached is not None:
+        prompt -= cached
+    return Usage(input=prompt, output=raw.get("output_tokens"), cache_read=cached, reasoning=reasoning)
+
+
+class OpenAIResponsesWire(HttpWire):
+    """POST {base_url}/responses with `stream: true` and `store: false`."""
+
+    name = WIRE
+    path = "/responses"
+
+    def headers(self) -> dict[str, str]:
+        key = self.endpoint.api_key
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": request.model, "input": responses_input(request), "stream": True,
+                                "store": False}
+        if request.conversation.system:
+            body["instructions"] = request.conversation.system
+        if request.tools:
+            body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                              "parameters": t.schema, "strict": False} for t in request.tools]
+        if request.max_output is not None:
+            body["max_output_tokens"] = request.max_output
+        effort = openai_effort(clamp_thinking(spec, request.thinking))
+        if effort is not None:
+            body["reasoning"] = {"effort": effort, "summary": "auto"}
+            body["include"] = ["reasoning.encrypted_content"]
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    def translator(self, request: WireRequest) -> Translator:
+        return ResponsesTranslator()
+
+
+class ResponsesTranslator(Translator):
+    """Typed `response.*` events; output items are added, streamed into, then done."""
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.calls: dict[str, str] = {}
+        """item id -> call id"""
+        self.saw_call = False
+
+    def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
+        kind = payload.get("type", event)
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            return handler(self, payload)
+        if kind in QUIET_EVENTS:
+            return []
+        return [WireWarning("unknown-stream-event", f"an unknown stream item {kind!r} was kept, not understood", payload)]
+
+    def _created(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.model = (payload.get("response") or {}).get("model") or self.model
+        return []
+
+    def _item_added(self, payload: dict[str, Any]) -> list[WireEvent]:
+        item = payload.get("item") or {}
+        if item.get("type") != "function_call":
+            return []
+        self.calls[item.get("id", item["call_id"])] = item["call_id"]
+        return [ToolCallStart(item["call_id"], item.get("name", ""))]
+
+    def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
+        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        return [ToolCallDelta(call_id, payload["delta"])]
+
+    def _item_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        item = payload.get("item") or {}
+        if item.get("type") == "function_call":
+            self.saw_call = True
+            raw = item.get("arguments", "")
+            arguments, error = parse_arguments(raw)
+            return [ToolCallEnd(item["call_id"], item.get("name", ""), arguments, raw, error)]
+        if item.get("type") == "reasoning":
+            return [OpaqueItem(Opaque(WIRE, item))]
+        return []
+
+    def _finished(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.finished = True
+        response = payload.get("response") or {}
+        self.model = response.get("model") or self.model
+        out: list[WireEvent] = []
+        if response.get("usage"):
+            out.append(UsageReport(responses_usage(response["usage"])))
+        if response.get("status") == "incomplete":
+            raw = (response.get("incomplete_details") or {}).get("reason")
+            out.append(Stop(INCOMPLETE.get(raw or "", "other"), raw, self.model))
+        else:
+            out.append(Stop("tool_use" if self.saw_call else "end_turn", response.get("status"), self.model))
+        return out
+
+    def _failed(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.finished = True
+        error = (payload.get("response") or {}).get("error") or payload
+        code = error.get("code")
+        message = f"the provider reported an error mid-stream ({code}): {error.get('message', '')}"
+        return [Failure(message, retryable=code in RETRYABLE_CODES)]
+
+    _handlers = {
+        "response.created": _created,
+        "response.output_item.added": _item_added,
+        "response.output_text.delta": lambda self, p: [TextDelta(p["delta"])],
+        "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
+        "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
+        "response.function_call_arguments.delta": _arguments,
+        "response.output_item.done": _item_done,
+        "response.completed": _finished,
+        "response.incomplete": _finished,
+        "response.failed": _failed,
+        "error": _failed,
+    }

@@ -1,0 +1,123 @@
+"""What Harnez puts on the wire: the exact bodies and headers each provider receives."""
+
+from __future__ import annotations
+
+from harnez.wires import collect
+from harnez.wires.base import WireRequest
+from harnez.wires.conversation import AssistantMessage, Conversation, ToolCall, ToolResult, UserMessage
+from tests.wires.helpers import READ_TOOL, SECRET
+
+HISTORY = Conversation(
+    "You are terse.",
+    (
+        UserMessage("read app.py"),
+        AssistantMessage("Reading.", "", (ToolCall("call_1", "read", {"path": "app.py"}),)),
+        ToolResult("call_1", "no such file", is_error=True),
+        UserMessage("try src/app.py"),
+    ),
+)
+SCHEMA = READ_TOOL.schema
+
+
+async def send(scripted_model, make_wire, wire: str, **fields: object):
+    scripted_model.add({"reply": [{"text": "ok"}]})
+    turn, _ = await collect(make_wire(wire).stream(WireRequest(conversation=HISTORY, tools=(READ_TOOL,), **fields)))
+    assert turn.text == "ok"
+    return scripted_model.requests[-1]
+
+
+async def test_chat_completions_request(scripted_model, make_wire) -> None:
+    sent = await send(scripted_model, make_wire, "openai-chat", model="gpt-5", thinking="xhigh", max_output=2048,
+                      temperature=0.2)
+    assert (sent.method, sent.path) == ("POST", "/v1/chat/completions")
+    assert sent.headers["authorization"] == f"Bearer {SECRET}"
+    assert sent.body == {
+        "model": "gpt-5",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "read app.py"},
+            {"role": "assistant", "content": "Reading.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path": "app.py"}'}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "[error] no such file"},
+            {"role": "user", "content": "try src/app.py"},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": SCHEMA}}],
+        "max_tokens": 2048,
+        "reasoning_effort": "high",
+        "temperature": 0.2,
+    }
+
+
+async def test_responses_request(scripted_model, make_wire) -> None:
+    sent = await send(scripted_model, make_wire, "openai-responses", model="o3", thinking="minimal", max_output=999)
+    assert (sent.method, sent.path) == ("POST", "/v1/responses")
+    assert sent.headers["authorization"] == f"Bearer {SECRET}"
+    assert sent.body == {
+        "model": "o3",
+        "instructions": "You are terse.",
+        "input": [
+            {"role": "user", "content": "read app.py"},
+            {"role": "assistant", "content": "Reading."},
+            {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path": "app.py"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "[error] no such file"},
+            {"role": "user", "content": "try src/app.py"},
+        ],
+        "stream": True,
+        "store": False,
+        "tools": [{"type": "function", "name": "read", "description": "Read a file", "parameters": SCHEMA,
+                   "strict": False}],
+        "max_output_tokens": 999,
+        "reasoning": {"effort": "low", "summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    }
+
+
+async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
+    sent = await send(scripted_model, make_wire, "anthropic-messages", model="claude-sonnet-4-5", thinking="medium",
+                      max_output=20_000, temperature=0.5)
+    assert (sent.method, sent.path) == ("POST", "/v1/messages")
+    assert sent.headers["x-api-key"] == SECRET
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in sent.headers
+    assert sent.body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 20_000,
+        "system": "You are terse.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "read app.py"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Reading."},
+                {"type": "tool_use", "id": "call_1", "name": "read", "input": {"path": "app.py"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "call_1", "content": "no such file", "is_error": True},
+                {"type": "text", "text": "try src/app.py"},
+            ]},
+        ],
+        "stream": True,
+        "tools": [{"name": "read", "description": "Read a file", "input_schema": SCHEMA}],
+        "thinking": {"type": "enabled", "budget_tokens": 8192},
+    }
+
+
+async def test_anthropic_uses_the_model_cap_and_temperature_without_thinking(scripted_model, make_wire) -> None:
+    sent = await send(scripted_model, make_wire, "anthropic-messages", model="claude-3-5-haiku-latest",
+                      thinking="high", temperature=0.5)
+    assert sent.body["max_tokens"] == 8_192
+    assert "thinking" not in sent.body and sent.body["temperature"] == 0.5
+
+
+async def test_a_provider_without_a_key_sends_no_auth_header(scripted_model, make_wire) -> None:
+    for wire in ("openai-chat", "anthropic-messages"):
+        scripted_model.add({"reply": [{"text": "ok"}]})
+        await collect(make_wire(wire, key=None).stream(WireRequest("llama3.1", HISTORY)))
+        headers = scripted_model.requests[-1].headers
+        assert "authorization" not in headers and "x-api-key" not in headers
+
+
+async def test_a_model_that_cannot_think_gets_no_reasoning_parameter(scripted_model, make_wire) -> None:
+    sent = await send(scripted_model, make_wire, "openai-chat", model="gpt-4o", thinking="high")
+    assert "reasoning_effort" not in sent.body and "max_tokens" not in sent.body
