@@ -35,6 +35,22 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
 
+    for name, text in (("run", "run one task without the full-screen app and print the answer"),
+                       ("chat", "a line-by-line chat on stdin, one session; `exit` or EOF ends")):
+        sub = commands.add_parser(name, help=text)
+        if name == "run":
+            sub.add_argument("--input", metavar="TEXT", help="the prompt (default: read stdin)")
+        sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
+        sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
+        sub.add_argument("--session-dir", type=Path, metavar="DIR",
+                         help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+        sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
+        sub.add_argument("--max-steps", type=int, metavar="N", help="stop (incomplete, exit 3) after N model turns")
+        sub.add_argument("--timeout", type=float, metavar="SECONDS", help="stop (incomplete, exit 3) after this long")
+        sub.add_argument("--approve", choices=("deny", "allow"), default="deny",
+                         help="answer for tools that need approval (default deny; the model sees the refusal)")
+        sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
@@ -46,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run Harnez; returns the process exit code."""
     args = _parser().parse_args(argv)
     try:
+        if args.command in ("run", "chat"):
+            return _headless(args)
         return asyncio.run(_dispatch(args)) if args.command else _tui(args)
     except HarnezError as exc:
         print(f"harnez: {exc.message}", file=sys.stderr)
@@ -132,6 +150,20 @@ async def _print_events(server, args: argparse.Namespace) -> int:
     async for event in server.subscribe(record.id, after=args.after, poll=0.2):
         print(event.dumps(), flush=True)
     return EXIT_OK
+
+
+def _headless(args: argparse.Namespace) -> int:
+    from harnez import headless
+
+    workspace = _workspace()
+    opts = headless.RunOptions(workspace, _settings(workspace), model=args.run_model, resume=args.run_resume,
+                               no_session=args.no_session, session_dir=args.session_dir,
+                               max_steps=args.max_steps, timeout=args.timeout, approve=args.approve,
+                               json=args.json)
+    if args.command == "chat":
+        return asyncio.run(headless.chat(opts, sys.stdin.readline))
+    prompt = args.input if args.input is not None else ("" if sys.stdin.isatty() else sys.stdin.read())
+    return asyncio.run(headless.run(opts, prompt))
 
 
 def _tui(args: argparse.Namespace) -> int:

@@ -35,15 +35,18 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_session ON tasks (session, id);
 CREATE INDEX tasks_running ON tasks (state) WHERE state IN ('queued', 'running');
 
+-- A rowid table (not WITHOUT ROWID): large payloads such as tool output stay mostly on their own
+-- page instead of spilling to overflow chains early; (session, seq) is unique and indexed.
 CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
     session INTEGER NOT NULL REFERENCES sessions (num) ON DELETE CASCADE,
     seq INTEGER NOT NULL,
     task INTEGER,
     kind TEXT NOT NULL,
     payload TEXT NOT NULL,
     time REAL NOT NULL,
-    PRIMARY KEY (session, seq)
-) WITHOUT ROWID;
+    UNIQUE (session, seq)
+);
 
 CREATE TABLE model_selections (
     id INTEGER PRIMARY KEY,
@@ -122,7 +125,8 @@ CREATE VIRTUAL TABLE search_fts USING fts5 (
     text,
     content = 'search_docs',
     content_rowid = 'id',
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'unicode61 remove_diacritics 2',
+    prefix = '1 2 3'
 );
 
 CREATE TRIGGER search_docs_added AFTER INSERT ON search_docs BEGIN

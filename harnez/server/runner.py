@@ -53,6 +53,12 @@ class TaskRun:
         event = Event(kind, payload or {}, task=self.task_id, search_text=search_text)
         return self.server.store.events.append(self.session.num, self.session.id, event)
 
+    async def emit_paced(self, kind: str, payload: dict[str, Any] | None = None, *,
+                         search_text: str | None = None) -> None:
+        """Append without waiting for the commit, unless too much is pending (backpressure)."""
+        self.emit(kind, payload, search_text=search_text)
+        await self.server.store.events.backpressure()
+
     async def emit_now(self, kind: str, payload: dict[str, Any] | None = None, *,
                        search_text: str | None = None) -> StoredEvent:
         """Append an event of this task and wait until it is committed."""

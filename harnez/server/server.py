@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harnez.agent.approvals import ApprovalDesk
 from harnez.errors import HarnezError, SessionNotFoundError
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
-from harnez.settings import Settings
+from harnez.settings import Settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
@@ -38,7 +39,8 @@ class _Running:
     run: TaskRun
     task: asyncio.Task[TaskOutcome] | None = None
     work: asyncio.Task[TaskOutcome] | None = None
-    queued: list[tuple[int, str]] = field(default_factory=list)
+    queued: list[tuple[int, str, dict]] = field(default_factory=list)
+    """(task id, prompt, options) of prompts waiting for this task to end."""
 
 
 class Server:
@@ -52,6 +54,8 @@ class Server:
         self._drafts: dict[str, Draft] = {}
         self._running: dict[str, _Running] = {}
         self._lock = asyncio.Lock()
+        self.approvals = ApprovalDesk()
+        """Tool calls of running tasks that wait for a person's answer."""
         self.titles = TitlePolicy(self, settings.session.title)
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
@@ -172,6 +176,16 @@ class Server:
         except SessionNotFoundError:
             pass  # deleted meanwhile: nobody is left to warn
 
+    async def session_model(self, session_id: str) -> str | None:
+        """The session's active model reference (its draft's, or the stored one)."""
+        draft = self._drafts.get(session_id)
+        if draft is not None:
+            return draft.model
+        try:
+            return (await self.get_session(session_id)).model
+        except SessionNotFoundError:
+            return None
+
     async def delete_session(self, session_id: str) -> None:
         """Cancel its running task, then delete everything of the session."""
         if self._drafts.pop(session_id, None) is not None:
@@ -194,7 +208,8 @@ class Server:
                 draft.id, draft.workspace, draft.model, title=draft.title,
                 title_source="user" if draft.title else None)
             if draft.model:
-                await self.store.ledger.record_model_selection(record.num, draft.model, None)
+                ref = parse_model_ref(draft.model)
+                await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
             del self._drafts[session_id]
             return record
 
@@ -260,6 +275,19 @@ class Server:
         entry = self._running.get(session_id)
         return entry.run if entry else None
 
+    async def select_model(self, session_id: str, model: str) -> SessionRecord:
+        """Change a session's model (`<provider>/<model>[:<thinking>]`); recorded as a selection and an event."""
+        ref = parse_model_ref(model)
+        draft = self._drafts.get(session_id)
+        if draft is not None:
+            draft.model = str(ref)
+            return SessionRecord(0, draft.id, draft.workspace, draft.title, None, False, draft.model, "idle", 0, 0)
+        record = await self.get_session(session_id)
+        await self.store.sessions.set_fields(record.num, model=str(ref))
+        await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
+        await self.store.events.append_now(record.num, record.id, Event("model-changed", {"model": str(ref)}))
+        return await self.get_session(session_id)
+
     async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
                      options: dict | None = None) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
@@ -270,11 +298,13 @@ class Server:
                                                task=entry.run.task_id, search_text=prompt))
             entry.run.steering.put_nowait(prompt)
             return entry.run.task_id
-        chosen = model or record.model
+        if model and model != record.model:
+            record = await self.select_model(record.id, model)
+        chosen = record.model
         if entry is not None:
             task = await self.store.tasks.create(record.num, prompt, chosen)
             await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
-            entry.queued.append((task.id, prompt))
+            entry.queued.append((task.id, prompt, dict(options or {})))
             return task.id
         task = await self.store.tasks.create(record.num, prompt, chosen)
         await self._start(record, task.id, prompt, chosen, options or {})
@@ -324,10 +354,10 @@ class Server:
         await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns, "error": outcome.error})
         await self.store.sessions.set_fields(run.session.num, status=outcome.stop)
 
-    async def _start_queued(self, session_id: str, queued: list[tuple[int, str]]) -> None:
+    async def _start_queued(self, session_id: str, queued: list[tuple[int, str, dict]]) -> None:
         record = await self.get_session(session_id)
-        (task_id, prompt), rest = queued[0], queued[1:]
-        await self._start(record, task_id, prompt, record.model, {})
+        (task_id, prompt, options), rest = queued[0], queued[1:]
+        await self._start(record, task_id, prompt, record.model, options)
         self._running[session_id].queued.extend(rest)
 
     async def wait(self, session_id: str) -> TaskOutcome | None:
@@ -343,10 +373,17 @@ class Server:
         entry = self._running.get(session_id)
         if entry is None:
             return False
-        for task_id, _ in entry.queued:
+        for task_id, _, _ in entry.queued:
             await self.store.tasks.transition(task_id, "cancelled", stop_reason="cancelled")
         entry.queued.clear()
         if entry.work is not None:
             entry.work.cancel()
         await asyncio.shield(entry.task)
         return True
+
+    def answer_approval(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
+        """Answer a tool call's approval prompt: `allow`, `allow-session` or `deny` (with a reason).
+
+        Raises ApprovalError when no call of that id waits in the session.
+        """
+        self.approvals.answer(session_id, call_id, verdict, reason)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.02
 """Seconds an append may wait for its group commit: the most a crash can lose (SPEC: ≤ 50 ms)."""
 
+HIGH_WATER = 2000
+"""Pending appends past which `backpressure()` makes a producer wait for a commit."""
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -30,8 +34,22 @@ class _Pending:
     done: asyncio.Future[StoredEvent]
 
 
-def _dumps(payload: dict) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+COMPRESS_FROM = 768
+"""Payloads of at least this many bytes (tool output, diffs) are stored zlib-compressed."""
+
+
+def _dumps(payload: dict) -> str | bytes:
+    """A payload as stored: compact JSON text, or zlib-compressed JSON bytes when large."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    if len(text) < COMPRESS_FROM:
+        return text
+    packed = zlib.compress(text.encode(), 6)
+    return packed if len(packed) < len(text) else text
+
+
+def _loads(stored: str | bytes) -> dict:
+    """The payload stored by `_dumps`."""
+    return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
 class EventLog:
@@ -46,6 +64,7 @@ class EventLog:
         self._wake = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
         self._flush_lock = asyncio.Lock()
+        self._commits: set[asyncio.Future[None]] = set()
 
     def start(self) -> None:
         """Start the background group-commit task."""
@@ -62,6 +81,7 @@ class EventLog:
                 pass
             self._flusher = None
         await self.flush()
+        await asyncio.gather(*self._commits, return_exceptions=True)
 
     def append(self, session_num: int, session_id: str, event: Event) -> asyncio.Future[StoredEvent]:
         """Queue an event; the future resolves with its stored form once committed."""
@@ -69,6 +89,15 @@ class EventLog:
         self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
         self._wake.set()
         return done
+
+    async def backpressure(self) -> None:
+        """Wait for a commit when too much is pending; a fast producer calls this between appends.
+
+        Without it, a producer that never lets the event loop idle starves the commits and the
+        pending list (and the crash-loss window) grows without bound.
+        """
+        if len(self._pending) >= HIGH_WATER:
+            await self.flush()
 
     async def append_now(self, session_num: int, session_id: str, event: Event) -> StoredEvent:
         """Append and wait for the commit."""
@@ -91,11 +120,18 @@ class EventLog:
                 log.exception("group commit failed")
 
     async def flush(self) -> None:
-        """Commit every pending event now."""
+        """Commit every pending event now.
+
+        A batch, once taken, is committed even if the caller is cancelled meanwhile (it runs
+        shielded in its own task), so cancelling a producer or closing never loses events.
+        """
         async with self._flush_lock:
             while self._pending:
                 batch, self._pending = self._pending, []
-                await self._commit_batch(batch)
+                commit = asyncio.ensure_future(self._commit_batch(batch))
+                self._commits.add(commit)
+                commit.add_done_callback(self._commits.discard)
+                await asyncio.shield(commit)
 
     async def _commit_batch(self, batch: list[_Pending]) -> None:
         try:
@@ -159,16 +195,14 @@ class EventLog:
             sql += " LIMIT ?"
             params += (limit,)
         rows = await self._db.fetchall(sql, params)
-        loads = json.loads
-        return [StoredEvent(session_id, r[0], r[2], loads(r[3]), r[1], r[4]) for r in rows]
+        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
 
     async def read_before(self, session_num: int, session_id: str, before: int, limit: int) -> list[StoredEvent]:
         """Up to `limit` stored events with seq < before, oldest first (for scrolling back)."""
         rows = await self._db.fetchall(
             "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq < ? "
             "ORDER BY seq DESC LIMIT ?", (session_num, before, limit))
-        loads = json.loads
-        return [StoredEvent(session_id, r[0], r[2], loads(r[3]), r[1], r[4]) for r in reversed(rows)]
+        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in reversed(rows)]
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""

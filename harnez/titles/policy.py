@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import unicodedata
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
-from harnez.settings import ModelRef, TitleSettings, parse_title_source
 from harnez.errors import HarnezError
+from harnez.settings import ModelRef, TitleSettings, parse_title_source
 from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
 
 log = logging.getLogger(__name__)
 
-ModelTitler = Callable[[ModelRef, str], Awaitable[str]]
-"""Asks a model for a title of a prompt; raises HarnezError (with a reason) when it cannot."""
+MODEL_SOURCE_PREFIX = "model/"
+
+
+class ModelTitler(Protocol):
+    """Asks a model for a title of a prompt; raises HarnezError (with a reason, no secret) when it cannot."""
+
+    def __call__(self, ref: ModelRef, prompt: str, *, session_id: str | None = None) -> Awaitable[str]: ...
 
 
 class TitleStore(Protocol):
@@ -40,7 +46,7 @@ def usable_title(reply: str) -> str | None:
     if title.lower().startswith("title:"):
         title = title[6:].strip()
     title = title.strip(" \"'`*#").rstrip(".").strip()
-    if not title or len(title) > MAX_TITLE_CHARS or any(ord(c) < 32 for c in title):
+    if not title or len(title) > MAX_TITLE_CHARS or any(unicodedata.category(c) in ("Cc", "Cf") for c in title):
         return None
     return title
 
@@ -73,39 +79,69 @@ class TitlePolicy:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
 
+    async def wait_idle(self) -> None:
+        """Wait until no naming runs (headless commands and tests; the task never waits for naming)."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
     async def _name(self, session_id: str, prompt: str) -> None:
         try:
-            source = parse_title_source(self.settings.source)
+            await self._name_from_source(session_id, prompt)
+        except Exception as exc:  # noqa: BLE001 - a bug in naming must not kill the loop; logged and warned
+            log.exception("naming session %s failed", session_id)
+            await self.store.warn(session_id, "title-failed",
+                                  f"Automatic naming failed unexpectedly ({type(exc).__name__}); the title is unchanged.")
+
+    async def _name_from_source(self, session_id: str, prompt: str) -> None:
+        text = self.settings.source
+        try:
+            source = parse_title_source(text)
         except HarnezError as exc:
-            await self.store.warn(session_id, "title-failed", f"{exc.message} Used the keyword title instead.")
-            await self._keywords(session_id, prompt)
+            await self._invalid_source(session_id, prompt, text, exc.message)
             return
         if source.kind == "keywords" or source.model is None:
             await self._keywords(session_id, prompt)
         else:
             await self._model(session_id, prompt, source.model)
 
+    async def _invalid_source(self, session_id: str, prompt: str, text: str, reason: str) -> None:
+        """A broken `model/...` source keeps the excerpt; any other broken source falls back to keywords."""
+        if isinstance(text, str) and text.startswith(MODEL_SOURCE_PREFIX):
+            await self._save_excerpt(session_id, prompt)
+            await self.store.warn(session_id, "title-failed", f"{reason} Kept the excerpt as the title.")
+            return
+        await self.store.warn(session_id, "title-failed", f"{reason} Used the keyword title instead.")
+        await self._keywords(session_id, prompt)
+
     async def _keywords(self, session_id: str, prompt: str) -> None:
         title = await keyword_title_async(prompt)
         if title:
             await self.store.save_automatic_title(session_id, title, "keywords")
 
-    async def _model(self, session_id: str, prompt: str, model: ModelRef) -> None:
+    async def _save_excerpt(self, session_id: str, prompt: str) -> bool | None:
+        """Store the excerpt; None when the prompt has none, False when the person already named the session."""
         fallback = excerpt_title(prompt)
-        if fallback:
-            await self.store.save_automatic_title(session_id, fallback, "excerpt")
+        if not fallback:
+            return None
+        return await self.store.save_automatic_title(session_id, fallback, "excerpt")
+
+    async def _model(self, session_id: str, prompt: str, model: ModelRef) -> None:
+        if await self._save_excerpt(session_id, prompt) is False:
+            return  # named by the person already: no request, no cost
         if self.model_titler is None:
             await self.store.warn(session_id, "title-failed",
                                   f"Model titles are not available in this front end; kept the excerpt ({model}).")
             return
         try:
-            reply = await self.model_titler(model, prompt)
+            reply = await self.model_titler(model, prompt, session_id=session_id)
         except HarnezError as exc:
-            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {exc.message}")
+            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {exc.message}. "
+                                  "Kept the excerpt.")
             return
         title = usable_title(reply)
         if title is None:
             await self.store.warn(session_id, "title-failed",
-                                  f"{model} gave no usable title (empty, several lines or too long); kept the excerpt.")
+                                  f"{model} gave no usable title (empty, control characters or too long); "
+                                  "kept the excerpt.")
             return
         await self.store.save_automatic_title(session_id, title, "model")

@@ -64,3 +64,23 @@ async def test_a_nested_transaction_is_a_savepoint_that_can_fail_alone(db_path: 
         await conn.execute("INSERT INTO t VALUES (3)")
     assert [r[0] for r in await db.fetchall("SELECT n FROM t ORDER BY n")] == [1, 3]
     await db.close()
+
+
+async def test_cancelling_a_flushing_producer_or_closing_at_once_loses_no_event(db_path: Path) -> None:
+    from harnez.events import Event
+    from harnez.store import Store
+
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("cd" * 16, "/w", None)
+    for i in range(3000):
+        store.events.append(record.num, record.id, Event("text-delta", {"text": str(i)}))
+    flushing = asyncio.create_task(store.events.flush())
+    await asyncio.sleep(0)
+    flushing.cancel()
+    for i in range(3000, 3500):
+        store.events.append(record.num, record.id, Event("text-delta", {"text": str(i)}))
+    await store.close()
+    store = await Store.open(db_path)
+    events = await store.events.read_after(record.num, record.id)
+    assert [e.payload["text"] for e in events] == [str(i) for i in range(3500)]
+    await store.close()

@@ -1,0 +1,87 @@
+"""Approvals: a tool call that asks waits on a future here until the person (or a policy) answers."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Literal
+
+from harnez.errors import HarnezError
+
+Verdict = Literal["allow", "allow-session", "deny"]
+VERDICTS: tuple[str, ...] = ("allow", "allow-session", "deny")
+Policy = Literal["ask", "allow", "deny"]
+POLICIES: tuple[str, ...] = ("ask", "allow", "deny")
+
+
+class ApprovalError(HarnezError):
+    """An answer names no waiting tool call, or is not one of the known verdicts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer to one approval prompt, and who gave it (`user` or `policy`)."""
+
+    verdict: Verdict
+    reason: str | None = None
+    by: str = "user"
+
+    @property
+    def allowed(self) -> bool:
+        return self.verdict != "deny"
+
+
+def check_verdict(verdict: str) -> Verdict:
+    """The verdict itself, or an ApprovalError listing the accepted ones."""
+    if verdict not in VERDICTS:
+        raise ApprovalError(f"Unknown approval verdict {verdict!r}; answer one of {', '.join(VERDICTS)}.")
+    return verdict  # type: ignore[return-value]
+
+
+def check_policy(policy: object) -> Policy:
+    """An approval policy from task options: `ask` (wait for a person), `allow` or `deny` (headless)."""
+    if policy not in POLICIES:
+        raise ApprovalError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}.")
+    return policy  # type: ignore[return-value]
+
+
+def policy_answer(policy: Policy) -> Answer | None:
+    """The automatic answer of a headless policy; None when a person must answer."""
+    if policy == "allow":
+        return Answer("allow", "Approved automatically (approve=allow).", by="policy")
+    if policy == "deny":
+        return Answer("deny", "Denied automatically: this run cannot ask a person for approval "
+                              "(approve=deny). Do the task without this call, or explain what you need.",
+                      by="policy")
+    return None
+
+
+class ApprovalDesk:
+    """The approval prompts waiting for an answer, by session and call id."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, str], asyncio.Future[Answer]] = {}
+
+    def pending(self, session_id: str) -> list[str]:
+        """The call ids waiting for an answer in a session, oldest first."""
+        return [call for (session, call) in self._pending if session == session_id]
+
+    async def wait(self, session_id: str, call_id: str) -> Answer:
+        """Wait for the answer to a call's prompt; cancelling the wait withdraws the prompt."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._pending[(session_id, call_id)] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop((session_id, call_id), None)
+
+    def answer(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
+        """Resolve a waiting prompt; raises ApprovalError when nothing waits under that id."""
+        checked = check_verdict(verdict)
+        future = self._pending.get((session_id, call_id))
+        if future is None or future.done():
+            waiting = ", ".join(self.pending(session_id)) or "none"
+            raise ApprovalError(
+                f"No tool call {call_id!r} waits for approval in session {session_id}; "
+                f"waiting calls: {waiting}. It may have been answered or cancelled already.")
+        future.set_result(Answer(checked, reason, by="user"))

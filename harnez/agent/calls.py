@@ -1,0 +1,166 @@
+"""The tool calls of one turn: validation, permissions, approvals, execution and their records."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnez.agent.approvals import Answer
+from harnez.agent.context import History
+from harnez.agent.turns import Emit
+from harnez.errors import HarnezError
+from harnez.settings import PermissionSettings
+from harnez.store.ledger import ToolExecution
+from harnez.tools import Decision, SessionGrants, Tool, ToolContext, ToolParams, ToolRegistry, ToolResult, decide
+from harnez.tools.base import resolve_path
+from harnez.tools.files import load_text, unified_diff
+from harnez.wires import ToolCallEnd
+from harnez.wires import ToolResult as ResultItem
+
+PREVIEW_LIMIT = 256 * 1024
+"""Files larger than this get no diff in the approval prompt."""
+
+Approver = Callable[[str], Awaitable[Answer]]
+"""Waits for the answer to the approval prompt of a call id."""
+
+
+@dataclass(slots=True)
+class PreparedCall:
+    """A call checked and approved (`tool` and `args` set), or already answered (`result` set)."""
+
+    call: ToolCallEnd
+    tool: Tool | None = None
+    args: ToolParams | None = None
+    result: ToolResult | None = None
+    outcome: str = "completed"
+    approval: str | None = None
+
+    @property
+    def concurrent(self) -> bool:
+        """Read-only calls that will run may share the time with their neighbours."""
+        return self.result is None and self.tool is not None and self.tool.read_only
+
+
+class ToolCalls:
+    """Runs the tool calls of a turn in order; consecutive read-only calls run concurrently."""
+
+    def __init__(self, registry: ToolRegistry, workspace: Path, permissions: PermissionSettings,
+                 grants: SessionGrants, approver: Approver, emit: Emit, history: History) -> None:
+        self.registry, self.workspace, self.permissions = registry, workspace, permissions
+        self.grants, self.approver, self.emit, self.history = grants, approver, emit, history
+
+    async def run(self, calls: Sequence[ToolCallEnd]) -> None:
+        """Answer every call; each result is emitted, recorded and added to the history."""
+        batch: list[PreparedCall] = []
+        for call in calls:
+            self.emit("tool-requested", {"call_id": call.id, "tool": call.name, "arguments": call.arguments})
+            prepared = await self._prepare(call)
+            if prepared.concurrent:
+                batch.append(prepared)
+                continue
+            await self._run_batch(batch)
+            batch = []
+            await self._run_batch([prepared])
+        await self._run_batch(batch)
+
+    async def _prepare(self, call: ToolCallEnd) -> PreparedCall:
+        if call.name not in self.registry.names:
+            self.emit("warning", {"code": "unpublished-tool", "call_id": call.id, "message": (
+                f"The model called {call.name!r}, which was not offered to it; nothing ran.")})
+            return PreparedCall(call, result=ToolResult.error(
+                f"There is no tool named {call.name!r}; nothing ran. Available tools: "
+                f"{', '.join(self.registry.names)}."), outcome="unpublished")
+        if call.error:
+            return PreparedCall(call, result=ToolResult.error(
+                f"The arguments for {call.name} were not valid JSON ({call.error}); send a JSON object."),
+                outcome="invalid")
+        parsed = self.registry.validate(call.name, call.arguments)
+        if isinstance(parsed, ToolResult):
+            return PreparedCall(call, result=parsed, outcome="invalid")
+        tool = self.registry.get(call.name)
+        decision = decide(tool, parsed, self.workspace, self.permissions, self.grants)
+        if decision.verdict == "deny":
+            return PreparedCall(call, tool, parsed, ToolResult.error(f"Denied by the permission rules: "
+                                                                     f"{decision.reason}"), "denied", "rule")
+        if decision.verdict == "allow":
+            return PreparedCall(call, tool, parsed, approval="rule")
+        return await self._ask(PreparedCall(call, tool, parsed), decision)
+
+    async def _ask(self, prepared: PreparedCall, decision: Decision) -> PreparedCall:
+        call, tool, args = prepared.call, prepared.tool, prepared.args
+        assert tool is not None and args is not None
+        self.emit("approval-required", {"call_id": call.id, "tool": call.name, "arguments": call.arguments,
+                                        "reason": decision.reason, "diff": preview_diff(tool, args, self.workspace)})
+        answer = await self.approver(call.id)
+        self.emit("approval-resolved", {"call_id": call.id, "tool": call.name, "verdict": answer.verdict,
+                                        "reason": answer.reason, "by": answer.by})
+        prepared.approval = f"{answer.verdict} ({answer.by})"
+        if answer.verdict == "allow-session":
+            self.grants.record(tool, args, self.workspace)
+        if not answer.allowed:
+            why = f": {answer.reason}" if answer.reason else "."
+            prepared.result = ToolResult.error(f"The user denied this {call.name} call{why} It did not run.")
+            prepared.outcome = "denied"
+        return prepared
+
+    async def _run_batch(self, batch: list[PreparedCall]) -> None:
+        if not batch:
+            return
+        started = time.monotonic()
+        results = await asyncio.gather(*(self._execute(p, started) for p in batch))
+        for prepared, result in zip(batch, results):
+            await self._complete(prepared, result, started)
+
+    async def _execute(self, prepared: PreparedCall, started: float) -> ToolResult:
+        if prepared.result is not None:
+            return prepared.result
+        assert prepared.tool is not None and prepared.args is not None
+        try:
+            return await self.registry.execute(prepared.tool, prepared.args, ToolContext(self.workspace))
+        except asyncio.CancelledError as exc:
+            partial = getattr(exc, "result", None) or ToolResult(
+                "[cancelled by the user before the tool produced output]", is_error=True, cancelled=True)
+            prepared.outcome = "cancelled"
+            await self._complete(prepared, partial, started)
+            raise
+
+    async def _complete(self, prepared: PreparedCall, result: ToolResult, started: float) -> None:
+        call = prepared.call
+        outcome = prepared.outcome
+        if outcome == "completed" and result.is_error:
+            outcome = "error"
+        self.emit("tool-completed", {"call_id": call.id, "tool": call.name, "content": result.content,
+                                     "details": result.details, "is_error": result.is_error,
+                                     "cancelled": result.cancelled})
+        await self.history.record_tool(ToolExecution(
+            session_num=self.history.session_num, task=self.history.task, call_id=call.id, tool=call.name,
+            arguments=call.arguments, outcome=outcome, result=result.content, is_error=result.is_error,
+            approval=prepared.approval, duration_ms=round((time.monotonic() - started) * 1000, 1)))
+        await self.history.add(ResultItem(call.id, result.content, result.is_error or result.cancelled))
+
+
+def preview_diff(tool: Tool, args: ToolParams, workspace: Path) -> str | None:
+    """The diff an edit or write would make, when that is cheap to compute; None otherwise."""
+    if tool.name not in ("edit", "write"):
+        return None
+    values: dict[str, Any] = args.model_dump()
+    try:
+        target = resolve_path(workspace, values["path"])
+        shown = target.display(workspace)
+        exists = target.path.is_file()
+        if exists and target.path.stat().st_size > PREVIEW_LIMIT:
+            return None
+        before = load_text(target.path, shown) if exists else ""
+    except (HarnezError, OSError):
+        return None  # no preview; the tool itself reports the problem when it runs
+    if tool.name == "write":
+        return unified_diff(before, values["content"], shown)
+    old, new = values["old_string"], values["new_string"]
+    if not old or old not in before:
+        return None
+    after = before.replace(old, new) if values.get("replace_all") else before.replace(old, new, 1)
+    return unified_diff(before, after, shown)

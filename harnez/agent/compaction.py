@@ -1,0 +1,132 @@
+"""Compaction: when the conversation nears the model's window, elide old tool results, then summarise."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+
+from harnez.agent.context import History
+from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez.wires import (
+    AssistantMessage,
+    AssistantTurn,
+    Conversation,
+    Item,
+    ResolvedModel,
+    ToolResult,
+    UserMessage,
+    WireRequest,
+)
+
+THRESHOLD = 0.8
+"""Compact when the estimate exceeds this share of the model's context window."""
+KEEP_RESULTS = 3
+"""The newest tool results are never elided."""
+TAIL_SHARE = 0.3
+"""A summary keeps the newest items verbatim up to this share of the window."""
+ELIDED = "[tool result elided to fit the context window; it had {chars} characters. Run the tool again if needed.]"
+SUMMARY_SYSTEM = (
+    "You summarise a coding session so that it can continue with less context. Write a dense summary: "
+    "the user's goal and current request, decisions made, files read or changed (with paths), commands "
+    "run and their outcome, what remains to do. No preamble.")
+SUMMARY_REQUEST = "Summarise the conversation so far as instructed; the summary replaces it."
+SUMMARY_HEADER = "[Summary of the earlier conversation, written when it was compacted]\n"
+
+
+def estimate_tokens(system: str, items: Sequence[Item]) -> int:
+    """Characters / 4 of the system text and the items as JSON: no tokenizer needed."""
+    chars = len(system) + sum(len(json.dumps(item.to_json(), ensure_ascii=False)) for item in items)
+    return chars // 4
+
+
+def elide(items: Sequence[Item], keep: int = KEEP_RESULTS) -> list[Item]:
+    """The items with every tool result but the newest `keep` replaced by a short note."""
+    results = [i for i, item in enumerate(items) if isinstance(item, ToolResult)]
+    older = set(results[:-keep] if keep else results)
+    return [ToolResult(item.call_id, ELIDED.format(chars=len(item.content)), item.is_error)
+            if i in older and isinstance(item, ToolResult) and not item.content.startswith("[tool result elided")
+            else item for i, item in enumerate(items)]
+
+
+def summary_cut(items: Sequence[Item], tail_tokens: int) -> int:
+    """Where the verbatim tail starts: the earliest non-result item whose tail fits `tail_tokens`."""
+    for index in range(1, len(items)):
+        if not isinstance(items[index], ToolResult) and estimate_tokens("", items[index:]) <= tail_tokens:
+            return index
+    return len(items)
+
+
+@dataclass(slots=True)
+class Compactor:
+    """Keeps one task's conversation under THRESHOLD of the window; the store keeps everything."""
+
+    model: ResolvedModel
+    stream: StreamFn
+    emit: Emit
+    accounting: TaskAccounting = field(default_factory=TaskAccounting)
+    threshold: float = THRESHOLD
+    keep_results: int = KEEP_RESULTS
+    overhead_tokens: int = 0
+    """What every request carries besides the conversation (the tools' schemas)."""
+    summary_failed: bool = False
+
+    @property
+    def limit(self) -> int:
+        return int(self.model.spec.context_window * self.threshold) - self.overhead_tokens
+
+    def estimate(self, system: str, items: Sequence[Item]) -> int:
+        """The larger of the char estimate and the input tokens the last call reported."""
+        return max(estimate_tokens(system, items), self.accounting.last_input_tokens or 0)
+
+    async def fit(self, history: History, system: str) -> None:
+        """Compact the history if it is too big for the next model call."""
+        before = self.estimate(system, history.items)
+        if before <= self.limit:
+            return
+        items, summarised = elide(history.items, self.keep_results), False
+        if estimate_tokens(system, items) > self.limit and not self.summary_failed:
+            summary = await self._summarise(history, items)
+            if summary is not None:
+                items, summarised = summary, True
+        after = estimate_tokens(system, items)
+        if items == history.items:
+            return
+        await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+        self.accounting.last_input_tokens = None
+        self.emit("compacted", {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+        how = "summarised older turns" if summarised else "elided older tool results"
+        self.emit("warning", {"code": "conversation-compacted", "message": (
+            f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
+            f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")})
+
+    async def _summarise(self, history: History, items: list[Item]) -> list[Item] | None:
+        cut = summary_cut(items, int(self.model.spec.context_window * TAIL_SHARE))
+        if cut == 0:
+            return None
+        request = WireRequest(self.model.model, Conversation(SUMMARY_SYSTEM, (*items[:cut], UserMessage(
+            SUMMARY_REQUEST))), (), thinking="off", spec=self.model.spec)
+        call = ModelTurn(0, self.model, self.emit, self.accounting)
+        async with aclosing(self.stream(request)) as events:
+            async for event in events:
+                call.turn.apply(event)
+        turn: AssistantTurn = call.turn
+        failed = turn.failure is not None or not turn.text.strip()
+        call.account()
+        await history.record_model_call(call.ledger_row(history.session_num, history.task,
+                                                        "failed" if failed else "completed"))
+        if failed:
+            self.summary_failed = True
+            why = turn.failure.message if turn.failure else "the model returned no text"
+            self.emit("warning", {"code": "summary-failed", "message": (
+                f"Compaction could not summarise ({why}); older tool results stay elided instead.")})
+            return None
+        return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:])]
+
+
+def _after_summary(tail: Sequence[Item]) -> list[Item]:
+    """The tail, opened by an assistant acknowledgement when it starts with a user message."""
+    if tail and isinstance(tail[0], UserMessage):
+        return [AssistantMessage("Understood; continuing from the summary."), *tail]
+    return list(tail)

@@ -1,0 +1,126 @@
+"""The agent loop: model turn, tool calls, results, repeat, until the model stops or a budget ends it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from harnez.agent.calls import ToolCalls
+from harnez.agent.context import History
+from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez.wires import AssistantMessage, AssistantTurn, ResolvedModel, ToolSpec, UserMessage, WireRequest
+
+if TYPE_CHECKING:
+    from harnez.agent.compaction import Compactor
+
+DEFAULT_MAX_STEPS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How far a task may go: model turns, and seconds of wall time (None: no limit)."""
+
+    max_steps: int = DEFAULT_MAX_STEPS
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopOutcome:
+    """How the loop ended; the server's TaskOutcome has the same fields."""
+
+    stop: str
+    turns: int = 0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class AgentLoop:
+    """One task's loop. Every event leaves through `emit`; the model is the injected `stream`."""
+
+    model: ResolvedModel
+    system: str
+    tools: tuple[ToolSpec, ...]
+    stream: StreamFn
+    emit: Emit
+    history: History
+    calls: ToolCalls
+    budget: Budget = field(default_factory=Budget)
+    steering: Callable[[], list[str]] = list
+    """Messages sent into the running task; delivered as user messages at the next model turn."""
+    compactor: Compactor | None = None
+    accounting: TaskAccounting = field(default_factory=TaskAccounting)
+    turns: int = 0
+    _inbox: list[str] = field(default_factory=list)
+
+    async def run(self) -> LoopOutcome:
+        """Run to the end; a cancel or the time budget keeps what was produced."""
+        deadline = asyncio.timeout(self.budget.timeout)
+        try:
+            async with deadline:
+                return await self._steps()
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            return LoopOutcome("incomplete", self.turns,
+                               f"Stopped at the time budget of {self.budget.timeout:g} s; raise `timeout` "
+                               "or continue the session with a new prompt.")
+        except asyncio.CancelledError:
+            return LoopOutcome("cancelled", self.turns)
+
+    async def _steps(self) -> LoopOutcome:
+        try:
+            while True:
+                if self.turns >= self.budget.max_steps:
+                    return LoopOutcome("incomplete", self.turns, (
+                        f"Stopped after {self.turns} model turns (max_steps); continue the session with "
+                        "a new prompt, or raise max_steps."))
+                await self._deliver_steering()
+                if self.compactor is not None:
+                    await self.compactor.fit(self.history, self.system)
+                turn = await self._model_turn()
+                if turn.failure is not None:
+                    return LoopOutcome("failed", self.turns, turn.failure.message)
+                if not turn.tool_calls:
+                    self._inbox.extend(self.steering())
+                    if not self._inbox:
+                        return LoopOutcome("completed", self.turns)
+                    continue
+                await self.calls.run(turn.tool_calls)
+        except asyncio.CancelledError:
+            await self.history.answer_unanswered()
+            raise
+
+    async def _deliver_steering(self) -> None:
+        waiting, self._inbox = self._inbox + self.steering(), []
+        for text in waiting:
+            await self.history.add(UserMessage(text))
+            self.emit("steering-delivered", {"text": text})
+
+    async def _model_turn(self) -> AssistantTurn:
+        self.turns += 1
+        current = ModelTurn(self.turns, self.model, self.emit, self.accounting)
+        request = WireRequest(self.model.model, self.history.conversation(self.system), self.tools,
+                              thinking=self.model.thinking, spec=self.model.spec)
+        try:
+            turn = await current.stream(self.stream, request)
+        except asyncio.CancelledError:
+            await self._keep_partial(current, "cancelled")
+            raise
+        if turn.failure is not None:
+            await self._keep_partial(current, "failed")
+            return turn
+        current.finish("completed")
+        await self.history.record_model_call(current.ledger_row(self.history.session_num, self.history.task,
+                                                                "completed"))
+        await self.history.add(turn.to_message())
+        return turn
+
+    async def _keep_partial(self, current: ModelTurn, outcome: str) -> None:
+        """A call that did not complete: account for it and keep the text it produced."""
+        current.finish(outcome)
+        await self.history.record_model_call(current.ledger_row(self.history.session_num, self.history.task,
+                                                                outcome))
+        if current.turn.text:
+            await self.history.add(AssistantMessage(current.turn.text))

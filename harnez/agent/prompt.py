@@ -1,0 +1,155 @@
+"""The system prompt, rebuilt on every run: instructions, environment, tools, project files, skills."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harnez import paths
+
+HARNESS_INSTRUCTION = """\
+You are Harnez, a coding agent working in the user's workspace through tools.
+- Read before you change: use read, list, glob and grep to learn the code, then edit or write.
+- Prefer edit for changes to existing files; copy old_string exactly from a fresh read.
+- Run commands with shell (tests, builds, git); keep them non-interactive.
+- Paths are relative to the workspace. Touching anything outside it needs the user's approval.
+- A denied or failed call comes back as an error result: adapt, do not repeat it blindly.
+- When the task is done, answer briefly: what changed and how it was checked."""
+
+INSTRUCTION_FILES = ("AGENTS.md", "HARNEZ.md")
+FALLBACK_INSTRUCTION_FILES = ("CLAUDE.md",)
+"""Read only when none of INSTRUCTION_FILES exists."""
+FILE_LIMIT = 20_000
+"""Characters of one project instruction file included; the rest is left out with a note."""
+GIT_TIMEOUT = 2.0
+STATUS_LINES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """A folder with a SKILL.md: offered by name and description, read on demand."""
+
+    name: str
+    description: str
+    path: Path
+
+
+async def build_system_prompt(workspace: Path, tools: Sequence[Mapping[str, Any]], *,
+                              env: Mapping[str, str] | None = None,
+                              today: datetime.date | None = None) -> str:
+    """The full system text for one run; nothing of it is stored as history."""
+    sections = [HARNESS_INSTRUCTION, await environment_section(workspace, today), tools_section(tools)]
+    project = project_section(workspace)
+    if project:
+        sections.append(project)
+    skills = skills_section(find_skills(workspace, env))
+    if skills:
+        sections.append(skills)
+    return "\n\n".join(sections)
+
+
+async def environment_section(workspace: Path, today: datetime.date | None = None) -> str:
+    lines = ["# Environment", f"Workspace: {workspace}",
+             f"OS: {platform.system()} {platform.release()}",
+             f"Date: {(today or datetime.date.today()).isoformat()}"]
+    branch = await _git(workspace, "branch", "--show-current")
+    if branch is None:
+        lines.append("Git: not a git repository")
+        return "\n".join(lines)
+    lines.append(f"Git branch: {branch.strip() or '(detached HEAD)'}")
+    status = (await _git(workspace, "status", "--short") or "").splitlines()
+    if not status:
+        lines.append("Git status: clean")
+    else:
+        more = len(status) - STATUS_LINES
+        shown = status[:STATUS_LINES] + ([f"… {more} more"] if more > 0 else [])
+        lines.append("Git status (short):\n" + "\n".join(shown))
+    return "\n".join(lines)
+
+
+async def _git(workspace: Path, *args: str) -> str | None:
+    """Output of a quick git command, or None when git is missing, fails or is too slow."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "git", *args, cwd=workspace, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    except OSError:
+        return None  # no git on this machine: the prompt says "not a git repository"
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None
+    return out.decode("utf-8", "replace") if process.returncode == 0 else None
+
+
+def tools_section(tools: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["# Tools", "You can call these tools:"]
+    lines += [f"- {tool['name']}: {tool['description']}" for tool in tools]
+    return "\n".join(lines)
+
+
+def project_section(workspace: Path) -> str | None:
+    """AGENTS.md and HARNEZ.md of the workspace; CLAUDE.md only when neither exists."""
+    found = [workspace / name for name in INSTRUCTION_FILES if (workspace / name).is_file()]
+    if not found:
+        found = [workspace / name for name in FALLBACK_INSTRUCTION_FILES if (workspace / name).is_file()]
+    if not found:
+        return None
+    parts = ["# Project instructions"]
+    for path in found:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(text) > FILE_LIMIT:
+            text = text[:FILE_LIMIT] + f"\n[… {path.name} goes on; read it with the read tool]"
+        parts.append(f"## {path.name}\n{text.strip()}")
+    return "\n\n".join(parts)
+
+
+def find_skills(workspace: Path, env: Mapping[str, str] | None = None) -> list[Skill]:
+    """Skills of the workspace, then global ones not shadowed by a workspace skill of the same name."""
+    skills: dict[str, Skill] = {}
+    for root in (paths.project_skills_dir(workspace), paths.global_skills_dir(env)):
+        if not root.is_dir():
+            continue
+        for folder in sorted(root.iterdir()):
+            manifest = folder / "SKILL.md"
+            if manifest.is_file():
+                skill = read_skill(manifest)
+                skills.setdefault(skill.name, skill)
+    return list(skills.values())
+
+
+def read_skill(manifest: Path) -> Skill:
+    """Name and description from a SKILL.md's frontmatter (the folder name when unnamed)."""
+    fields = frontmatter(manifest.read_text(encoding="utf-8", errors="replace"))
+    name = fields.get("name") or manifest.parent.name
+    return Skill(name, fields.get("description") or "(no description given)", manifest)
+
+
+def frontmatter(text: str) -> dict[str, str]:
+    """`key: value` lines between a leading `---` and the next `---`."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    fields: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, colon, value = line.partition(":")
+        if colon and key.strip():
+            fields[key.strip()] = value.strip().strip("\"'")
+    return fields
+
+
+def skills_section(skills: list[Skill]) -> str | None:
+    if not skills:
+        return None
+    lines = ["# Skills", "Read a skill's SKILL.md with the read tool when the task calls for it:"]
+    lines += [f"- {skill.name}: {skill.description} ({skill.path})" for skill in skills]
+    return "\n".join(lines)

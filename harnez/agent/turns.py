@@ -1,0 +1,185 @@
+"""One model turn: stream the wire, coalesce deltas into events, fold the turn, and account for it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harnez.store.ledger import ModelCall
+from harnez.wires import (
+    AssistantTurn,
+    Failure,
+    ReasoningDelta,
+    ResolvedModel,
+    Retry,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+    cost_of,
+)
+
+COALESCE_SECONDS = 0.04
+"""Streamed text is emitted at most this often (and at once at the end of a turn or on cancel)."""
+ONCE_PER_TASK = frozenset({"opaque-items-dropped"})
+
+StreamFn = Callable[[WireRequest], AsyncIterator[WireEvent]]
+"""The injected model: one request in, its wire events out (e.g. `RetryingWire.stream`)."""
+
+
+class Emit(Protocol):
+    """The one callback every event of a task leaves through (`TaskRun.emit`)."""
+
+    def __call__(self, kind: str, payload: dict[str, Any] | None = None, *,
+                 search_text: str | None = None) -> object: ...
+
+
+class DeltaBuffer:
+    """Buffers one kind of streamed text and emits it at most every COALESCE_SECONDS."""
+
+    def __init__(self, kind: str, emit: Emit, interval: float = COALESCE_SECONDS) -> None:
+        self.kind, self._emit, self._interval = kind, emit, interval
+        self._parts: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self._parts.append(text)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
+
+    def flush(self) -> None:
+        """Emit what is buffered now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._parts:
+            text, self._parts = "".join(self._parts), []
+            self._emit(self.kind, {"text": text})
+
+    def discard(self) -> None:
+        """Forget what is buffered (a retry invalidated it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._parts = []
+
+
+@dataclass(slots=True)
+class TaskAccounting:
+    """What a task has said once already: the unpriced warning, once-per-task wire warnings."""
+
+    warned: set[str] = field(default_factory=set)
+    last_input_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class ModelTurn:
+    """Streams one model call; `turn` holds what it produced so far, even after a cancel."""
+
+    number: int
+    model: ResolvedModel
+    emit: Emit
+    accounting: TaskAccounting
+    turn: AssistantTurn = field(default_factory=AssistantTurn)
+    started: float = field(default_factory=time.monotonic)
+    first_token: float | None = None
+    _names: dict[str, str] = field(default_factory=dict)
+
+    async def stream(self, stream: StreamFn, request: WireRequest) -> AssistantTurn:
+        """Run the call to its end; on cancel, flush what streamed and re-raise."""
+        text, reasoning = DeltaBuffer("text-delta", self.emit), DeltaBuffer("reasoning-delta", self.emit)
+        self.emit("turn-started", {"turn": self.number})
+        try:
+            async with aclosing(stream(request)) as events:
+                async for event in events:
+                    self._on_event(event, text, reasoning)
+        finally:
+            reasoning.flush()
+            text.flush()
+        return self.turn
+
+    def _on_event(self, event: WireEvent, text: DeltaBuffer, reasoning: DeltaBuffer) -> None:
+        self.turn.apply(event)
+        if isinstance(event, (TextDelta, ReasoningDelta, ToolCallStart)) and self.first_token is None:
+            self.first_token = time.monotonic()
+        if isinstance(event, TextDelta):
+            reasoning.flush()
+            text.add(event.text)
+        elif isinstance(event, ReasoningDelta):
+            text.flush()
+            reasoning.add(event.text)
+        elif isinstance(event, ToolCallStart):
+            text.flush()
+            reasoning.flush()
+            self._names[event.id] = event.name
+        elif isinstance(event, ToolCallDelta):
+            self.emit("tool-arguments-delta", {"call_id": event.id, "tool": self._names.get(event.id),
+                                               "delta": event.arguments})
+        elif isinstance(event, Retry):
+            text.discard()
+            reasoning.discard()
+            self.emit("turn-retried", {"turn": self.number, "attempt": event.attempt,
+                                       "delay": event.delay, "reason": event.reason})
+        elif isinstance(event, WireWarning):
+            self._warn(event)
+
+    def _warn(self, event: WireWarning) -> None:
+        code = event.code
+        if code in ONCE_PER_TASK:
+            if code in self.accounting.warned:
+                return
+            self.accounting.warned.add(code)
+        payload: dict[str, Any] = {"code": code, "message": event.message}
+        if event.raw is not None:
+            payload["raw"] = event.raw
+        self.emit("warning", payload)
+
+    def finish(self, outcome: str) -> None:
+        """Emit usage, cost and turn-completed for a call that ended (completed, failed or cancelled)."""
+        self.account()
+        turn = self.turn
+        stop = turn.stop.reason if turn.stop else ("error" if outcome == "failed" else outcome)
+        self.emit("turn-completed", {"turn": self.number, "stop_reason": stop}, search_text=turn.text or None)
+
+    def account(self) -> None:
+        """Emit the usage and cost of the call, and the unpriced warning once per task."""
+        turn = self.turn
+        if turn.usage is not None:
+            usage = turn.usage
+            self.emit("usage", {**usage.to_json(), "model": turn.model or self.model.model})
+            if usage.input is not None:
+                self.accounting.last_input_tokens = usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
+        self.emit("cost", {"usd": self.cost})
+        if self.model.rate is None and "unpriced-model" not in self.accounting.warned:
+            self.accounting.warned.add("unpriced-model")
+            self.emit("warning", {"code": "unpriced-model", "message": (
+                f"{self.model.provider}/{self.model.model} has no rate in the rate card, so its cost is "
+                "unknown; add it under `rates` in settings.json to see costs.")})
+
+    @property
+    def cost(self) -> float | None:
+        return cost_of(self.turn.usage, self.model.rate) if self.turn.usage else None
+
+    def ledger_row(self, session_num: int, task: int | None, outcome: str) -> ModelCall:
+        """The ModelCall row of this call."""
+        usage, now = self.turn.usage, time.monotonic()
+        failure: Failure | None = self.turn.failure
+        return ModelCall(
+            session_num=session_num, task=task, outcome=outcome,
+            model_requested=f"{self.model.provider}/{self.model.model}", provider=self.model.provider,
+            wire=self.model.endpoint.wire, model_served=self.turn.model,
+            input_tokens=usage.input if usage else None, output_tokens=usage.output if usage else None,
+            cache_read_tokens=usage.cache_read if usage else None,
+            cache_write_tokens=usage.cache_write if usage else None,
+            reasoning_tokens=usage.reasoning if usage else None, cost_usd=self.cost,
+            latency_ms=round((now - self.started) * 1000, 1),
+            first_token_ms=round((self.first_token - self.started) * 1000, 1) if self.first_token else None,
+            attempts=1 + len(self.turn.retries), error=failure.message if failure else None)

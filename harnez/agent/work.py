@@ -1,0 +1,144 @@
+"""AgentWork: what the server runs for a task — model, history, prompt, tools, approvals, the loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from harnez.agent.approvals import Answer, ApprovalDesk, Policy, check_policy, policy_answer
+from harnez.agent.calls import Approver, ToolCalls
+from harnez.agent.compaction import Compactor
+from harnez.agent.context import History
+from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
+from harnez.agent.prompt import build_system_prompt
+from harnez.agent.turns import Emit, StreamFn, TaskAccounting
+from harnez.errors import HarnezError
+from harnez.settings import PermissionSettings, Settings, parse_model_ref
+from harnez.tools import SessionGrants, ToolRegistry, builtin_tools
+from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
+
+MODES = ("ask", "accept-edits", "read-only")
+
+
+class TaskRunLike(Protocol):
+    """What the server hands a task's work (harnez.server.runner.TaskRun), as the agent uses it."""
+
+    server: Any
+    """The server; its `store` and `approvals` (an ApprovalDesk) are used."""
+    session: Any
+    """The session record: `num`, `id`, `workspace`."""
+    task_id: int
+    prompt: str
+    model: str | None
+    options: dict[str, Any]
+    emit: Emit
+
+    def take_steering(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOptions:
+    """The options of one task (from `Server.submit(..., options=...)`)."""
+
+    budget: Budget
+    approve: Policy
+    mode: str | None
+
+    @classmethod
+    def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
+        """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode."""
+        max_steps = options.get("max_steps") or DEFAULT_MAX_STEPS
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise HarnezError(f"max_steps must be a whole number of at least 1, not {max_steps!r}.")
+        timeout = options.get("timeout")
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise HarnezError(f"timeout must be a number of seconds above 0, not {timeout!r}.")
+        mode = options.get("mode")
+        if mode is not None and mode not in MODES:
+            raise HarnezError(f"Unknown permission mode {mode!r}; use one of {', '.join(MODES)}.")
+        approve = check_policy(options.get("approve", default_approve))
+        return cls(Budget(max_steps, float(timeout) if timeout else None), approve, mode)
+
+
+class AgentWork:
+    """The TaskWork of the server: one call runs one task of a session to its end.
+
+    `approve` is the policy when a task's options name none: `ask` waits for
+    `Server.answer_approval`; `deny` and `allow` answer at once (headless runs).
+    """
+
+    def __init__(self, settings: Settings, *, approve: Policy = "ask",
+                 tools: Callable[[], ToolRegistry] | None = None) -> None:
+        self.settings = settings
+        self.approve = check_policy(approve)
+        self._tools = tools
+        self._grants: dict[str, SessionGrants] = {}
+        """"Allow for this session" answers, kept across the tasks of a session."""
+
+    def resolve(self, model: str | None) -> ResolvedModel:
+        """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
+        ref = model or self.settings.model
+        if not ref:
+            raise HarnezError("No model is configured: pass --model <provider>/<model> or set `model` in "
+                              "settings.json.")
+        return resolve_ref(self.settings, parse_model_ref(ref))
+
+    def registry(self) -> tuple[ToolRegistry, list[str]]:
+        """The tools offered, and those withheld because settings deny them outright."""
+        if self._tools is not None:
+            return self._tools(), []
+        denied = {name for name, rule in self.settings.permissions.tools.items() if rule == "deny"}
+        offered = [tool for tool in builtin_tools() if tool.name not in denied]
+        return ToolRegistry(offered), sorted(denied)
+
+    async def __call__(self, run: TaskRunLike) -> LoopOutcome:
+        try:
+            options = TaskOptions.parse(run.options, self.approve)
+            model = self.resolve(run.model)
+        except HarnezError as exc:
+            return LoopOutcome("failed", 0, exc.message)
+        registry, withheld = self.registry()
+        workspace = Path(run.session.workspace)
+        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
+        await history.add(UserMessage(run.prompt))
+        published = registry.publish()
+        system = await build_system_prompt(workspace, published)
+        wire = open_wire(model.endpoint, self.settings.retry)
+        try:
+            run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
+                                 "wire": model.endpoint.wire, "tools": registry.names, "withheld": withheld})
+            specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+            return await self._loop(run, options, model, registry, history, system, specs, wire.stream).run()
+        finally:
+            await wire.aclose()
+
+    def _loop(self, run: TaskRunLike, options: TaskOptions, model: ResolvedModel, registry: ToolRegistry,
+              history: History, system: str, specs: tuple[ToolSpec, ...], stream: StreamFn) -> AgentLoop:
+        accounting = TaskAccounting()
+        overhead = len(json.dumps([spec.schema for spec in specs])) // 4
+        grants = self._grants.setdefault(run.session.id, SessionGrants())
+        calls = ToolCalls(registry, Path(run.session.workspace), self._permissions(options), grants,
+                          approver(options.approve, run.server.approvals, run.session.id), run.emit, history)
+        return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
+                         calls=calls, budget=options.budget, steering=run.take_steering,
+                         compactor=Compactor(model, stream, run.emit, accounting, overhead_tokens=overhead),
+                         accounting=accounting)
+
+    def _permissions(self, options: TaskOptions) -> PermissionSettings:
+        permissions = self.settings.permissions
+        return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
+
+
+def approver(policy: Policy, desk: ApprovalDesk, session_id: str) -> Approver:
+    """Answers by policy, or waits for a person through the desk."""
+
+    async def answer(call_id: str) -> Answer:
+        automatic = policy_answer(policy)
+        if automatic is not None:
+            return automatic
+        return await desk.wait(session_id, call_id)
+
+    return answer

@@ -1,0 +1,84 @@
+"""Compaction on a small window: older tool results elided, then a summary; the store keeps it all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harnez.agent.compaction import ELIDED, SUMMARY_SYSTEM, Compactor, elide, estimate_tokens
+from harnez.agent.context import History
+from harnez.agent.turns import TaskAccounting
+from harnez.settings import parse_model_ref
+from harnez.store import Store
+from harnez.testing.scripted_model import ScriptedModel
+from harnez.wires import AssistantMessage, ToolCall, ToolResult, UserMessage, open_wire, resolve_ref
+from tests.agent.helpers import answer, events, make_settings, run_task, tool_call, tool_outputs
+
+WINDOW = 4000
+
+
+def _reads(count: int, size: int) -> list:
+    items: list = [UserMessage("look at everything")]
+    for n in range(count):
+        items += [AssistantMessage("", "", (ToolCall(f"c{n}", "read", {"path": f"f{n}"}),)),
+                  ToolResult(f"c{n}", f"{n}" * size)]
+    return items
+
+
+def test_elision_keeps_the_newest_results_and_shrinks_the_rest() -> None:
+    items = _reads(5, 1000)
+    elided = elide(items, keep=2)
+    contents = [item.content for item in elided if isinstance(item, ToolResult)]
+    assert contents[:3] == [ELIDED.format(chars=1000)] * 3 and contents[3:] == ["3" * 1000, "4" * 1000]
+    assert estimate_tokens("", elided) < estimate_tokens("", items) - 600
+    assert elide(elided, keep=2) == elided
+
+
+async def test_a_task_on_a_small_window_is_summarised_and_completes(
+        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    (workspace / "big.txt").write_text("line of a big file\n" * 700)
+    scripted_model.add(tool_call("read", "b1", path="big.txt"), answer("SUMMARY: user wants big.txt read; done."),
+                       answer("The file repeats one line."))
+    server = await open_server(make_settings(scripted_model, window=WINDOW))
+    session_id, outcome = await run_task(server, workspace, "what is in big.txt?")
+    assert outcome.stop == "completed"
+    read, summary, final = (r.body for r in scripted_model.requests)
+    assert "tools" in read and "line of a big file" in tool_outputs(summary)["b1"]
+    assert summary["messages"][0]["content"] == SUMMARY_SYSTEM and "tools" not in summary
+    assert "line of a big file" not in str(final) and "SUMMARY: user wants big.txt read" in str(final)
+    (compacted,) = await events(server, session_id, "compacted")
+    assert compacted.payload["summarised"] and compacted.payload["after_tokens"] < compacted.payload["before_tokens"]
+    codes = [e.payload["code"] for e in await events(server, session_id, "warning")]
+    assert "conversation-compacted" in codes
+    text = "".join(e.payload["text"] for e in await events(server, session_id, "text-delta"))
+    assert "SUMMARY" not in text
+    record = await server.get_session(session_id)
+    stored = await server.store.context.items(record.num)
+    assert any("line of a big file" in str(body) for role, _, body in stored if role == "tool")
+    history = await History.load(server.store, record.num, None, "openai-chat")
+    assert history.items[0].text.endswith("SUMMARY: user wants big.txt read; done.")
+    assert len(await server.store.ledger.model_calls(record.num)) == 3
+
+
+async def test_a_failed_summary_warns_and_keeps_the_elided_form(
+        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    settings = make_settings(scripted_model, window=WINDOW)
+    model = resolve_ref(settings, parse_model_ref(settings.model or ""))
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("a" * 32, str(workspace), settings.model)
+    history = History(store, record.num, None, "openai-chat", _reads(6, 7000))
+    seen: list[tuple[str, dict]] = []
+    scripted_model.add({"status": 400})
+    wire = open_wire(model.endpoint, settings.retry)
+    compactor = Compactor(model, wire.stream, lambda kind, payload=None, **_: seen.append((kind, payload)),
+                          TaskAccounting(), keep_results=2)
+    try:
+        await compactor.fit(history, "system")
+    finally:
+        await wire.aclose()
+        await store.close()
+    codes = [payload["code"] for kind, payload in seen if kind == "warning"]
+    assert codes == ["unpriced-model", "summary-failed", "conversation-compacted"]
+    (compacted,) = [payload for kind, payload in seen if kind == "compacted"]
+    assert not compacted["summarised"] and compacted["after_tokens"] < compacted["before_tokens"]
+    results = [item.content for item in history.items if isinstance(item, ToolResult)]
+    assert results[:4] == [ELIDED.format(chars=7000)] * 4 and results[4] == "4" * 7000

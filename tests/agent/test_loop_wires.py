@@ -1,0 +1,74 @@
+"""A task runs end to end on each wire: read, an approved edit, a shell command, a denial, the answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harnez.testing.scripted_model import ScriptedModel
+from tests.agent.helpers import (
+    PROVIDERS,
+    answer,
+    answer_approvals,
+    events,
+    kinds,
+    make_settings,
+    run_task,
+    tool_call,
+    tool_outputs,
+)
+
+
+@pytest.mark.parametrize("wire", sorted(PROVIDERS.values()))
+async def test_a_multi_step_task_reads_edits_runs_and_hears_a_denial(
+        wire: str, scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("colour: old\n")
+    scripted_model.add(
+        tool_call("read", "c1", path="notes.txt"),
+        tool_call("edit", "c2", path="notes.txt", old_string="old", new_string="new"),
+        tool_call("shell", "c3", command="cat notes.txt"),
+        tool_call("write", "c4", path="other.txt", content="nope"),
+        answer("The colour is new now."),
+    )
+    server = await open_server(make_settings(scripted_model, wire))
+    session = server.create_session(workspace)
+    answering = answer_approvals(server, session.id, {
+        "edit": ("allow", None), "shell": ("allow-session", None), "write": ("deny", "keep the tree clean")})
+    _, outcome = await run_task(server, workspace, "make the colour new", session.id)
+
+    assert outcome.stop == "completed" and outcome.turns == 5
+    assert sorted(await answering) == ["c2", "c3", "c4"]
+    assert (workspace / "notes.txt").read_text() == "colour: new\n"
+    assert not (workspace / "other.txt").exists()
+    last = tool_outputs(scripted_model.requests[-1].body)
+    assert "colour: old" in last["c1"] and "Edited notes.txt" in last["c2"]
+    assert "colour: new" in last["c3"] and "[exit code 0" in last["c3"]
+    assert "The user denied this write call: keep the tree clean" in last["c4"]
+    seen = await kinds(server, session.id)
+    assert seen[:3] == ["user-message", "started", "turn-started"] and seen[-1] == "finished"
+    assert seen.count("turn-completed") == 5 and seen.count("tool-completed") == 4
+    (started,) = await events(server, session.id, "started")
+    assert started.payload["wire"] == wire and "shell" in started.payload["tools"]
+    resolved = [e.payload["verdict"] for e in await events(server, session.id, "approval-resolved")]
+    assert resolved == ["allow", "allow-session", "deny"]
+    (required,) = [e for e in await events(server, session.id, "approval-required") if e.payload["tool"] == "edit"]
+    assert "-colour: old" in required.payload["diff"] and "+colour: new" in required.payload["diff"]
+    text = "".join(e.payload["text"] for e in await events(server, session.id, "text-delta"))
+    assert text == "The colour is new now."
+    rows = await server.store.ledger.tool_executions((await server.get_session(session.id)).num)
+    assert [(r["tool"], r["outcome"]) for r in rows] == [
+        ("read", "completed"), ("edit", "completed"), ("shell", "completed"), ("write", "denied")]
+    assert rows[1]["approval"] == "allow (user)" and rows[0]["approval"] == "rule"
+
+
+async def test_the_history_continues_in_the_next_task_of_the_session(
+        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model.add(answer("first answer"), answer("second answer"))
+    server = await open_server(make_settings(scripted_model))
+    session_id, _ = await run_task(server, workspace, "first question")
+    await run_task(server, workspace, "second question", session_id)
+    messages = scripted_model.requests[-1].body["messages"]
+    assert [(m["role"], m.get("content")) for m in messages[1:]] == [
+        ("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
+    assert messages[0]["role"] == "system" and "# Environment" in messages[0]["content"]

@@ -1,0 +1,51 @@
+"""The system prompt: instructions, environment with git, tools, project files, skills."""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+from pathlib import Path
+
+from harnez import paths
+from harnez.agent.prompt import HARNESS_INSTRUCTION, build_system_prompt, find_skills
+from harnez.tools import ToolRegistry
+
+TODAY = datetime.date(2025, 3, 4)
+
+
+def _skill(root: Path, folder: str, text: str) -> None:
+    (root / folder).mkdir(parents=True)
+    (root / folder / "SKILL.md").write_text(text)
+
+
+async def test_the_prompt_names_the_environment_tools_and_project_instructions(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(workspace)], check=True)
+    (workspace / "AGENTS.md").write_text("Use tabs.\n")
+    (workspace / "CLAUDE.md").write_text("Ignored when AGENTS.md exists.\n")
+    (workspace / "new.py").write_text("x = 1\n")
+    prompt = await build_system_prompt(workspace, ToolRegistry().publish(), today=TODAY)
+    assert prompt.startswith(HARNESS_INSTRUCTION)
+    assert f"Workspace: {workspace}" in prompt and "Date: 2025-03-04" in prompt
+    assert "Git branch: trunk" in prompt and "?? AGENTS.md" in prompt
+    assert "- shell: Run a bash command line" in prompt
+    assert "## AGENTS.md\nUse tabs." in prompt and "Ignored when" not in prompt
+
+
+async def test_claude_md_is_a_fallback_and_a_plain_folder_is_no_git_repository(tmp_path: Path) -> None:
+    workspace = tmp_path / "plain"
+    workspace.mkdir()
+    (workspace / "CLAUDE.md").write_text("Fallback rules.\n")
+    prompt = await build_system_prompt(workspace, [], today=TODAY)
+    assert "## CLAUDE.md\nFallback rules." in prompt and "Git: not a git repository" in prompt
+
+
+async def test_skills_are_offered_by_name_and_description(workspace: Path) -> None:
+    _skill(paths.project_skills_dir(workspace), "deploy", "---\nname: deploy\ndescription: Ship it safely\n---\nsteps")
+    _skill(paths.global_skills_dir(), "deploy", "---\nname: deploy\ndescription: global one\n---\n")
+    _skill(paths.global_skills_dir(), "review", "# no frontmatter\n")
+    skills = find_skills(workspace)
+    assert [(s.name, s.description) for s in skills] == [("deploy", "Ship it safely"),
+                                                         ("review", "(no description given)")]
+    prompt = await build_system_prompt(workspace, [], today=TODAY)
+    assert f"- deploy: Ship it safely ({paths.project_skills_dir(workspace) / 'deploy' / 'SKILL.md'})" in prompt
+    assert "global one" not in prompt

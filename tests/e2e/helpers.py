@@ -1,0 +1,45 @@
+"""End-to-end helpers: the real `harnez` executable in a workspace wired to the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harnez.testing.scripted_model import ScriptedModel
+
+SECRET = "sk-test-PLANTED-e2e-0123456789abcdef"
+HARNEZ = Path(sys.executable).with_name("harnez")
+
+
+@dataclass
+class HeadlessWorkspace:
+    """A workspace whose project settings point providers of every wire at the scripted model."""
+
+    path: Path
+    model: ScriptedModel
+    env: dict[str, str]
+
+    @property
+    def database(self) -> Path:
+        return self.path / ".harnez" / "harnez.sqlite"
+
+    def harnez(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run `harnez ARGS` here and wait for it."""
+        return subprocess.run([str(HARNEZ), *args], cwd=self.path, env=self.env, input=input,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        """Start `harnez ARGS` here with pipes."""
+        return subprocess.Popen([str(HARNEZ), *args], cwd=self.path, env=self.env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def json_lines(text: str) -> list[dict]:
+    """Parse JSON Lines, one object per non-empty line (failing loudly on a bad line)."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+

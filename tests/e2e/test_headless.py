@@ -1,0 +1,172 @@
+"""`harnez run`, `harnez chat`, `harnez sessions` and `harnez events` as real processes over loopback."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+from harnez.events import KINDS
+
+from tests.e2e.helpers import SECRET, HeadlessWorkspace, json_lines
+
+DOCS = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
+
+
+def _read_then_answer(path: str, answer: str) -> list[dict]:
+    return [
+        {"reply": [{"text": "Let me look."},
+                   {"tool_call": {"id": "call_1", "name": "read", "arguments": {"path": path}, "chunks": 3}}],
+         "usage": {"input": 50, "output": 10}},
+        {"reply": [{"text": answer}], "usage": {"input": 80, "output": 12}},
+    ]
+
+
+def test_run_json_streams_documented_events_in_order_without_gaps(headless: HeadlessWorkspace) -> None:
+    (headless.path / "notes.txt").write_text("the answer is 42\n")
+    headless.model.add(*_read_then_answer("notes.txt", "The file says 42."))
+    done = headless.harnez("run", "--json", "--input", "what does notes.txt say?")
+    assert done.returncode == 0, done.stderr
+    events = json_lines(done.stdout)
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    assert events[-1]["stop"] == "completed" and events[-1]["turns"] == 2
+    assert events[0]["tools"] and isinstance(events[0]["withheld"], list)
+    for kind in set(kinds):
+        assert kind in KINDS and f"`{kind}`" in DOCS, kind
+    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", k) for k in kinds)
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    assert len({e["session"] for e in events}) == 1
+    completed = [e for e in events if e["kind"] == "tool-completed"]
+    assert completed and "42" in completed[0]["content"]
+    assert "".join(e["text"] for e in events if e["kind"] == "text-delta").endswith("The file says 42.")
+    assert any(e["kind"] == "tool-arguments-delta" for e in events)
+
+
+def test_run_prints_the_answer_and_keeps_no_key_anywhere(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "Hello from the model."}]})
+    done = headless.harnez("run", "--input", "say hello")
+    assert done.returncode == 0, done.stderr
+    assert "Hello from the model." in done.stdout
+    request = headless.model.requests[-1]
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    for file in headless.database.parent.glob("harnez.sqlite*"):
+        assert SECRET.encode() not in file.read_bytes(), file
+
+
+def test_a_broken_stream_is_retried_without_duplicated_text(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": ["one ", "two ", "three ", "four"]}], "cut_after_chunks": 3},
+                       {"reply": [{"text": ["one ", "two ", "three ", "four"]}]})
+    done = headless.harnez("run", "--json", "--input", "count")
+    assert done.returncode == 0, done.stderr
+    events = json_lines(done.stdout)
+    retried = [i for i, e in enumerate(events) if e["kind"] == "turn-retried"]
+    assert len(retried) == 1
+    after_retry = "".join(e["text"] for e in events[retried[0]:] if e["kind"] == "text-delta")
+    assert after_retry == "one two three four"
+    shown = headless.harnez("sessions", "show", events[0]["session"])
+    assert shown.stdout.count("one two three four") == 1
+
+
+def test_resume_latest_sends_the_earlier_conversation(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "First answer."}]}, {"reply": [{"text": "Second answer."}]})
+    first = headless.harnez("run", "--input", "remember the word pelican")
+    assert first.returncode == 0, first.stderr
+    second = headless.harnez("run", "--resume", "latest", "--input", "which word?")
+    assert second.returncode == 0, second.stderr
+    body = str(headless.model.requests[-1].body)
+    assert "remember the word pelican" in body and "First answer." in body and "which word?" in body
+    listed = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert len(listed) == 1
+
+
+def test_no_session_leaves_the_database_untouched(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "kept"}]}, {"reply": [{"text": "not kept"}]})
+    assert headless.harnez("run", "--input", "first").returncode == 0
+    connection = sqlite3.connect(headless.database)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    before = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
+    done = headless.harnez("run", "--no-session", "--input", "second")
+    assert done.returncode == 0, done.stderr and "not kept" in done.stdout
+    after = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
+    assert after == before
+
+
+def test_no_session_in_a_fresh_workspace_creates_no_database(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "ephemeral"}]})
+    done = headless.harnez("run", "--no-session", "--input", "hi")
+    assert done.returncode == 0, done.stderr
+    assert "ephemeral" in done.stdout and not headless.database.exists()
+
+
+def test_chat_over_a_pipe_gives_three_answers_in_one_session(headless: HeadlessWorkspace) -> None:
+    headless.model.add(*({"reply": [{"text": f"Answer {i}."}]} for i in (1, 2, 3)))
+    done = headless.harnez("chat", input="one\ntwo\nthree\n")
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("Answer")] == [
+        "Answer 1.", "Answer 2.", "Answer 3."]
+    listed = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert len(listed) == 1
+    assert len(headless.model.requests) == 3
+    assert "Answer 2." in str(headless.model.requests[2].body)
+
+
+def test_a_failing_provider_mid_run_keeps_the_completed_turns(headless: HeadlessWorkspace) -> None:
+    (headless.path / "a.txt").write_text("alpha\n")
+    headless.model.add({"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": {"path": "a.txt"}}}]},
+                       {"status": 401})
+    done = headless.harnez("run", "--json", "--input", "read a.txt")
+    assert done.returncode == 1
+    events = json_lines(done.stdout)
+    assert events[-1]["kind"] == "finished" and events[-1]["stop"] == "failed"
+    assert "HARNEZ_TEST_KEY" in events[-1]["error"]
+    stored = json_lines(headless.harnez("sessions", "show", events[0]["session"], "--json").stdout)
+    assert [e["kind"] for e in stored if e["kind"] == "tool-completed"] == ["tool-completed"]
+    assert any(e["kind"] == "turn-completed" for e in stored)
+
+
+def test_events_after_a_cursor_returns_exactly_the_later_events(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "some words here"}]})
+    run = json_lines(headless.harnez("run", "--json", "--input", "hi").stdout)
+    session = run[0]["session"]
+    everything = json_lines(headless.harnez("events", "--session", session).stdout)
+    assert [e["seq"] for e in everything] == list(range(1, len(everything) + 1))
+    later = json_lines(headless.harnez("events", "--session", session[:10], "--after", "3").stdout)
+    assert later == everything[3:]
+
+
+def test_ctrl_c_cancels_cleanly_with_exit_130_and_keeps_output(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "partial answer that never ends"}], "hold_after_chunks": 2,
+                        "hold": "never"})
+    proc = headless.popen("run", "--json", "--input", "long job")
+    assert proc.stdout is not None
+    lines = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if '"text-delta"' in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    events = json_lines("".join(lines) + out)
+    assert events[-1]["kind"] == "finished" and events[-1]["stop"] == "cancelled"
+    stored = json_lines(headless.harnez("sessions", "show", events[0]["session"], "--json").stdout)
+    assert any(e["kind"] == "text-delta" for e in stored)
+    headless.model.release("never")
+
+
+def test_unknown_session_and_bad_settings_are_usage_errors(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "x"}]})
+    assert headless.harnez("run", "--input", "x").returncode == 0
+    missing = headless.harnez("run", "--resume", "0123456789", "--input", "x")
+    assert missing.returncode == 2 and "No session id starts with" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    (headless.path / ".harnez" / "settings.json").write_text("{not json")
+    broken = headless.harnez("sessions")
+    assert broken.returncode == 2 and "settings.json" in broken.stderr and "Traceback" not in broken.stderr
