@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harnez.store import Store  # noqa: E402  (after the path set-up)
+from harnez.store.migrate import migrate  # noqa: E402  (after the path set-up)
 
 DATA = REPO / "benchmarks" / ".data"
 VERSION = 1

@@ -70,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        # The reader went away (`harnez run --json | head`): stop quietly, as other tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 def _workspace() -> Path:

@@ -19,6 +19,9 @@ from harnez.events import StoredEvent
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
 
+QUIET_CODES = frozenset({"unpriced-model"})
+"""Warnings the text output leaves to --json: they would repeat on every run of a local model."""
+
 NAMING_GRACE = 10.0
 """Seconds a headless command waits, after its task, for the session's title before exiting."""
 
@@ -87,7 +90,7 @@ class TaskPrinter:
     def __init__(self, out: TextIO, as_json: bool) -> None:
         self.out = out
         self.as_json = as_json
-        self._turn_text: list[str] = []
+        self._printed_in_turn = False
 
     def show(self, event: StoredEvent) -> None:
         """Print one event."""
@@ -98,11 +101,17 @@ class TaskPrinter:
         if event.kind == "text-delta":
             self.out.write(event.payload.get("text", ""))
             self.out.flush()
+            self._printed_in_turn = True
         elif event.kind == "turn-retried":
-            print(f"\n[retrying: {event.payload.get('reason')}; the text above is void]", file=sys.stderr)
-        elif event.kind == "turn-completed":
-            self.out.write("\n")
-        elif event.kind in ("warning", "error"):
+            void = "; the partial answer above is void" if self._printed_in_turn else ""
+            print(f"{chr(10) if self._printed_in_turn else ''}harnez: retrying (attempt {event.payload.get('attempt')}): {event.payload.get('reason')}{void}",
+                  file=sys.stderr)
+            self._printed_in_turn = False
+        elif event.kind in ("turn-completed", "turn-started"):
+            if event.kind == "turn-completed" and self._printed_in_turn:
+                self.out.write("\n")
+            self._printed_in_turn = False
+        elif event.kind == "error" or (event.kind == "warning" and event.payload.get("code") not in QUIET_CODES):
             print(f"harnez: {event.kind}: {event.payload.get('message')}", file=sys.stderr)
         elif event.kind == "approval-required":
             print(f"harnez: {event.payload.get('tool')} needs approval; this run answers "

@@ -98,7 +98,8 @@ class HttpWire:
         except httpx.TimeoutException as exc:
             yield Failure(self._redact(f"the request to {url} timed out ({type(exc).__name__})"), retryable=True)
         except httpx.ConnectError as exc:
-            yield Failure(self._redact(f"cannot connect to {url}: {exc}"), retryable=True)
+            yield Failure(self._redact(f"cannot connect to {url}: {exc}. Is the model server running, and is "
+                                      f"the provider's base_url in settings.json right?"), retryable=True)
         except httpx.TransportError as exc:
             yield Failure(self._redact(f"the connection to {url} broke: {exc or type(exc).__name__}"), retryable=True)
 
