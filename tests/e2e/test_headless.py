@@ -170,3 +170,41 @@ def test_unknown_session_and_bad_settings_are_usage_errors(headless: HeadlessWor
     (headless.path / ".harnez" / "settings.json").write_text("{not json")
     broken = headless.harnez("sessions")
     assert broken.returncode == 2 and "settings.json" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_events_follow_prints_appends_made_by_another_process(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "first"}]}, {"reply": [{"text": "second answer"}]})
+    first = json_lines(headless.harnez("run", "--json", "--input", "one").stdout)
+    session = first[0]["session"]
+    follower = headless.popen("events", "--session", session, "--follow")
+    assert follower.stdout is not None
+    try:
+        seen = []
+        while len(seen) < first[-1]["seq"]:
+            seen.append(json_lines(follower.stdout.readline())[0])
+        assert headless.harnez("run", "--resume", session, "--input", "two").returncode == 0
+        while not (seen[-1]["kind"] == "finished" and seen[-1]["seq"] > first[-1]["seq"]):
+            seen.extend(json_lines(follower.stdout.readline()))
+    finally:
+        follower.terminate()
+        follower.wait(10)
+    assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
+    assert "second answer" in "".join(e.get("text", "") for e in seen if e["kind"] == "text-delta")
+
+
+def test_input_on_stdin_and_a_session_dir(headless: HeadlessWorkspace, tmp_path: Path) -> None:
+    headless.model.add({"reply": [{"text": "from stdin"}]})
+    elsewhere = tmp_path / "sessions"
+    done = headless.harnez("run", "--session-dir", str(elsewhere), input="prompt on stdin\n")
+    assert done.returncode == 0, done.stderr and "from stdin" in done.stdout
+    assert (elsewhere / "harnez.sqlite").exists() and not headless.database.exists()
+    assert "prompt on stdin" in str(headless.model.requests[-1].body)
+
+
+def test_a_step_budget_ends_incomplete_with_exit_3(headless: HeadlessWorkspace) -> None:
+    (headless.path / "a.txt").write_text("a\n")
+    headless.model.add(*({"reply": [{"tool_call": {"id": f"c{i}", "name": "read", "arguments": {"path": "a.txt"}}}]}
+                         for i in range(3)))
+    done = headless.harnez("run", "--json", "--max-steps", "2", "--input", "loop")
+    assert done.returncode == 3, done.stderr
+    assert json_lines(done.stdout)[-1]["stop"] == "incomplete"
