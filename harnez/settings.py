@@ -407,9 +407,11 @@ def _title_source_warning(source: str, origin: str) -> str | None:
         parse_title_source(source)
     except SettingsError as exc:
         allowed = "" if TITLE_SOURCE_FORMS in exc.message else f" Allowed: {TITLE_SOURCE_FORMS}."
+        outcome = ("Sessions keep a cleaned excerpt of their first prompt as title"
+                   if source.strip().startswith("model/") else "Titles use `keywords/yake`")
         return (
             f"Ignored setting in {origin}, key `session.title.source`: {_embedded(exc.message)}.{allowed} "
-            "Titles use `keywords/yake` until this is fixed."
+            f"{outcome} until this is fixed."
         )
     return None
 

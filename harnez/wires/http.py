@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import httpx
 
 from harnez.settings import RetrySettings, WireName
-from harnez.wires.base import Failure, ModelSpec, WireEvent, WireRequest, WireWarning
+from harnez.wires.base import Failure, ModelSpec, Usage, WireEvent, WireRequest, WireWarning
 from harnez.wires.catalogue import UNKNOWN_MODEL, Endpoint, known_spec
 from harnez.wires.sse import SseMalformed, iter_sse
 
@@ -194,3 +194,19 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     if not isinstance(value, dict):
         return {}, "the tool arguments are not a JSON object"
     return value, None
+
+
+def openai_usage(raw: dict[str, Any], prompt: str, completion: str) -> Usage:
+    """OpenAI usage counts cached tokens inside the prompt figure; Harnez counts them apart.
+
+    `prompt`/`completion` name the fields (`prompt_tokens`/`completion_tokens` on Chat Completions,
+    `input_tokens`/`output_tokens` on Responses); their `_details` objects hold the cached and
+    reasoning counts.
+    """
+    given = raw.get(prompt)
+    cached = (raw.get(f"{prompt}_details") or {}).get("cached_tokens")
+    reasoning = (raw.get(f"{completion}_details") or {}).get("reasoning_tokens")
+    if given is not None and cached is not None:
+        given -= cached
+    return Usage(input=given, output=raw.get(completion), cache_read=cached, reasoning=reasoning)
+

@@ -23,7 +23,7 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage
-from harnez.wires.http import RETRYABLE_STATUSES, HttpWire, Translator, parse_arguments
+from harnez.wires.http import RETRYABLE_STATUSES, HttpWire, Translator, openai_usage, parse_arguments
 
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -60,13 +60,8 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:
-    """Chat usage counts cached tokens inside `prompt_tokens`; Harnez counts them apart."""
-    prompt = raw.get("prompt_tokens")
-    cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens")
-    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens")
-    if prompt is not None and cached is not None:
-        prompt -= cached
-    return Usage(input=prompt, output=raw.get("completion_tokens"), cache_read=cached, reasoning=reasoning)
+    """Usage of a Chat Completions call, cached tokens counted apart."""
+    return openai_usage(raw, "prompt_tokens", "completion_tokens")
 
 
 class OpenAIChatWire(HttpWire):

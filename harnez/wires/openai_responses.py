@@ -24,7 +24,7 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
-from harnez.wires.http import HttpWire, Translator, parse_arguments
+from harnez.wires.http import HttpWire, Translator, openai_usage, parse_arguments
 
 WIRE = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
@@ -56,13 +56,8 @@ def responses_input(request: WireRequest) -> list[dict[str, Any]]:
 
 
 def responses_usage(raw: dict[str, Any]) -> Usage:
-    """Responses counts cached tokens inside `input_tokens`; Harnez counts them apart."""
-    prompt = raw.get("input_tokens")
-    cached = (raw.get("input_tokens_details") or {}).get("cached_tokens")
-    reasoning = (raw.get("output_tokens_details") or {}).get("reasoning_tokens")
-    if prompt is not None and cached is not None:
-        prompt -= cached
-    return Usage(input=prompt, output=raw.get("output_tokens"), cache_read=cached, reasoning=reasoning)
+    """Usage of a Responses call, cached tokens counted apart."""
+    return openai_usage(raw, "input_tokens", "output_tokens")
 
 
 class OpenAIResponsesWire(HttpWire):
