@@ -89,10 +89,20 @@ def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --
     return settings
 
 
-async def _open_server(workspace: Path, settings):  # -> Server
+async def _open_server(workspace: Path, settings, *, with_agent: bool = False):  # -> Server
     from harnez.server import Server
 
-    return await Server.open(settings.database_file(workspace, os.environ), settings)
+    database = settings.database_file(workspace, os.environ)
+    if not with_agent:
+        return await Server.open(database, settings)
+    from harnez.agent.work import AgentWork
+    from harnez.titles.model import make_model_titler
+
+    # The TUI cannot answer approvals yet (issue 5): tools that need one are refused, and the model
+    # is told why, instead of waiting for an answer that cannot come.
+    server = await Server.open(database, settings, AgentWork(settings, approve="deny"))
+    server.set_model_titler(make_model_titler(settings, server.session_model))
+    return server
 
 
 async def _dispatch(args: argparse.Namespace) -> int:
@@ -173,8 +183,12 @@ def _headless(args: argparse.Namespace) -> int:
 def _tui(args: argparse.Namespace) -> int:
     workspace = _workspace()
     settings = _settings(workspace)
-    from harnez.tui.app import run_tui
+    if args.model:
+        from harnez.settings import parse_model_ref
 
-    return run_tui(lambda: _open_server(workspace, settings), workspace, settings,
+        settings = settings.model_copy(update={"model": str(parse_model_ref(args.model))})
+    from harnez.tui import run_tui
+
+    return run_tui(lambda: _open_server(workspace, settings, with_agent=True), workspace, settings,
                    resume=args.resume or None, open_picker=args.resume == "",
-                   continue_latest=args.continue_latest, model=args.model)
+                   continue_latest=args.continue_latest)

@@ -57,6 +57,7 @@ class Server:
         self.approvals = ApprovalDesk()
         """Tool calls of running tasks that wait for a person's answer."""
         self.titles = TitlePolicy(self, settings.session.title)
+        self._closed = False
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
         """Choose how `model/...` title sources reach a model."""
@@ -72,11 +73,16 @@ class Server:
         return server
 
     async def close(self) -> None:
-        """Cancel running tasks and naming, commit what is pending, close the database."""
-        for session_id in list(self._running):
-            await self.cancel(session_id)
-        await self.titles.close()
-        await self.store.close()
+        """Cancel running tasks and naming, commit what is pending, close the database (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for session_id in list(self._running):
+                await self.cancel(session_id)
+            await self.titles.close()
+        finally:
+            await self.store.close()
 
     def set_work(self, work: TaskWork | None) -> None:
         """Choose what runs a task (the agent loop)."""

@@ -40,5 +40,7 @@ class Store:
 
     async def close(self) -> None:
         """Commit pending events and close."""
-        await self.events.stop()
-        await self.db.close()
+        try:
+            await self.events.stop()
+        finally:
+            await self.db.close()

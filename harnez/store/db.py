@@ -39,7 +39,14 @@ class Database:
     @staticmethod
     async def _connect(path: Path) -> aiosqlite.Connection:
         try:
-            conn = await aiosqlite.connect(path, isolation_level=None)
+            pending = aiosqlite.connect(path, isolation_level=None)
+            # aiosqlite's worker thread is not a daemon: one connection left open by mistake would
+            # keep the process from exiting after its work is done. Harnez closes its connections;
+            # this makes a missed close cost a WAL checkpoint on the next open, not a hung process.
+            worker = getattr(pending, "_thread", None)
+            if worker is not None:
+                worker.daemon = True
+            conn = await pending
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open the database {path}: {exc}.") from exc
         conn.row_factory = sqlite3.Row
@@ -50,34 +57,30 @@ class Database:
         return conn
 
     async def close(self) -> None:
-        """Checkpoint the WAL and close both connections."""
+        """Checkpoint the WAL and close both connections (their threads would keep the process alive)."""
         try:
             await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
             pass  # another process may hold the database; the WAL is checkpointed by a later open
-        await self._writer.close()
-        await self._reader.close()
+        finally:
+            try:
+                await self._writer.close()
+            finally:
+                await self._reader.close()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN IMMEDIATE … COMMIT on the write connection; a nested call in the same task is a savepoint.
 
-        Other tasks wait for the transaction to end (the lock), so they never write inside it.
+        Other tasks wait for the transaction to end (the lock), so they never write inside it. The
+        statements that open and close a transaction run to completion even when the caller is
+        cancelled (aiosqlite executes them in its thread regardless), so the connection never stays
+        inside a transaction that nobody owns.
         """
         depth = self._depth.get()
         if depth:
-            name = f"sp{depth}"
-            await self._writer.execute(f"SAVEPOINT {name}")
-            token = self._depth.set(depth + 1)
-            try:
+            async with self._savepoint(f"sp{depth}", depth):
                 yield self._writer
-            except BaseException:
-                await self._writer.execute(f"ROLLBACK TO {name}")
-                await self._writer.execute(f"RELEASE {name}")
-                raise
-            finally:
-                self._depth.reset(token)
-            await self._writer.execute(f"RELEASE {name}")
             return
         async with self._lock:
             await self._begin()
@@ -85,15 +88,45 @@ class Database:
             try:
                 yield self._writer
             except BaseException:
-                await self._writer.execute("ROLLBACK")
+                await self._settle("ROLLBACK")
                 raise
             finally:
                 self._depth.reset(token)
-            await self._writer.execute("COMMIT")
+            try:
+                await self._settle("COMMIT")
+            except sqlite3.Error:
+                await self._settle("ROLLBACK")
+                raise
+
+    @asynccontextmanager
+    async def _savepoint(self, name: str, depth: int) -> AsyncIterator[None]:
+        await self._settle(f"SAVEPOINT {name}")
+        token = self._depth.set(depth + 1)
+        try:
+            yield
+        except BaseException:
+            await self._settle(f"ROLLBACK TO {name}")
+            await self._settle(f"RELEASE {name}")
+            raise
+        finally:
+            self._depth.reset(token)
+        await self._settle(f"RELEASE {name}")
+
+    async def _settle(self, sql: str) -> None:
+        """Run a statement to its end; a cancellation meanwhile is re-raised after it completed."""
+        statement = asyncio.ensure_future(self._writer.execute(sql))
+        try:
+            await asyncio.shield(statement)
+        except asyncio.CancelledError:
+            await statement
+            raise
 
     async def _begin(self) -> None:
         try:
-            await self._writer.execute("BEGIN IMMEDIATE")
+            await self._settle("BEGIN IMMEDIATE")
+        except asyncio.CancelledError:
+            await self._settle("ROLLBACK")  # BEGIN did run: leave no transaction behind
+            raise
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StoreBusyError(

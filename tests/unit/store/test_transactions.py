@@ -84,3 +84,25 @@ async def test_cancelling_a_flushing_producer_or_closing_at_once_loses_no_event(
     events = await store.events.read_after(record.num, record.id)
     assert [e.payload["text"] for e in events] == [str(i) for i in range(3500)]
     await store.close()
+
+
+async def test_a_cancellation_while_a_transaction_opens_or_commits_leaves_the_connection_usable(
+        db_path: Path) -> None:
+    db = await Database.open(db_path)
+    async with db.transaction() as conn:
+        await conn.execute("CREATE TABLE t (n INTEGER)")
+
+    async def write(n: int) -> None:
+        async with db.transaction() as conn:
+            await conn.execute("INSERT INTO t VALUES (?)", (n,))
+
+    for n in range(60):
+        task = asyncio.create_task(write(n))
+        for _ in range(n % 6):
+            await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    await write(1000)
+    rows = [r[0] for r in await db.fetchall("SELECT n FROM t")]
+    assert rows[-1] == 1000 and len(rows) == len(set(rows))
+    await db.close()

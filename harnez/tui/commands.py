@@ -1,0 +1,109 @@
+"""Slash commands and keys: their registry, the parser for typed commands, and the palette provider."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from harnez.tui.screens.session import SessionScreen
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A command typed as `/name argument` or chosen in the command palette."""
+
+    name: str
+    usage: str
+    help: str
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("session-name", "/session-name <name>", "Rename this session (saved at once)."),
+    SlashCommand("new", "/new", "Start a new session in this workspace."),
+    SlashCommand("resume", "/resume", "Open the resume picker."),
+    SlashCommand("model", "/model", "Change the model (not available yet)."),
+    SlashCommand("compact", "/compact", "Compact the conversation (not available yet)."),
+    SlashCommand("help", "/help", "List keys and commands."),
+    SlashCommand("quit", "/quit", "Quit Harnez."),
+)
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "Send the prompt (queued while a task runs)."),
+    ("Shift+Enter, Ctrl+J", "Insert a newline."),
+    ("Up / Down", "Walk the prompt history (at the first / last line)."),
+    ("Ctrl+S", "Send the prompt as a steering message into the running task."),
+    ("Esc", "Cancel the running task."),
+    ("Ctrl+C", "Clear the prompt; press again to quit."),
+    ("Shift+Tab", "Cycle the permission mode: ask, accept-edits, read-only."),
+    ("Ctrl+P", "Open the command palette."),
+    ("Ctrl+Q", "Quit."),
+)
+
+PICKER_KEYS: tuple[tuple[str, str], ...] = (
+    ("type", "Search titles, workspaces, ids and conversation text."),
+    ("Up / Down", "Move the selection."),
+    ("Enter", "Open the selected session."),
+    ("Ctrl+T", "Toggle this workspace / all workspaces."),
+    ("Ctrl+R", "Rename the selected session."),
+    ("Ctrl+D", "Delete the selected session (asks first)."),
+    ("Esc", "Close the picker."),
+)
+
+
+class UnknownCommandError(ValueError):
+    """A `/word` that names no command."""
+
+
+def parse_slash(text: str) -> tuple[SlashCommand, str] | None:
+    """The command and its argument when `text` is a slash command, else None."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, argument = stripped[1:].partition(" ")
+    for command in COMMANDS:
+        if command.name == name:
+            return command, argument.strip()
+    known = ", ".join(f"/{c.name}" for c in COMMANDS)
+    raise UnknownCommandError(f"Unknown command /{name}. Commands: {known}.")
+
+
+def help_markdown() -> str:
+    """The /help text: keys, then commands."""
+    lines = ["# Keys", "", "| key | does |", "|---|---|"]
+    lines += [f"| {key} | {does} |" for key, does in KEYS]
+    lines += ["", "# Commands", "", "| command | does |", "|---|---|"]
+    lines += [f"| `{c.usage}` | {c.help} |" for c in COMMANDS]
+    lines += ["", "# Resume picker", "", "| key | does |", "|---|---|"]
+    lines += [f"| {key} | {does} |" for key, does in PICKER_KEYS]
+    return "\n".join(lines)
+
+
+class SlashCommandProvider(Provider):
+    """Offers the slash commands in Textual's command palette."""
+
+    def _session_screen(self) -> SessionScreen | None:
+        from harnez.tui.screens.session import SessionScreen
+
+        return self.screen if isinstance(self.screen, SessionScreen) else None
+
+    async def discover(self) -> Hits:
+        screen = self._session_screen()
+        if screen is None:
+            return
+        for command in COMMANDS:
+            yield DiscoveryHit(command.usage, partial(screen.run_command, command, ""), help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        screen = self._session_screen()
+        if screen is None:
+            return
+        matcher = self.matcher(query)
+        for command in COMMANDS:
+            score = matcher.match(command.usage)
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.usage), partial(screen.run_command, command, ""),
+                          help=command.help)

@@ -1,0 +1,1 @@
+"""The TUI screens: session, resume picker and small dialogs."""

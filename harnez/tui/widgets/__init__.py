@@ -1,0 +1,1 @@
+"""The TUI widgets: transcript blocks, prompt, title bar and status line."""

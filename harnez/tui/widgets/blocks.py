@@ -1,0 +1,262 @@
+"""The blocks a transcript is made of: prompts, answers, reasoning, tool calls, notices, task ends."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+LONG_RESULT_LINES = 12
+"""Tool results longer than this start collapsed."""
+
+STOP_LABELS = {
+    "completed": "✓ Completed",
+    "cancelled": "■ Cancelled",
+    "failed": "✗ Failed",
+    "incomplete": "… Incomplete",
+    "interrupted": "⚡ Interrupted",
+}
+
+
+class UserBlock(Static):
+    """A prompt the person sent (a steering message or a queued prompt is marked as such)."""
+
+    DEFAULT_CSS = """
+    UserBlock {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border-left: thick $primary;
+        background: $boost;
+    }
+    UserBlock.-steering { border-left: thick $warning; }
+    UserBlock.-queued { border-left: thick $foreground 30%; color: $text-muted; }
+    """
+
+    def __init__(self, text: str, mode: str = "prompt", seq: int = 0) -> None:
+        label = {"steering": "steering: ", "queued": "queued: "}.get(mode, "")
+        super().__init__(Content.assemble((label, "italic"), text), classes=f"-{mode}")
+        self.seq = seq
+        self.text = text
+
+
+class AssistantBlock(Vertical):
+    """The assistant's answer, streamed as Markdown without re-rendering the whole message."""
+
+    DEFAULT_CSS = """
+    AssistantBlock { height: auto; margin: 1 0 0 0; padding: 0 1; }
+    AssistantBlock Markdown { margin: 0; padding: 0; background: transparent; }
+    """
+
+    def __init__(self, text: str = "", seq: int = 0) -> None:
+        super().__init__()
+        self.seq = seq
+        self.text = text
+        """The answer so far (what the Markdown shows once streamed)."""
+        self._markdown: Markdown | None = None
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        self._markdown = Markdown()
+        yield self._markdown
+
+    async def start_stream(self) -> None:
+        """Once mounted: show the text so far, and stream what follows.
+
+        Everything goes through the stream: Textual's Markdown loses a trailing heading when a
+        document set by `update` is later extended by `append`.
+        """
+        if self._markdown is None or self._stream is not None:
+            return
+        self._stream = Markdown.get_stream(self._markdown)
+        if self.text:
+            await self._stream.write(self.text)
+
+    async def add_text(self, text: str) -> None:
+        """Append a streamed fragment."""
+        self.text += text
+        if self._stream is not None:
+            await self._stream.write(text)
+
+    async def close_stream(self) -> None:
+        """Flush and stop streaming (the answer is complete)."""
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+
+class ReasoningBlock(Collapsible):
+    """The model's reasoning, collapsed by default."""
+
+    DEFAULT_CSS = """
+    ReasoningBlock { margin: 1 0 0 0; border-top: none; padding: 0; background: transparent; }
+    ReasoningBlock Static { color: $text-muted; text-style: italic; }
+    """
+
+    def __init__(self, text: str = "", seq: int = 0) -> None:
+        self.seq = seq
+        self.text = text
+        self._body = Static(text, markup=False)
+        super().__init__(self._body, title="Reasoning", collapsed=True)
+
+    def add_text(self, text: str) -> None:
+        """Append a streamed fragment."""
+        self.text += text
+        self._body.update(self.text)
+
+
+class DiffView(Static):
+    """A unified diff with added, removed and hunk lines coloured from the theme."""
+
+    COMPONENT_CLASSES = {"diff--added", "diff--removed", "diff--hunk", "diff--file"}
+    DEFAULT_CSS = """
+    DiffView { padding: 0 1; background: $surface; }
+    DiffView > .diff--added { color: $success; }
+    DiffView > .diff--removed { color: $error; }
+    DiffView > .diff--hunk { color: $accent; }
+    DiffView > .diff--file { text-style: bold; }
+    """
+
+    def __init__(self, diff: str) -> None:
+        super().__init__()
+        self.diff = diff
+
+    def render(self) -> Content:
+        lines = [Content.styled(line, self._line_style(line)) for line in self.diff.splitlines()]
+        return Content("\n").join(lines)
+
+    def _line_style(self, line: str) -> Any:
+        if line.startswith(("+++", "---")):
+            name = "diff--file"
+        elif line.startswith("+"):
+            name = "diff--added"
+        elif line.startswith("-"):
+            name = "diff--removed"
+        elif line.startswith("@@"):
+            name = "diff--hunk"
+        else:
+            return ""
+        return self.get_visual_style(name)
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return arguments
+    return json.dumps(arguments, indent=2, ensure_ascii=False)
+
+
+def _summary(arguments: Any) -> str:
+    if isinstance(arguments, dict):
+        for key in ("path", "command", "pattern", "file_path"):
+            if key in arguments:
+                return str(arguments[key])
+    return ""
+
+
+class ToolBlock(Vertical):
+    """One tool call: its name and arguments, its approval state, then its result."""
+
+    DEFAULT_CSS = """
+    ToolBlock { height: auto; margin: 1 0 0 0; border-left: thick $secondary; padding: 0 0 0 1; }
+    ToolBlock.-error { border-left: thick $error; }
+    ToolBlock .tool-title { text-style: bold; }
+    ToolBlock .tool-state { color: $warning; }
+    ToolBlock .tool-error { color: $error; }
+    ToolBlock Collapsible { border-top: none; padding: 0; background: transparent; }
+    """
+
+    def __init__(self, call_id: str, name: str, arguments: Any = None, seq: int = 0) -> None:
+        super().__init__()
+        self.seq = seq
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.partial_arguments = ""
+        self._title = Static(self._title_content(), classes="tool-title")
+        self._arguments = Static(_arguments_text(arguments or {}), markup=False)
+        self._parts: list[Widget] = []
+
+    def _title_content(self) -> Content:
+        summary = _summary(self.arguments)
+        return Content.assemble(("⚙ ", ""), (self.tool_name, "bold"), ("  " + summary if summary else "", "dim"))
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        yield Collapsible(self._arguments, title="Arguments", collapsed=True)
+        yield from self._parts
+
+    def _add(self, widget: Widget) -> None:
+        self._parts.append(widget)
+        if self.is_mounted:
+            self.mount(widget)
+
+    def add_arguments(self, delta: str) -> None:
+        """A streamed fragment of the call's arguments."""
+        self.partial_arguments += delta
+        self._arguments.update(self.partial_arguments)
+
+    def show_state(self, text: str) -> None:
+        """An approval request or answer, shown under the arguments."""
+        self._add(Static(text, classes="tool-state", markup=False))
+
+    def show_result(self, content: Any, details: dict[str, Any] | None, is_error: bool) -> None:
+        """The call's result: a diff when there is one, else the text (collapsed when long)."""
+        details = details or {}
+        self.set_class(is_error, "-error")
+        if details.get("diff"):
+            self._add(DiffView(str(details["diff"])))
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
+        if not text:
+            return
+        body = Static(text, markup=False, classes="tool-error" if is_error else "")
+        long = text.count("\n") >= LONG_RESULT_LINES or bool(details.get("diff"))
+        meta = f" (exit {details['exit_code']})" if "exit_code" in details else ""
+        self._add(Collapsible(body, title=f"Result{meta}", collapsed=long))
+
+
+class NoticeBlock(Static):
+    """A warning, an error, a retry or a compaction, inline in the transcript."""
+
+    DEFAULT_CSS = """
+    NoticeBlock { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
+    NoticeBlock.-warning { color: $warning; }
+    NoticeBlock.-error { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, text: str, level: str = "info", seq: int = 0) -> None:
+        super().__init__(text, markup=False, classes=f"-{level}")
+        self.seq = seq
+
+
+class TaskEndBlock(Static):
+    """How a task ended: completed, cancelled, failed with its reason, incomplete or interrupted."""
+
+    DEFAULT_CSS = """
+    TaskEndBlock { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
+    TaskEndBlock.-completed { color: $success; }
+    TaskEndBlock.-failed, TaskEndBlock.-interrupted { color: $error; }
+    TaskEndBlock.-cancelled, TaskEndBlock.-incomplete { color: $warning; }
+    """
+
+    def __init__(self, stop: str, turns: int | None, error: str | None, seq: int = 0) -> None:
+        label = STOP_LABELS.get(stop, stop)
+        parts = [label]
+        if turns:
+            parts.append(f"{turns} turn{'s' if turns != 1 else ''}")
+        text = " · ".join(parts) + (f": {error}" if error else "")
+        super().__init__(text, markup=False, classes=f"-{stop}")
+        self.seq = seq
+        self.stop = stop
+
+
+def block_seq(widget: Widget) -> int:
+    """The sequence number of the event that started a block (0 when unknown)."""
+    return int(getattr(widget, "seq", 0))

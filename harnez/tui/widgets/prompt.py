@@ -1,0 +1,137 @@
+"""The prompt: a multi-line input that sends on Enter, walks history, queues, steers and cancels."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import TextArea
+
+
+class PromptInput(TextArea):
+    """Where the person types; Enter sends, Shift+Enter or Ctrl+J inserts a newline."""
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: tall $primary 40%;
+        padding: 0 1;
+    }
+    PromptInput:focus { border: tall $primary; }
+    PromptInput.-running { border: tall $warning 60%; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+c", "clear_or_quit", "Clear / quit", show=False, priority=True),
+        Binding("ctrl+s", "steer", "Send as steering", show=False),
+        Binding("escape", "cancel_task", "Cancel task", show=False),
+    ]
+
+    running: reactive[bool] = reactive(False)
+    """Whether a task runs in the session: Enter then queues and Ctrl+S steers."""
+
+    class Submitted(Message):
+        """The person sent a prompt (or a slash command)."""
+
+        def __init__(self, text: str, steer: bool) -> None:
+            super().__init__()
+            self.text = text
+            """What was typed, stripped of surrounding blank lines."""
+            self.steer = steer
+            """Whether it is a steering message for the running task."""
+
+    class CancelRequested(Message):
+        """The person pressed Esc: cancel the running task."""
+
+    class QuitRequested(Message):
+        """The person pressed Ctrl+C on an empty prompt twice."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.prompt_history: list[str] = []
+        """Earlier prompts of this session, oldest first (set by the screen)."""
+        self._history_index: int | None = None
+        self._draft = ""
+        self._quit_armed = False
+
+    def watch_running(self, running: bool) -> None:
+        self.set_class(running, "-running")
+
+    def remember(self, text: str) -> None:
+        """Add a sent prompt to the history (consecutive duplicates are kept once)."""
+        if text and (not self.prompt_history or self.prompt_history[-1] != text):
+            self.prompt_history.append(text)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key != "ctrl+c":
+            self._quit_armed = False
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self._send(steer=False)
+            return
+        if event.key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        await super()._on_key(event)
+
+    def _send(self, steer: bool) -> None:
+        text = self.text.strip("\n")
+        if not text.strip():
+            return
+        self.remember(text)
+        self._history_index = None
+        self.clear()
+        self.post_message(self.Submitted(text, steer))
+
+    def action_steer(self) -> None:
+        """Send the prompt as a steering message into the running task (a normal prompt otherwise)."""
+        self._send(steer=self.running)
+
+    def action_cancel_task(self) -> None:
+        """Esc: ask the screen to cancel the running task."""
+        self.post_message(self.CancelRequested())
+
+    def action_clear_or_quit(self) -> None:
+        """Ctrl+C clears the prompt; pressed again on an empty prompt, it quits."""
+        if self.text:
+            self.clear()
+            self._quit_armed = True
+            return
+        if self._quit_armed:
+            self.post_message(self.QuitRequested())
+            return
+        self._quit_armed = True
+        self.notify("Press Ctrl+C again to quit.", timeout=2)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if select or self.cursor_location[0] > 0 or not self.prompt_history:
+            super().action_cursor_up(select)
+            return
+        if self._history_index is None:
+            self._draft = self.text
+            self._history_index = len(self.prompt_history)
+        if self._history_index > 0:
+            self._history_index -= 1
+            self._show(self.prompt_history[self._history_index], at_end=False)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        last_row = self.document.line_count - 1
+        if select or self.cursor_location[0] < last_row or self._history_index is None:
+            super().action_cursor_down(select)
+            return
+        self._history_index += 1
+        if self._history_index >= len(self.prompt_history):
+            self._history_index = None
+            self._show(self._draft, at_end=True)
+        else:
+            self._show(self.prompt_history[self._history_index], at_end=True)
+
+    def _show(self, text: str, at_end: bool) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end if at_end else (0, len(self.document.get_line(0))))

@@ -1,0 +1,271 @@
+"""The transcript: a session's events rendered as blocks, streamed live, bounded, older loaded on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+
+from harnez.events import StoredEvent
+from harnez.tui.widgets.blocks import (
+    AssistantBlock,
+    NoticeBlock,
+    ReasoningBlock,
+    TaskEndBlock,
+    ToolBlock,
+    UserBlock,
+    block_seq,
+)
+
+MAX_BLOCKS = 300
+"""Mounted blocks kept while following a live session; older ones are dropped and reloaded on scroll."""
+
+
+@dataclass(slots=True)
+class Change:
+    """Blocks an event added and blocks it discarded."""
+
+    added: list[Widget] = field(default_factory=list)
+    removed: list[Widget] = field(default_factory=list)
+
+
+class BlockBuilder:
+    """Turns events, in order, into blocks; keeps the streaming answer, reasoning and tool calls open."""
+
+    def __init__(self) -> None:
+        self.answer: AssistantBlock | None = None
+        self.reasoning: ReasoningBlock | None = None
+        self.tools: dict[str, ToolBlock] = {}
+        self.turn_blocks: list[Widget] = []
+
+    async def feed(self, event: StoredEvent) -> Change:
+        """The blocks this event adds or removes (text deltas extend the open answer instead)."""
+        handler = getattr(self, "_on_" + event.kind.replace("-", "_"), None)
+        if handler is None:
+            return Change()
+        change: Change = await handler(event)
+        self.turn_blocks.extend(change.added)
+        return change
+
+    async def close(self) -> None:
+        """End the open answer and reasoning (a tool call, a new message or the task's end)."""
+        if self.answer is not None:
+            await self.answer.close_stream()
+        self.answer = None
+        self.reasoning = None
+
+    async def _on_user_message(self, event: StoredEvent) -> Change:
+        await self.close()
+        mode = event.payload.get("mode", "prompt")
+        return Change([UserBlock(event.payload.get("text", ""), mode, event.seq)])
+
+    async def _on_prompt_queued(self, event: StoredEvent) -> Change:
+        return Change([UserBlock(event.payload.get("text", ""), "queued", event.seq)])
+
+    async def _on_turn_started(self, event: StoredEvent) -> Change:
+        await self.close()
+        self.turn_blocks = []
+        return Change()
+
+    async def _on_text_delta(self, event: StoredEvent) -> Change:
+        text = event.payload.get("text", "")
+        if self.answer is None:
+            self.answer = AssistantBlock(text, event.seq)
+            return Change([self.answer])
+        await self.answer.add_text(text)
+        return Change()
+
+    async def _on_reasoning_delta(self, event: StoredEvent) -> Change:
+        text = event.payload.get("text", "")
+        if self.reasoning is None:
+            self.reasoning = ReasoningBlock(text, event.seq)
+            return Change([self.reasoning])
+        self.reasoning.add_text(text)
+        return Change()
+
+    async def _on_tool_requested(self, event: StoredEvent) -> Change:
+        await self.close()
+        payload = event.payload
+        block = ToolBlock(payload.get("call_id", ""), payload.get("name", "tool"), payload.get("arguments"), event.seq)
+        self.tools[block.call_id] = block
+        return Change([block])
+
+    async def _on_tool_arguments_delta(self, event: StoredEvent) -> Change:
+        block = self.tools.get(event.payload.get("call_id", ""))
+        if block is not None and block.arguments is None:
+            block.add_arguments(event.payload.get("delta", ""))
+        return Change()
+
+    def _tool(self, event: StoredEvent, name: str) -> tuple[ToolBlock, Change]:
+        call_id = event.payload.get("call_id", "")
+        block = self.tools.get(call_id)
+        if block is not None:
+            return block, Change()
+        block = ToolBlock(call_id, name, event.payload.get("arguments"), event.seq)
+        self.tools[call_id] = block
+        return block, Change([block])
+
+    async def _on_approval_required(self, event: StoredEvent) -> Change:
+        block, change = self._tool(event, event.payload.get("tool", "tool"))
+        reason = event.payload.get("reason") or ""
+        block.show_state(f"Waiting for approval{': ' + reason if reason else ''}")
+        return change
+
+    async def _on_approval_resolved(self, event: StoredEvent) -> Change:
+        block, change = self._tool(event, "tool")
+        verdict = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
+        reason = event.payload.get("reason") or ""
+        text = verdict.get(event.payload.get("verdict", ""), str(event.payload.get("verdict")))
+        block.show_state(text + (f": {reason}" if reason else ""))
+        return change
+
+    async def _on_tool_completed(self, event: StoredEvent) -> Change:
+        block, change = self._tool(event, event.payload.get("name", "tool"))
+        payload = event.payload
+        block.show_result(payload.get("content"), payload.get("details"), bool(payload.get("is_error")))
+        return change
+
+    async def _on_turn_retried(self, event: StoredEvent) -> Change:
+        discarded = [b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)]
+        await self.close()
+        self.turn_blocks = []
+        payload = event.payload
+        text = (f"↻ Retrying (attempt {payload.get('attempt')}, in {payload.get('delay')} s): "
+                f"{payload.get('reason')}. The partial answer was discarded.")
+        return Change([NoticeBlock(text, "warning", event.seq)], discarded)
+
+    async def _on_compacted(self, event: StoredEvent) -> Change:
+        payload = event.payload
+        text = f"Context compacted: {payload.get('before_tokens')} → {payload.get('after_tokens')} tokens."
+        return Change([NoticeBlock(text, "info", event.seq)])
+
+    async def _on_warning(self, event: StoredEvent) -> Change:
+        text = f"⚠ {event.payload.get('message', '')} [{event.payload.get('code', 'warning')}]"
+        return Change([NoticeBlock(text, "warning", event.seq)])
+
+    async def _on_error(self, event: StoredEvent) -> Change:
+        return Change([NoticeBlock(f"✗ {event.payload.get('message', '')}", "error", event.seq)])
+
+    async def _on_model_changed(self, event: StoredEvent) -> Change:
+        return Change([NoticeBlock(f"Model: {event.payload.get('model')}", "info", event.seq)])
+
+    async def _on_finished(self, event: StoredEvent) -> Change:
+        await self.close()
+        payload = event.payload
+        return Change([TaskEndBlock(payload.get("stop", "completed"), payload.get("turns"),
+                                    payload.get("error"), event.seq)])
+
+
+class Transcript(VerticalScroll, can_focus=True):
+    """The rendered events of one session; only a window of recent blocks is mounted."""
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; padding: 0 1 1 1; scrollbar-size-vertical: 1; }
+    """
+
+    class OlderWanted(Message):
+        """The person scrolled to the top and older events exist."""
+
+        def __init__(self, before: int) -> None:
+            super().__init__()
+            self.before = before
+            """Load events with a sequence number below this."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._builder = BlockBuilder()
+        self.oldest_seq = 0
+        """The first event sequence number rendered (0 before anything is loaded)."""
+        self.has_older = False
+        """Whether events older than `oldest_seq` exist and are not mounted."""
+        self._loading_older = False
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def apply(self, event: StoredEvent) -> None:
+        """Render one live event."""
+        if not self.oldest_seq:
+            self.oldest_seq = event.seq
+        change = await self._builder.feed(event)
+        for widget in change.removed:
+            if widget.is_mounted:
+                await widget.remove()
+        if change.added:
+            await self.mount_all(change.added)
+            for block in change.added:
+                if isinstance(block, AssistantBlock):
+                    await block.start_stream()
+            self._trim()
+
+    async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
+        """Render the newest stored events at once (opening or resuming a session)."""
+        if not events:
+            return
+        self.oldest_seq = events[0].seq
+        self.has_older = has_older
+        blocks = await self._build(self._builder, events)
+        await self.mount_all(blocks)
+        await self._show_answers(blocks, keep_open=self._builder.answer)
+
+    async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
+        """Render older events above the mounted ones, keeping the view where it was."""
+        self._loading_older = False
+        self.has_older = has_older
+        if not events:
+            return
+        self.oldest_seq = events[0].seq
+        blocks = await self._build(BlockBuilder(), events)
+        if not blocks:
+            return
+        height = self.virtual_size.height
+        await self.mount_all(blocks, before=0 if self.children else None)
+        await self._show_answers(blocks, keep_open=None)
+        self.call_after_refresh(self._keep_position, height)
+
+    def _keep_position(self, old_height: int) -> None:
+        self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False)
+
+    @staticmethod
+    async def _show_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
+        for block in blocks:
+            if isinstance(block, AssistantBlock):
+                await block.start_stream()
+                if block is not keep_open:
+                    await block.close_stream()
+
+    @staticmethod
+    async def _build(builder: BlockBuilder, events: Iterable[StoredEvent]) -> list[Widget]:
+        blocks: list[Widget] = []
+        for event in events:
+            change = await builder.feed(event)
+            blocks = [b for b in blocks if b not in change.removed] + change.added
+        return blocks
+
+    def _trim(self) -> None:
+        extra = len(self.children) - MAX_BLOCKS
+        if extra <= 0 or not self.is_anchored:
+            return
+        old = list(self.children[:extra])
+        self.remove_children(old)
+        self.oldest_seq = block_seq(self.children[extra]) or self.oldest_seq
+        self.has_older = True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value or (new_value <= 0 and self.max_scroll_y == 0):
+            self.want_older()
+
+    def want_older(self) -> None:
+        """Ask for the events before the oldest rendered one, once at a time."""
+        if self.has_older and not self._loading_older and self.oldest_seq > 1:
+            self._loading_older = True
+            self.post_message(self.OlderWanted(self.oldest_seq))
+
+    @property
+    def blocks(self) -> list[Widget]:
+        """The mounted blocks, oldest first."""
+        return list(self.children)

@@ -1,0 +1,102 @@
+"""TUI test helpers: scripted task work, seeding sessions, waiting for the app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from harnez.errors import HarnezError
+from harnez.events import Event
+from harnez.server.runner import TaskOutcome, TaskRun
+from harnez.server.server import Server
+
+ANSWER_MARKDOWN = ["# Plan\n\n", "I will **edit** `main.py`:\n\n", "- add a greeting\n", "- keep the rest\n"]
+DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hello')\n x = 1\n"
+
+
+async def answer_work(run: TaskRun) -> TaskOutcome:
+    """A model turn that streams Markdown, edits a file through a tool, then answers again."""
+    run.emit("started", {"model": "scripted/demo", "wire": "openai-chat", "tools": ["edit"], "withheld": []})
+    run.emit("turn-started", {"turn": 1})
+    run.emit("reasoning-delta", {"text": "The user wants a greeting."})
+    for chunk in ANSWER_MARKDOWN:
+        run.emit("text-delta", {"text": chunk})
+        await asyncio.sleep(0)
+    arguments = {"path": "main.py", "old": "print('hi')", "new": "print('hello')"}
+    run.emit("tool-requested", {"call_id": "call-1", "name": "edit", "arguments": arguments})
+    run.emit("tool-completed", {"call_id": "call-1", "name": "edit", "content": "Edited main.py",
+                                "details": {"diff": DIFF}, "is_error": False})
+    run.emit("usage", {"input": 1200, "output": 80, "cache_read": 0, "cache_write": 0, "reasoning": 5,
+                       "model": "scripted/demo"})
+    run.emit("cost", {"usd": 0.25})
+    run.emit("turn-started", {"turn": 2})
+    run.emit("text-delta", {"text": "Done: `main.py` now says **hello**."})
+    await run.emit_now("warning", {"code": "unpriced-model", "message": "A sample warning."})
+    return TaskOutcome("completed", 2)
+
+
+async def failing_work(run: TaskRun) -> TaskOutcome:
+    """A task whose provider refuses the request."""
+    run.emit("turn-started", {"turn": 1})
+    await run.emit_now("error", {"message": "The provider answered 401: check OPENAI_API_KEY."})
+    raise HarnezError("The provider rejected the credentials (401).")
+
+
+async def retry_work(run: TaskRun) -> TaskOutcome:
+    """A turn that streams, is retried, then streams the final answer."""
+    run.emit("turn-started", {"turn": 1})
+    run.emit("text-delta", {"text": "partial answer that will vanish"})
+    run.emit("turn-retried", {"attempt": 2, "delay": 0.5, "reason": "overloaded"})
+    run.emit("turn-started", {"turn": 1})
+    await run.emit_now("text-delta", {"text": "final answer"})
+    return TaskOutcome("completed", 1)
+
+
+class GatedWork:
+    """Work that runs until the test opens its gate (or cancels it); records steering it receives."""
+
+    def __init__(self) -> None:
+        self.gate: asyncio.Event | None = None
+        self.steering: list[str] = []
+        self.started = 0
+
+    async def __call__(self, run: TaskRun) -> TaskOutcome:
+        self.started += 1
+        if self.gate is None:
+            self.gate = asyncio.Event()
+        await run.emit_now("text-delta", {"text": f"working on: {run.prompt}"})
+        await self.gate.wait()
+        self.steering += run.take_steering()
+        self.gate = None
+        await run.emit_now("text-delta", {"text": " — done"})
+        return TaskOutcome("completed", 1)
+
+    def release(self) -> None:
+        """Let the running task finish."""
+        if self.gate is not None:
+            self.gate.set()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], Any], what: str = "condition", tries: int = 400) -> None:
+    """Let the app run until `condition()` holds; fail after `tries` short pauses (not a timing assertion)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"Never happened: {what}")
+
+
+async def seed_session(server: Server, workspace: Path, prompt: str, answer: str = "An answer.",
+                       title: str | None = None) -> str:
+    """A stored session with one exchange, written through the server as a finished task would."""
+    draft = server.create_session(workspace, model="scripted/demo")
+    await server.append(draft.id, Event("user-message", {"text": prompt, "mode": "prompt"}, search_text=prompt))
+    await server.append(draft.id, Event("text-delta", {"text": answer}, search_text=answer))
+    await server.append(draft.id, Event("finished", {"stop": "completed", "turns": 1, "error": None}))
+    if title:
+        await server.rename(draft.id, title)
+    return draft.id

@@ -1,0 +1,109 @@
+"""The resume picker over a real store: listing, full-text search, scope, paging, rename, delete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, OptionList
+
+from harnez.events import Event
+from harnez.server.server import Server
+from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
+from harnez.tui.screens.picker import PAGE_SIZE, PickerScreen
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.transcript import Transcript
+from tests.tui.helpers import seed_session, wait_for
+
+
+async def seed(db_path: Path, workspace: Path, count: int = 3) -> list[str]:
+    server = await Server.open(db_path)
+    try:
+        ids = [await seed_session(server, workspace, "the zebra migration plan" if i == 0 else f"routine chat {i}")
+               for i in range(count)]
+        await seed_session(server, workspace.parent / "elsewhere", "a chat in another project")
+    finally:
+        await server.close()
+    return ids
+
+
+def picker(app) -> PickerScreen:
+    assert isinstance(app.screen, PickerScreen)
+    return app.screen
+
+
+async def test_search_finds_an_old_session_by_its_conversation_text(make_app, db_path, workspace) -> None:
+    ids = await seed(db_path, workspace, count=PAGE_SIZE + 5)
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and picker(app).records, "first page")
+        assert len(picker(app).records) == PAGE_SIZE and ids[0] not in picker(app).records
+        app.screen.query_one(Input).value = "zebra"
+        await wait_for(pilot, lambda: list(picker(app).records) == [ids[0]], "search result")
+        assert "[zebra]" in picker(app).snippets[ids[0]]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == ids[0])
+        await wait_for(pilot, lambda: app.screen.query_one(Transcript).blocks, "replayed")
+
+
+async def test_more_rows_load_near_the_end_and_scope_toggles(make_app, db_path, workspace) -> None:
+    await seed(db_path, workspace, count=PAGE_SIZE + 5)
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and picker(app).records)
+        options = app.screen.query_one(OptionList)
+        options.highlighted = PAGE_SIZE - 1
+        await wait_for(pilot, lambda: len(picker(app).records) == PAGE_SIZE + 5, "second page")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: len(picker(app).records) == PAGE_SIZE, "first page of all workspaces")
+        assert any(r.workspace.endswith("elsewhere") for r in picker(app).records.values())
+
+
+async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -> None:
+    ids = await seed(db_path, workspace, count=2)
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and len(picker(app).records) == 2)
+        newest = picker(app).selected_id
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RenameDialog))
+        app.screen.query_one(Input).value = "Zebra planning"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen)
+                       and picker(app).records[newest].title == "Zebra planning", "renamed row")
+        assert (await app.server.get_session(newest)).title_source == "user"
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen))
+        assert newest in picker(app).records
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: newest not in picker(app).records, "row removed")
+        remaining = (await app.server.list_sessions(workspace=workspace)).sessions
+        assert [r.id for r in remaining] == [i for i in ids if i != newest]
+
+
+async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(make_app, db_path, workspace) -> None:
+    server = await Server.open(db_path)
+    try:
+        draft = server.create_session(workspace)
+        record = await server.persist(draft.id)
+        events = []
+        for i in range(2500):
+            events.append(Event("user-message", {"text": f"question {i}", "mode": "prompt"}))
+            events.append(Event("text-delta", {"text": f"answer {i}"}))
+        await server.store.events.append_many(record.num, record.id, events)
+    finally:
+        await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and app.screen.query_one(Transcript).blocks, "window")
+        transcript = app.screen.query_one(Transcript)
+        assert len(transcript.blocks) == 200 and transcript.has_older
+        assert (transcript.blocks[0].text, transcript.blocks[-1].text) == ("question 2400", "answer 2499")
+        oldest = transcript.oldest_seq
+        transcript.scroll_home(animate=False)
+        await wait_for(pilot, lambda: transcript.oldest_seq < oldest, "older page")
+        assert len(transcript.blocks) == 400
+        assert transcript.blocks[0].text == "question 2300"

@@ -1,0 +1,170 @@
+"""The session screen over a real server: sending, streaming, queueing, cancelling, titles, replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harnez.server.server import Server
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock, UserBlock
+from harnez.tui.widgets.prompt import PromptInput
+from harnez.tui.widgets.status import StatusLine, TitleBar
+from harnez.tui.widgets.transcript import Transcript
+
+from tests.tui.helpers import ANSWER_MARKDOWN, GatedWork, failing_work, retry_work, wait_for
+
+
+def ends(app) -> list[TaskEndBlock]:
+    return list(app.screen.query(TaskEndBlock))
+
+
+async def send(pilot, text: str) -> None:
+    prompt = pilot.app.screen.query_one(PromptInput)
+    prompt.load_text(text)
+    await pilot.press("enter")
+
+
+async def test_an_empty_session_leaves_no_picker_entry(make_app, db_path: Path) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready, "session screen")
+        assert isinstance(app.screen, SessionScreen)
+        assert app.screen.query_one(TitleBar).title == "New session"
+        await pilot.press("ctrl+q")
+    server = await Server.open(db_path)
+    try:
+        assert (await server.list_sessions()).sessions == []
+    finally:
+        await server.close()
+
+
+async def test_a_prompt_streams_a_markdown_answer_with_a_tool_diff(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 50)) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "Say hello")
+        await wait_for(pilot, lambda: ends(app), "task end")
+        screen = app.screen
+        assert [b.text for b in screen.query(UserBlock)] == ["Say hello"]
+        answers = [b.text for b in screen.query(AssistantBlock)]
+        assert answers == ["".join(ANSWER_MARKDOWN),
+                           "Done: `main.py` now says **hello**."]
+        tool = screen.query_one(ToolBlock)
+        assert tool.tool_name == "edit" and "+print('hello')" in tool.query_one(DiffView).diff
+        assert ends(app)[0].stop == "completed"
+        status = screen.query_one(StatusLine)
+        assert (status.tokens_in, status.tokens_out, status.cost) == (1200, 80, "$0.25")
+        assert status.state == "idle"
+
+
+async def test_a_prompt_sent_while_a_task_runs_is_queued_then_runs(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "first")
+        await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "running")
+        await send(pilot, "second")
+        await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
+        assert app.screen.query_one(StatusLine).state == "running · 1 queued"
+        work.release()
+        await wait_for(pilot, lambda: work.started == 2 and work.gate is not None, "second task")
+        work.release()
+        await wait_for(pilot, lambda: len(ends(app)) == 2, "both tasks end")
+        assert [b.text for b in app.screen.query("UserBlock.-prompt")] == ["first", "second"]
+        assert app.screen.query_one(StatusLine).state == "idle"
+
+
+async def test_ctrl_s_sends_a_steering_message_into_the_running_task(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "first")
+        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        app.screen.query_one(PromptInput).load_text("use tabs")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen.query("UserBlock.-steering"), "steering block")
+        work.release()
+        await wait_for(pilot, lambda: ends(app))
+        assert work.steering == ["use tabs"]
+
+
+async def test_escape_cancels_the_running_task(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "long job")
+        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: ends(app), "task end")
+        assert ends(app)[0].stop == "cancelled"
+        assert app.server.running(app.screen.session_id) is None
+
+
+async def test_a_failed_task_shows_the_error_and_the_reason(make_app) -> None:
+    app = make_app(failing_work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "try")
+        await wait_for(pilot, lambda: ends(app))
+        end = ends(app)[0]
+        assert end.stop == "failed" and "401" in str(end.render())
+        assert "OPENAI_API_KEY" in str(app.screen.query_one("NoticeBlock.-error").render())
+
+
+async def test_a_retried_turn_discards_its_partial_answer(make_app) -> None:
+    app = make_app(retry_work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "go")
+        await wait_for(pilot, lambda: ends(app))
+        assert [b.text for b in app.screen.query(AssistantBlock)] == ["final answer"]
+        assert "Retrying" in str(app.screen.query_one("NoticeBlock.-warning").render())
+
+
+async def test_session_name_renames_the_header_and_the_store(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "hello")
+        await wait_for(pilot, lambda: ends(app))
+        await send(pilot, "/session-name  Greeting   work ")
+        assert app.screen.query_one(TitleBar).title == "Greeting work"
+        assert app.screen.query_one(StatusLine).title == "Greeting work"
+        record = await app.server.get_session(app.screen.session_id)
+        assert (record.title, record.title_source) == ("Greeting work", "user")
+
+
+async def test_a_title_changed_elsewhere_updates_the_header_live(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "hello")
+        await wait_for(pilot, lambda: ends(app))
+        assert await app.server.set_automatic_title(app.screen.session_id, "Friendly greeting", "keywords/yake")
+        await wait_for(pilot, lambda: app.screen.query_one(TitleBar).title == "Friendly greeting", "live title")
+
+
+async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "Say hello")
+        await wait_for(pilot, lambda: ends(app))
+        session_id = app.screen.session_id
+        first = [type(b).__name__ for b in app.screen.query_one(Transcript).blocks]
+        await pilot.press("ctrl+q")
+    again = make_app(resume=session_id[:8])
+    async with again.run_test() as pilot:
+        await wait_for(pilot, lambda: again.ready and again.screen.query(TaskEndBlock))
+        assert [type(b).__name__ for b in again.screen.query_one(Transcript).blocks] == first
+        assert again.screen.query_one(StatusLine).tokens_in == 1200
+
+
+async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:
+    app = make_app(resume="abcdef")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.return_code is not None, "exit")
+    assert app.return_code == 2

@@ -1,0 +1,103 @@
+"""The prompt's keys, slash commands and the permission mode, in a running app."""
+
+from __future__ import annotations
+
+from harnez.tui.screens.dialogs import HelpScreen
+from harnez.tui.screens.picker import PickerScreen
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import TaskEndBlock
+from harnez.tui.widgets.prompt import PromptInput
+from harnez.tui.widgets.status import StatusLine
+from tests.tui.helpers import wait_for
+
+
+async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await pilot.press("a", "ctrl+j", "b")
+        prompt = app.screen.query_one(PromptInput)
+        assert prompt.text == "a\nb"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
+        assert prompt.text == ""
+        events = await app.server.events_after(app.screen.session_id)
+        assert events[0].kind == "user-message" and events[0].payload["text"] == "a\nb"
+
+
+async def test_up_and_down_walk_the_prompt_history(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        for text in ("first", "second"):
+            app.screen.query_one(PromptInput).load_text(text)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: len(app.screen.query(TaskEndBlock)) == (1 if text == "first" else 2))
+        prompt = app.screen.query_one(PromptInput)
+        await pilot.press("d", "r", "a", "f", "t")
+        await pilot.press("up")
+        assert prompt.text == "second"
+        await pilot.press("up")
+        assert prompt.text == "first"
+        await pilot.press("down")
+        assert prompt.text == "second"
+        await pilot.press("down")
+        assert prompt.text == "draft"
+
+
+async def test_ctrl_c_clears_the_prompt_then_quits(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await pilot.press("h", "i", "ctrl+c")
+        assert app.screen.query_one(PromptInput).text == ""
+        assert app.return_code is None
+        await pilot.press("ctrl+c")
+    assert app.return_code == 0
+
+
+async def test_shift_tab_cycles_the_permission_mode_shown_in_the_status_line(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        status = app.screen.query_one(StatusLine)
+        assert (app.permission_mode, status.mode) == ("ask", "ask")
+        await pilot.press("shift+tab")
+        assert (app.permission_mode, status.mode) == ("accept-edits", "accept-edits")
+        await pilot.press("shift+tab", "shift+tab")
+        assert app.permission_mode == "ask"
+
+
+async def test_help_lists_the_commands_and_unknown_commands_are_refused(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        app.screen.query_one(PromptInput).load_text("/nonsense")
+        await pilot.press("enter")
+        assert any("Unknown command /nonsense" in str(n.message) for n in app._notifications)
+        app.screen.query_one(PromptInput).load_text("/help")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
+        events = await app.server.events_after(app.screen.session_id)
+        assert events == []
+
+
+async def test_new_starts_a_fresh_session_and_resume_opens_the_picker(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        app.screen.query_one(PromptInput).load_text("hello")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
+        first = app.screen.session_id
+        app.screen.query_one(PromptInput).load_text("/new")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first)
+        app.screen.query_one(PromptInput).load_text("/resume")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.records, "picker rows")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == first)
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "replayed transcript")
