@@ -98,9 +98,8 @@ async def _open_server(workspace: Path, settings, *, with_agent: bool = False): 
     from harnez.agent.work import AgentWork
     from harnez.titles.model import make_model_titler
 
-    # The TUI cannot answer approvals yet (issue 5): tools that need one are refused, and the model
-    # is told why, instead of waiting for an answer that cannot come.
-    server = await Server.open(database, settings, AgentWork(settings, approve="deny"))
+    # Only the TUI opens the server with the agent here: its approval prompt answers the calls that ask.
+    server = await Server.open(database, settings, AgentWork(settings, approve="ask"))
     server.set_model_titler(make_model_titler(settings, server.session_model))
     return server
 

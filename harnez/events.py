@@ -43,6 +43,7 @@ WARNING_CODES: dict[str, str] = {
     "unpublished-tool": "The model called a tool that was not offered; nothing ran.",
     "conversation-compacted": "The conversation was compacted to fit the model's window.",
     "summary-failed": "Compaction could not summarise; the elided form is kept.",
+    "nothing-to-compact": "`/compact` found nothing to shorten; the conversation is unchanged.",
     "unpriced-model": "The model has no rate in the rate card; its cost is unknown.",
     "unknown-stream-event": "The provider sent a stream item Harnez does not know; it is kept in the event.",
     "malformed-sse-line": "The provider sent a line that is not valid SSE; it was skipped.",

@@ -39,6 +39,8 @@ def _line(kind: str, p: dict) -> str | None:
         return f"> {p.get('text', '')}{mode}\n\n"
     if kind == "prompt-queued":
         return f"> {p.get('text', '')} (queued)\n\n"
+    if kind == "shell-line":
+        return _shell_line(p)
     if kind == "tool-requested":
         return f"[tool] {p.get('name')} {p.get('arguments')}\n"
     if kind == "tool-completed":
@@ -52,3 +54,16 @@ def _line(kind: str, p: dict) -> str | None:
     if kind == "title-changed":
         return f"[title] {p.get('title')}\n\n"
     return None
+
+
+def _shell_line(p: dict) -> str:
+    """`$ command`, the output, and how it ended when not plainly (a failure, a timeout, a cancel)."""
+    end = ""
+    if p.get("timed_out"):
+        end = "[timed out]\n"
+    elif p.get("cancelled"):
+        end = "[cancelled]\n"
+    elif p.get("exit_code") not in (0, None):
+        end = f"[exit code {p['exit_code']}]\n"
+    output = str(p.get("output") or "").rstrip("\n")
+    return f"$ {p.get('command', '')}\n" + (output + "\n" if output else "") + end + "\n"

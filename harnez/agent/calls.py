@@ -57,7 +57,7 @@ class ToolCalls:
         """Answer every call; each result is emitted, recorded and added to the history."""
         batch: list[PreparedCall] = []
         for call in calls:
-            self.emit("tool-requested", {"call_id": call.id, "tool": call.name, "arguments": call.arguments})
+            self.emit("tool-requested", {"call_id": call.id, "name": call.name, "arguments": call.arguments})
             prepared = await self._prepare(call)
             if prepared.concurrent:
                 batch.append(prepared)
@@ -133,7 +133,7 @@ class ToolCalls:
         outcome = prepared.outcome
         if outcome == "completed" and result.is_error:
             outcome = "error"
-        self.emit("tool-completed", {"call_id": call.id, "tool": call.name, "content": result.content,
+        self.emit("tool-completed", {"call_id": call.id, "name": call.name, "content": result.content,
                                      "details": result.details, "is_error": result.is_error,
                                      "cancelled": result.cancelled})
         await self.history.record_tool(ToolExecution(

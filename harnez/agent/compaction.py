@@ -101,8 +101,32 @@ class Compactor:
             f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
             f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")})
 
-    async def _summarise(self, history: History, items: list[Item]) -> list[Item] | None:
-        cut = summary_cut(items, int(self.model.spec.context_window * TAIL_SHARE))
+    async def compact_now(self, history: History, system: str) -> None:
+        """Compact on request (`/compact`): summarise all but the newest quarter of the conversation.
+
+        When the summary cannot be written the old tool results are elided instead; when there is
+        nothing to shorten, a `nothing-to-compact` warning says so.
+        """
+        before = self.estimate(system, history.items)
+        items, summarised = elide(history.items, self.keep_results), False
+        summary = await self._summarise(history, items, tail_tokens=estimate_tokens("", items) // 4)
+        if summary is not None:
+            items, summarised = summary, True
+        if items == history.items:
+            self.emit("warning", {"code": "nothing-to-compact", "message": (
+                "There is nothing to compact yet: the conversation is too short to summarise.")})
+            return
+        after = estimate_tokens(system, items)
+        await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised,
+                                      "requested": True})
+        self.accounting.last_input_tokens = None
+        self.emit("compacted", {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+
+    async def _summarise(self, history: History, items: list[Item], tail_tokens: int | None = None
+                         ) -> list[Item] | None:
+        if tail_tokens is None:
+            tail_tokens = int(self.model.spec.context_window * TAIL_SHARE)
+        cut = summary_cut(items, tail_tokens)
         if cut == 0:
             return None
         request = WireRequest(self.model.model, Conversation(SUMMARY_SYSTEM, (*items[:cut], UserMessage(
@@ -127,6 +151,6 @@ class Compactor:
 
 def _after_summary(tail: Sequence[Item]) -> list[Item]:
     """The tail, opened by an assistant acknowledgement when it starts with a user message."""
-    if tail and isinstance(tail[0], UserMessage):
+    if not tail or isinstance(tail[0], UserMessage):
         return [AssistantMessage("Understood; continuing from the summary."), *tail]
     return list(tail)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harnez.agent.approvals import Answer, ApprovalDesk, Policy, check_policy, policy_answer
+from harnez.agent.attachments import expand_attachments
 from harnez.agent.calls import Approver, ToolCalls
 from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
@@ -46,6 +48,8 @@ class TaskOptions:
     budget: Budget
     approve: Policy
     mode: str | None
+    compact: bool = False
+    """Compact the conversation now instead of running a model turn (`/compact`)."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
@@ -60,7 +64,8 @@ class TaskOptions:
         if mode is not None and mode not in MODES:
             raise HarnezError(f"Unknown permission mode {mode!r}; use one of {', '.join(MODES)}.")
         approve = check_policy(options.get("approve", default_approve))
-        return cls(Budget(max_steps, float(timeout) if timeout else None), approve, mode)
+        return cls(Budget(max_steps, float(timeout) if timeout else None), approve, mode,
+                   bool(options.get("compact")))
 
 
 class AgentWork:
@@ -82,8 +87,8 @@ class AgentWork:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
         ref = model or self.settings.model
         if not ref:
-            raise HarnezError("No model is configured: pass --model <provider>/<model> or set `model` in "
-                              "settings.json.")
+            raise HarnezError("No model is configured: choose one with /model in the app, pass --model "
+                              "<provider>/<model>, or set `model` in settings.json.")
         return resolve_ref(self.settings, parse_model_ref(ref))
 
     def registry(self) -> tuple[ToolRegistry, list[str]]:
@@ -103,15 +108,36 @@ class AgentWork:
         registry, withheld = self.registry()
         workspace = Path(run.session.workspace)
         history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
-        await history.add(UserMessage(run.prompt))
+        if options.compact:
+            return await self._compact(run, model, history, registry)
+        # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
+        await history.add(UserMessage(await asyncio.to_thread(expand_attachments, run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
         wire = open_wire(model.endpoint, self.settings.retry)
         try:
             run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
-                                 "wire": model.endpoint.wire, "tools": registry.names, "withheld": withheld})
+                                 "wire": model.endpoint.wire, "tools": registry.names, "withheld": withheld,
+                                 "context_window": model.spec.context_window})
             specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
             return await self._loop(run, options, model, registry, history, system, specs, wire.stream).run()
+        finally:
+            await wire.aclose()
+
+    async def _compact(self, run: TaskRunLike, model: ResolvedModel, history: History,
+                       registry: ToolRegistry) -> LoopOutcome:
+        """`/compact`: summarise the older conversation now, whatever its size."""
+        published = registry.publish()
+        system = await build_system_prompt(Path(run.session.workspace), published)
+        wire = open_wire(model.endpoint, self.settings.retry)
+        try:
+            run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
+                                 "wire": model.endpoint.wire, "tools": [], "withheld": [],
+                                 "context_window": model.spec.context_window})
+            overhead = len(json.dumps([tool["parameters"] for tool in published])) // 4
+            compactor = Compactor(model, wire.stream, run.emit, TaskAccounting(), overhead_tokens=overhead)
+            await compactor.compact_now(history, system)
+            return LoopOutcome("completed", 0)
         finally:
             await wire.aclose()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,15 +13,21 @@ from harnez.errors import HarnezError, SessionNotFoundError
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
+from harnez.server.totals import TOTAL_KINDS, SessionTotals
 from harnez.settings import Settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
 from harnez.titles.policy import ModelTitler, TitlePolicy
+from harnez.tools.base import ToolContext
+from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool
+from harnez.wires.catalogue import suggested_models
 
 log = logging.getLogger(__name__)
 
 REPLAY_PAGE = 2000
+COMPACT_COMMAND = "/compact"
+"""The input recorded for a compaction task (its user-message has mode `command`)."""
 
 
 @dataclass(slots=True)
@@ -140,6 +146,18 @@ class Server:
         snippets = {records[h.session_num].id: h.snippet for h in found.hits if h.session_num in records}
         return SessionPage(sessions, found.next_cursor, snippets)
 
+    async def reload_sessions(self, records: Iterable[SessionRecord]) -> dict[str, SessionRecord]:
+        """The current metadata of sessions already listed, by id; deleted ones are absent.
+
+        Lets a picker refresh its rows (titles, status, activity changed by any process).
+        """
+        nums = [record.num for record in records]
+        fresh: dict[str, SessionRecord] = {}
+        for start in range(0, len(nums), 500):
+            found = await self.store.sessions.by_nums(nums[start:start + 500])
+            fresh.update((record.id, record) for record in found.values())
+        return fresh
+
     async def rename(self, session_id: str, title: str) -> None:
         """A person's title: saved at once, never overwritten by automatic naming."""
         title = " ".join(title.split())
@@ -233,6 +251,23 @@ class Server:
         record = await self.get_session(session_id)
         return await self.store.events.read_after(record.num, record.id, after, limit)
 
+    async def events_before(self, session_id: str, before: int, limit: int) -> list[StoredEvent]:
+        """Up to `limit` stored events with seq < before, oldest first (scrolling back)."""
+        if session_id in self._drafts:
+            return []
+        record = await self.get_session(session_id)
+        return await self.store.events.read_before(record.num, record.id, before, limit)
+
+    async def session_totals(self, session_id: str, up_to: int | None = None) -> SessionTotals:
+        """Tokens, cost and context in use over the whole session (events with seq ≤ up_to)."""
+        totals = SessionTotals()
+        if session_id in self._drafts:
+            return totals
+        record = await self.get_session(session_id)
+        for event in await self.store.events.read_kinds(record.num, record.id, TOTAL_KINDS, up_to):
+            totals.add(event.kind, event.payload)
+        return totals
+
     async def subscribe(self, session_id: str, after: int = 0,
                         poll: float | None = None) -> AsyncIterator[StoredEvent]:
         """Stored events after `after`, then live ones: no gap, no duplicate.
@@ -294,6 +329,12 @@ class Server:
         await self.store.events.append_now(record.num, record.id, Event("model-changed", {"model": str(ref)}))
         return await self.get_session(session_id)
 
+    async def model_choices(self, limit: int = 40) -> list[str]:
+        """Models to offer in a picker: the default, recently used ones, then what the catalogue
+        knows for each configured provider. Every entry names a configured provider."""
+        recent = await self.store.sessions.recent_models(10)
+        return suggested_models(self.settings, recent)[:limit]
+
     async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
                      options: dict | None = None) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
@@ -317,12 +358,27 @@ class Server:
         await self.titles.on_prompt(record.id, prompt)
         return task.id
 
+    async def compact(self, session_id: str) -> int:
+        """Compact the conversation now (a task of its own: `/compact`); returns the task id.
+
+        Refused for a session with no conversation yet and while a task runs.
+        """
+        if session_id in self._drafts:
+            raise HarnezError("Nothing to compact yet: this session has no conversation.")
+        record = await self.get_session(session_id)
+        if record.id in self._running:
+            raise HarnezError("A task is running in this session; wait for it to end (or press Esc to cancel "
+                              "it), then compact.")
+        task = await self.store.tasks.create(record.num, COMPACT_COMMAND, record.model)
+        await self._start(record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command")
+        return task.id
+
     async def _start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
-                     options: dict) -> None:
+                     options: dict, mode: str = "prompt") -> None:
         await self.store.tasks.transition(task_id, "running")
         await self.store.sessions.set_fields(record.num, status="running")
         await self.store.events.append_now(record.num, record.id, Event(
-            "user-message", {"text": prompt, "mode": "prompt"}, task=task_id, search_text=prompt))
+            "user-message", {"text": prompt, "mode": mode}, task=task_id, search_text=prompt))
         run = TaskRun(self, record, task_id, prompt, model, options)
         entry = _Running(run)
         self._running[record.id] = entry
@@ -393,3 +449,57 @@ class Server:
         Raises ApprovalError when no call of that id waits in the session.
         """
         self.approvals.answer(session_id, call_id, verdict, reason)
+
+    # shell lines ------------------------------------------------------------------------------
+
+    async def run_shell(self, session_id: str, command: str, *, mode: str | None = None,
+                        timeout: float = DEFAULT_TIMEOUT) -> StoredEvent:
+        """A `!command` the person typed: run in the session's workspace, stored as a `shell-line` event.
+
+        The shell tool runs it (`bash -c`, own process group, timeout, last 32 KiB of output kept).
+        Nothing reaches the model: the agent rebuilds its history from context records only. It may
+        run while a task runs (the person's own command needs no approval), but never in read-only
+        `mode` (the session's, default the settings'), which promises no shell at all.
+        """
+        command = command.strip()
+        if not command:
+            raise HarnezError("Type a command after `!`, for example `!git status`.")
+        if (mode or self.settings.permissions.mode) == "read-only":
+            raise HarnezError("Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
+                              "to switch to ask or accept-edits, then send the line again.")
+        record = await self.persist(session_id)
+        tool, args = ShellTool(), ShellParams(command=command, timeout=timeout)
+        try:
+            result = await tool.run(args, ToolContext(Path(record.workspace)))
+        except asyncio.CancelledError as exc:
+            partial = getattr(exc, "result", None)
+            if partial is not None:
+                event = self._shell_line(command, partial.content, partial.details)
+                await asyncio.shield(self.append(record.id, event))
+            raise
+        return await self.append(record.id, self._shell_line(command, result.content, result.details))
+
+    @staticmethod
+    def _shell_line(command: str, content: str, details: dict) -> Event:
+        """The `shell-line` event of a finished (or cut short) `!command`."""
+        # The tool's content ends with a trailer line for the model ("[exit code 0 after 0.1 s]");
+        # the event keeps the exit code and duration as fields, and the output alone.
+        output = content.rsplit("\n", 1)[0]
+        output = "" if output == "(no output)" and not details.get("dropped_bytes") else output
+        payload = {"command": command, "output": output, "exit_code": details.get("exit_code"),
+                   "duration": details.get("duration"), "timed_out": bool(details.get("timed_out")),
+                   "cancelled": bool(details.get("cancelled"))}
+        return Event("shell-line", payload, search_text=f"{command}\n{output}")
+
+    # settings ---------------------------------------------------------------------------------
+
+    def update_settings(self, settings: Settings) -> None:
+        """Use new settings from now on (after the first-run setup saved a model).
+
+        Tasks already running keep what they resolved; the next task, naming, and the work (when it
+        keeps a `settings` attribute, as AgentWork does) read the new ones.
+        """
+        self.settings = settings
+        self.titles.settings = settings.session.title
+        if hasattr(self._work, "settings"):
+            self._work.settings = settings

@@ -204,6 +204,21 @@ class EventLog:
             "ORDER BY seq DESC LIMIT ?", (session_num, before, limit))
         return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in reversed(rows)]
 
+    async def read_kinds(self, session_num: int, session_id: str, kinds: Sequence[str],
+                         up_to: int | None = None) -> list[StoredEvent]:
+        """A session's events of the given kinds (seq ≤ up_to when given), oldest first.
+
+        Used for session totals (usage, cost): a scan of the session's rows, meant for a worker.
+        """
+        marks = ", ".join("?" for _ in kinds)
+        sql = f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind IN ({marks})"
+        params: tuple = (session_num, *kinds)
+        if up_to is not None:
+            sql += " AND seq <= ?"
+            params += (up_to,)
+        rows = await self._db.fetchall(sql + " ORDER BY seq", params)
+        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
+
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""
         row = await self._db.fetchone("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (session_num,))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,11 +12,16 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.widgets import Static
+from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
 if TYPE_CHECKING:
     from harnez.server.server import Server
     from harnez.settings import Settings
+    from harnez.tui.screens.setup import SetupResult
+    from harnez.wires.discovery import LocalServer
 
+WORKER_STOP_WAIT = 2.0
+"""Seconds to wait at quit for cancelled workers to end before the server closes regardless."""
 PERMISSION_MODES = ("ask", "accept-edits", "read-only")
 """Shift+Tab cycles through these (the agent reads `HarnezApp.permission_mode`)."""
 
@@ -34,7 +41,9 @@ class HarnezApp(App[None]):
     """How tool calls are approved: ask, accept-edits or read-only (cycled with Shift+Tab)."""
 
     def __init__(self, open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
-                 resume: str | None = None, open_picker: bool = False, continue_latest: bool = False) -> None:
+                 resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
+                 probe_ports: Mapping[int, str] | None = None,
+                 local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None) -> None:
         super().__init__()
         self._open_server = open_server
         self.workspace = Path(workspace)
@@ -42,8 +51,11 @@ class HarnezApp(App[None]):
         self.resume = resume
         self.start_with_picker = open_picker
         self.continue_latest = continue_latest or resume == "latest"
+        self.probe_ports = probe_ports
+        """The loopback ports the first-run setup probes (port → provider name); None: the usual ones."""
+        self._local_probe = local_probe
         self._server: Server | None = None
-        self._closed = False
+        self._server_closed = False
         mode = getattr(getattr(settings, "permissions", None), "mode", None)
         if mode in PERMISSION_MODES:
             self.permission_mode = mode
@@ -64,7 +76,36 @@ class HarnezApp(App[None]):
         yield Static("harnez — opening…", id="splash")
 
     def on_mount(self) -> None:
+        self._apply_theme()
         self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
+
+    def _remember_theme(self, theme: str) -> None:
+        """A theme chosen in the command palette is saved to the global settings for the next start."""
+        if self.settings is None or theme == getattr(self.settings, "theme", None):
+            return
+        from harnez.errors import HarnezError
+        from harnez.settings import save_global_settings
+
+        try:
+            save_global_settings({"theme": theme})
+        except (HarnezError, OSError) as exc:
+            self.notify(f"The theme could not be saved: {exc}", severity="warning")
+
+    def _apply_theme(self) -> None:
+        """Use the theme the settings name; an unknown name keeps the default and says which exist."""
+        wanted = getattr(self.settings, "theme", None)
+        if not wanted or wanted == self.theme:
+            return
+        if wanted in self.available_themes:
+            self.theme = wanted
+            return
+        known = ", ".join(sorted(self.available_themes))
+        self.notify(f"Unknown theme {wanted!r} in settings.json; using {self.theme}. Themes: {known}.",
+                    severity="warning", timeout=10)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted:
+            self._remember_theme(theme)
 
     async def _start(self) -> None:
         from harnez.errors import HarnezError, SessionNotFoundError
@@ -85,6 +126,8 @@ class HarnezApp(App[None]):
             await self.open_session(self.resume)
         elif self.start_with_picker:
             self.open_picker(at_start=True)
+        elif self.needs_setup:
+            self.open_setup()
         else:
             await self.open_new_session()
 
@@ -125,6 +168,46 @@ class HarnezApp(App[None]):
 
         self.push_screen(PickerScreen(self.server, self.workspace), chosen)
 
+    # first run --------------------------------------------------------------------------------
+
+    @property
+    def needs_setup(self) -> bool:
+        """Whether a new session would open with no model (the app was given settings that name none)."""
+        return self.settings is not None and self.settings.model is None
+
+    def open_setup(self) -> None:
+        """Show the first-run setup; what it saves is applied, then a new session opens (with or without)."""
+        from harnez.tui.screens.setup import SetupScreen
+        from harnez.wires.discovery import DEFAULT_PORTS, probe_local_servers
+
+        assert self.settings is not None
+        ports = self.probe_ports if self.probe_ports is not None else DEFAULT_PORTS
+        probe = self._local_probe or (lambda: probe_local_servers(ports))
+        self.push_screen(SetupScreen(self.settings, probe, ports), self._after_setup)
+
+    async def _after_setup(self, result: SetupResult | None) -> None:
+        from harnez.errors import HarnezError
+        from harnez.settings import load_settings
+
+        if result is not None:
+            try:
+                self.apply_settings(load_settings(self.workspace))
+            except HarnezError as exc:
+                self.notify(exc.message, severity="error", timeout=15)
+            else:
+                note = f" {result.note}" if result.note else ""
+                self.notify(f"Model {result.model} saved to {result.path}.{note}", timeout=10)
+        await self.open_new_session()
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Use new settings in the app, the server, its work and model naming from now on."""
+        from harnez.titles.model import make_model_titler
+
+        self.settings = settings
+        self.server.update_settings(settings)
+        if self.server.titles.model_titler is not None:
+            self.server.set_model_titler(make_model_titler(settings, self.server.session_model))
+
     # actions ----------------------------------------------------------------------------------
 
     def action_cycle_mode(self) -> None:
@@ -137,13 +220,32 @@ class HarnezApp(App[None]):
         await self.quit_harnez()
 
     async def quit_harnez(self) -> None:
-        """Close the server and exit."""
+        """Stop the screens' workers, close the server and exit."""
+        await self._stop_workers()
         await self._close_server()
         self.exit()
 
+    async def _stop_workers(self) -> None:
+        """Cancel the workers that read from the server (following a session, loading a page) and
+        wait briefly for them, so none of them touches the store after it closed."""
+        try:
+            current = get_current_worker()
+        except NoActiveWorker:
+            current = None
+        others = [w for w in self.workers if w is not current and not w.is_finished]
+        for worker in others:
+            worker.cancel()
+
+        async def ended(worker: Worker) -> None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await worker.wait()
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(ended(w) for w in others)), WORKER_STOP_WAIT)
+
     async def _close_server(self) -> None:
-        if self._server is not None and not self._closed:
-            self._closed = True
+        if self._server is not None and not self._server_closed:
+            self._server_closed = True
             await self._server.close()
 
     async def on_unmount(self) -> None:

@@ -1,4 +1,4 @@
-"""What the TUI asks of the server beyond its public calls: windows of a session's stored events."""
+"""Windows of a session's stored events, as the transcript renders them (newest first, then older)."""
 
 from __future__ import annotations
 
@@ -34,12 +34,6 @@ async def newest_events(server: Server, session_id: str, limit: int = WINDOW_EVE
 
 
 async def events_before(server: Server, session_id: str, before: int, limit: int = WINDOW_EVENTS) -> EventWindow:
-    """Up to `limit` events older than `before`, oldest first.
-
-    Reads through `server.store` until the server offers `events_before(session, before, limit)`.
-    """
-    if server.draft(session_id) is not None:
-        return EventWindow([], False)
-    record = await server.get_session(session_id)
-    events = await server.store.events.read_before(record.num, record.id, before, limit)
+    """Up to `limit` events older than `before`, oldest first."""
+    events = await server.events_before(session_id, before, limit)
     return EventWindow(events, bool(events) and events[0].seq > 1)

@@ -25,18 +25,23 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("session-name", "/session-name <name>", "Rename this session (saved at once)."),
     SlashCommand("new", "/new", "Start a new session in this workspace."),
     SlashCommand("resume", "/resume", "Open the resume picker."),
-    SlashCommand("model", "/model", "Change the model (not available yet)."),
-    SlashCommand("compact", "/compact", "Compact the conversation (not available yet)."),
+    SlashCommand("model", "/model [<provider>/<model>[:<thinking>]]",
+                 "Change this session's model; without an argument, pick from a list."),
+    SlashCommand("compact", "/compact", "Summarise the older conversation now (the full history is kept)."),
     SlashCommand("help", "/help", "List keys and commands."),
     SlashCommand("quit", "/quit", "Quit Harnez."),
 )
 
 KEYS: tuple[tuple[str, str], ...] = (
-    ("Enter", "Send the prompt (queued while a task runs)."),
+    ("Enter", "Send the prompt (queued while a task runs); with the completion menu open, accept."),
     ("Shift+Enter, Ctrl+J", "Insert a newline."),
-    ("Up / Down", "Walk the prompt history (at the first / last line)."),
+    ("Up / Down", "Walk the prompt history (at the first / last line); with the menu open, move in it."),
+    ("/", "At the start of the prompt: complete a slash command."),
+    ("@path", "Complete a workspace file; the model receives the file's contents with the prompt."),
+    ("!command", "Run a shell command in the workspace; shown and saved, not sent to the model."),
+    ("Tab", "Accept the highlighted completion."),
     ("Ctrl+S", "Send the prompt as a steering message into the running task."),
-    ("Esc", "Cancel the running task."),
+    ("Esc", "Close the completion menu; otherwise cancel the running task (or a running `!` command)."),
     ("Ctrl+C", "Clear the prompt; press again to quit."),
     ("Shift+Tab", "Cycle the permission mode: ask, accept-edits, read-only."),
     ("Ctrl+P", "Open the command palette."),
@@ -51,6 +56,15 @@ PICKER_KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+R", "Rename the selected session."),
     ("Ctrl+D", "Delete the selected session (asks first)."),
     ("Esc", "Close the picker."),
+)
+
+APPROVAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("y, Enter", "Allow the tool call once."),
+    ("a", "Allow it for this session (the same command, or the tool inside the workspace)."),
+    ("n", "Deny; type an optional reason for the model, Enter sends (Esc goes back)."),
+    ("Esc", "Deny without a reason; the task goes on (nothing is cancelled)."),
+    ("x", "Stop the task: the call is withdrawn and the task ends cancelled."),
+    ("Up / Down, PgUp / PgDn", "Scroll a long command or diff."),
 )
 
 
@@ -79,6 +93,8 @@ def help_markdown() -> str:
     lines += [f"| `{c.usage}` | {c.help} |" for c in COMMANDS]
     lines += ["", "# Resume picker", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in PICKER_KEYS]
+    lines += ["", "# Approval prompt", "", "| key | does |", "|---|---|"]
+    lines += [f"| {key} | {does} |" for key, does in APPROVAL_KEYS]
     return "\n".join(lines)
 
 

@@ -179,3 +179,28 @@ def resolve_model(settings: Settings, provider: str, model: str, thinking: str =
 def resolve_ref(settings: Settings, ref: ModelRef) -> ResolvedModel:
     """`resolve_model` for a parsed `<provider>/<model>[:<thinking>]`; no level means off."""
     return resolve_model(settings, ref.provider, ref.model, ref.thinking or "off")
+
+
+def _hosted_family(settings: Settings, provider: str) -> tuple[str, ...]:
+    """The catalogue ids a provider is known to serve: OpenAI's on api.openai.com, Anthropic's on its wire."""
+    found = settings.providers[provider]
+    if found.wire == "anthropic-messages":
+        return tuple(k for k in KNOWN_MODELS if k.startswith("claude-"))
+    if "api.openai.com" in found.base_url:
+        return tuple(k for k in KNOWN_MODELS if k.startswith(("gpt-", "o3", "o4")))
+    return ()
+
+
+def suggested_models(settings: Settings, recent: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Model references to offer in a picker, best first, each naming a configured provider:
+    the default model, recently used ones, models described or priced in settings, then the
+    catalogue's models for the hosted providers."""
+    configured = set(settings.providers)
+    candidates = [settings.model or "", *recent, *settings.models, *settings.rates]
+    candidates += [f"{p}/{m}" for p in sorted(configured) for m in _hosted_family(settings, p)]
+    offered: dict[str, None] = {}
+    for text in candidates:
+        provider, slash, model = text.partition("/")
+        if slash and model and provider in configured:
+            offered.setdefault(text, None)
+    return list(offered)

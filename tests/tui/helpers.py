@@ -20,7 +20,8 @@ DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hel
 
 async def answer_work(run: TaskRun) -> TaskOutcome:
     """A model turn that streams Markdown, edits a file through a tool, then answers again."""
-    run.emit("started", {"model": "scripted/demo", "wire": "openai-chat", "tools": ["edit"], "withheld": []})
+    run.emit("started", {"model": "scripted/demo", "wire": "openai-chat", "tools": ["edit"], "withheld": [],
+                        "context_window": 32000})
     run.emit("turn-started", {"turn": 1})
     run.emit("reasoning-delta", {"text": "The user wants a greeting."})
     for chunk in ANSWER_MARKDOWN:
@@ -35,7 +36,7 @@ async def answer_work(run: TaskRun) -> TaskOutcome:
     run.emit("cost", {"usd": 0.25})
     run.emit("turn-started", {"turn": 2})
     run.emit("text-delta", {"text": "Done: `main.py` now says **hello**."})
-    await run.emit_now("warning", {"code": "unpriced-model", "message": "A sample warning."})
+    await run.emit_now("warning", {"code": "unknown-stream-event", "message": "A sample warning."})
     return TaskOutcome("completed", 2)
 
 

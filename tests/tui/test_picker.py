@@ -107,3 +107,25 @@ async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(
         await wait_for(pilot, lambda: transcript.oldest_seq < oldest, "older page")
         assert len(transcript.blocks) == 400
         assert transcript.blocks[0].text == "question 2300"
+
+
+async def test_rows_follow_changes_made_elsewhere(make_app, db_path, workspace) -> None:
+    ids = await seed(db_path, workspace, count=3)
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and len(picker(app).records) == 3, "first page")
+        # Another process (a headless run, another terminal) renames one, deletes one, adds one.
+        other = await Server.open(db_path)
+        try:
+            await other.rename(ids[1], "Renamed in another window")
+            await other.delete_session(ids[2])
+            newcomer = await seed_session(other, workspace, "a session started elsewhere")
+        finally:
+            await other.close()
+        rows = picker(app).records
+        await wait_for(pilot, lambda: newcomer in rows and ids[2] not in rows
+                       and rows[ids[1]].title == "Renamed in another window", "live rows", tries=1500)
+        options = app.screen.query_one(OptionList)
+        assert options.get_option_at_index(0).id == newcomer
+        prompt = str(options.get_option(ids[1]).prompt)
+        assert "Renamed in another window" in prompt

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harnez.events import Event
 from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock, UserBlock
@@ -66,13 +67,13 @@ async def test_a_prompt_sent_while_a_task_runs_is_queued_then_runs(make_app) -> 
         await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "running")
         await send(pilot, "second")
         await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
-        assert app.screen.query_one(StatusLine).state == "running · 1 queued"
+        await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "running · 1 queued", "queued")
         work.release()
         await wait_for(pilot, lambda: work.started == 2 and work.gate is not None, "second task")
         work.release()
         await wait_for(pilot, lambda: len(ends(app)) == 2, "both tasks end")
         assert [b.text for b in app.screen.query("UserBlock.-prompt")] == ["first", "second"]
-        assert app.screen.query_one(StatusLine).state == "idle"
+        await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "idle", "idle")
 
 
 async def test_ctrl_s_sends_a_steering_message_into_the_running_task(make_app) -> None:
@@ -160,7 +161,28 @@ async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None
     async with again.run_test() as pilot:
         await wait_for(pilot, lambda: again.ready and again.screen.query(TaskEndBlock))
         assert [type(b).__name__ for b in again.screen.query_one(Transcript).blocks] == first
-        assert again.screen.query_one(StatusLine).tokens_in == 1200
+        status = again.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.tokens_in == 1200, "session totals")
+        assert (status.tokens_out, status.cost, status.context) == (80, "$0.25", "1.3k/32k (4%)")
+
+
+async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_app, db_path: Path) -> None:
+    server = await Server.open(db_path)
+    draft = server.create_session(db_path.parent, model="scripted/demo")
+    events = [Event("started", {"model": "scripted/demo", "context_window": 100_000})]
+    events += [Event("usage", {"input": 10, "output": 2, "cache_read": 5}), Event("cost", {"usd": 0.5})] * 3
+    events += [Event("text-delta", {"text": f"chunk {n} "}) for n in range(500)]
+    events += [Event("cost", {"usd": None})]
+    for event in events:
+        await server.append(draft.id, event)
+    await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.tokens_in == 30, "totals beyond the window")
+        # One unpriced call: no total is shown (never an invented or partial figure), marked unpriced.
+        assert (status.tokens_out, status.cost, status.unpriced, status.context) == (6, "", True, "17/100k (0%)")
 
 
 async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:
@@ -168,3 +190,22 @@ async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.return_code is not None, "exit")
     assert app.return_code == 2
+
+
+async def test_events_appended_by_another_process_appear_without_reopening(make_app, db_path: Path) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "Say hello")
+        await wait_for(pilot, lambda: ends(app))
+        session_id = app.screen.session_id
+        other = await Server.open(db_path)  # a second server on the same file, as another process would
+        try:
+            await other.rename(session_id, "Named in another terminal")
+            await other.append(session_id, Event("text-delta", {"text": "appended-elsewhere-77"}))
+        finally:
+            await other.close()
+        await wait_for(pilot, lambda: app.screen.query_one(TitleBar).title == "Named in another terminal",
+                       "title from the store", tries=1000)
+        await wait_for(pilot, lambda: any("appended-elsewhere-77" in block.text
+                                          for block in app.screen.query(AssistantBlock)), "text", tries=1000)

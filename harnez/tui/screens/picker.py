@@ -27,6 +27,8 @@ PAGE_SIZE = 50
 SEARCH_DELAY = 0.1
 """Seconds of quiet typing before a search runs."""
 LOAD_MORE_MARGIN = 10
+REFRESH_EVERY = 2.0
+"""Seconds between refreshes of the listed rows (titles, status and new sessions from any process)."""
 """Load the next page when the selection comes this close to the end."""
 _MATCH = re.compile(r"\[([^\]]*)\]")
 
@@ -110,6 +112,7 @@ class PickerScreen(Screen[str | None]):
     def on_mount(self) -> None:
         self.watch(self.query_one(OptionList), "scroll_y", self._scrolled, init=False)
         self.load_page(reset=True)
+        self.set_interval(REFRESH_EVERY, self.refresh_rows)
 
     @property
     def query_text(self) -> str:
@@ -119,8 +122,8 @@ class PickerScreen(Screen[str | None]):
     # loading ----------------------------------------------------------------------------------
 
     @work(group="page", exclusive=True)
-    async def load_page(self, reset: bool) -> None:
-        """Fetch the first page (reset) or the next one, and show it."""
+    async def load_page(self, reset: bool, keep: str | None = None) -> None:
+        """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted)."""
         self._loading = True
         try:
             page = await self.server.list_sessions(
@@ -139,8 +142,32 @@ class PickerScreen(Screen[str | None]):
         self.records.update((r.id, r) for r in fresh)
         options.add_options([Option(session_row(r, page.snippets.get(r.id)), id=r.id) for r in fresh])
         if reset and options.option_count:
-            options.highlighted = 0
+            index = options.get_option_index(keep) if keep in self.records else 0
+            options.highlighted = index
         self._show_empty()
+
+    @work(group="refresh", exclusive=True)
+    async def refresh_rows(self) -> None:
+        """Show changes made since the rows were read: titles, status, activity, deletions, and
+        new sessions at the top of an unfiltered list. Rows further down are updated in place."""
+        if self._loading or not self.is_active:
+            return
+        fresh = await self.server.reload_sessions(self.records.values())
+        options = self.query_one(OptionList)
+        for session_id, record in list(self.records.items()):
+            current = fresh.get(session_id)
+            if current is None:
+                self.records.pop(session_id)
+                options.remove_option(session_id)
+            elif current != record:
+                self.records[session_id] = current
+                options.replace_option_prompt(session_id, session_row(current, self.snippets.get(session_id)))
+        self._show_empty()
+        if self.query_text or self._loading:
+            return
+        newest = await self.server.list_sessions(None, None if self.all_workspaces else self.workspace, None, 5)
+        if any(record.id not in self.records for record in newest.sessions):
+            self.load_page(reset=True, keep=self.selected_id)
 
     def _show_empty(self) -> None:
         empty = self.query_one("#picker-empty", Static)

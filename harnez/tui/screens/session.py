@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -10,11 +11,16 @@ from textual.screen import Screen
 
 from harnez.errors import HarnezError
 from harnez.events import StoredEvent
+from harnez.server.totals import SessionTotals
+from harnez.settings import parse_model_ref
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, SlashCommandProvider, UnknownCommandError, parse_slash
+from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 from harnez.tui.screens.dialogs import HelpScreen, RenameDialog
+from harnez.tui.screens.model_picker import ModelPickerScreen
+from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.prompt import PromptInput
-from harnez.tui.widgets.status import StatusLine, TitleBar, Usage
+from harnez.tui.widgets.status import StatusLine, TitleBar
 from harnez.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -22,6 +28,8 @@ if TYPE_CHECKING:
     from harnez.tui.app import HarnezApp
 
 NEW_SESSION_TITLE = "New session"
+FOLLOW_POLL = 1.0
+"""Seconds between reads of the store for events appended by another process."""
 
 
 class SessionScreen(Screen[None]):
@@ -37,9 +45,13 @@ class SessionScreen(Screen[None]):
         """The session shown (it may still be an unsaved draft)."""
         self.session_title = title or NEW_SESSION_TITLE
         self.model = model
-        self.usage = Usage()
+        self.totals = SessionTotals()
+        """Tokens, cost and context of the whole session (stored totals, then live events)."""
         self.queued = 0
         self.task_running = False
+        self._approvals: list[ApprovalRequest] = []
+        """Calls waiting for an answer behind the prompt shown (one prompt at a time)."""
+        self._approval_screen: ApprovalScreen | None = None
 
     @property
     def harnez(self) -> HarnezApp:
@@ -54,6 +66,7 @@ class SessionScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title-bar")
         yield Transcript(id="transcript")
+        yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
         yield StatusLine(id="status")
 
@@ -66,6 +79,8 @@ class SessionScreen(Screen[None]):
         self.watch(self.harnez, "permission_mode", self._show_mode, init=False)
         self.task_running = self.server.running(self.session_id) is not None
         self._show_state()
+        self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
+        self.find_workspace()
         self.follow_session()
 
     def _show_mode(self, mode: str) -> None:
@@ -81,27 +96,40 @@ class SessionScreen(Screen[None]):
         for event in window.events:
             self._note(event, live=False)
         await transcript.load_batch(window.events, window.has_older)
-        async for event in self.server.subscribe(self.session_id, after=window.last_seq):
+        self.totals = await self.server.session_totals(self.session_id, up_to=window.last_seq)
+        if not self.is_attached:
+            return  # the screen was closed while the totals were read
+        self.query_one(StatusLine).show_totals(self.totals)
+        # Polling follows appends made by other processes too (a headless run, a rename elsewhere).
+        async for event in self.server.subscribe(self.session_id, after=window.last_seq, poll=FOLLOW_POLL):
             await transcript.apply(event)
             self._note(event, live=True)
 
     def _note(self, event: StoredEvent, live: bool) -> None:
         """Update the title, status line and prompt history from an event."""
         kind, payload = event.kind, event.payload
-        if self.usage.add(kind, payload):
-            self.query_one(StatusLine).show_usage(self.usage)
-        elif kind == "title-changed":
+        if live and self.totals.add(kind, payload):
+            self.query_one(StatusLine).show_totals(self.totals)
+        if kind == "title-changed":
             self.set_title(payload.get("title") or NEW_SESSION_TITLE)
+        elif kind == "started" and payload.get("model"):
+            thinking = payload.get("thinking")
+            shown = f"{payload['model']}:{thinking}" if thinking and thinking != "off" else payload["model"]
+            self.query_one(StatusLine).model = shown
         elif kind == "model-changed":
             self.model = payload.get("model")
             self.query_one(StatusLine).model = self.model or ""
         elif kind in ("user-message", "prompt-queued"):
             self.query_one(PromptInput).remember(payload.get("text", ""))
+        elif kind == "shell-line":
+            self.query_one(PromptInput).remember("!" + payload.get("command", ""))
+        elif kind in ("approval-required", "approval-resolved", "finished"):
+            self._note_approval(kind, payload)
         if live:
             self._track_state(kind, payload)
 
     def _track_state(self, kind: str, payload: dict) -> None:
-        if kind == "user-message" and payload.get("mode") == "prompt":
+        if kind == "user-message" and payload.get("mode") in ("prompt", "command"):
             self.task_running = True
             self.queued = max(0, self.queued - 1)
         elif kind == "prompt-queued":
@@ -136,9 +164,60 @@ class SessionScreen(Screen[None]):
         window = await bridge.events_before(self.server, self.session_id, before)
         await self.query_one(Transcript).prepend(window.events, window.has_older)
 
+    # approvals --------------------------------------------------------------------------------
+
+    def _note_approval(self, kind: str, payload: dict) -> None:
+        """Queue a prompt for a call that waits for an answer; close prompts answered elsewhere.
+
+        Stored events count too: a session reopened while one of its calls waits shows the prompt.
+        """
+        call_id = payload.get("call_id", "")
+        if kind == "approval-required":
+            if self._waiting(call_id) and all(r.call_id != call_id for r in self._approvals):
+                self._approvals.append(ApprovalRequest.from_payload(payload))
+                self._next_approval()
+            return
+        if kind == "finished":
+            self._approvals.clear()
+        else:
+            self._approvals = [r for r in self._approvals if r.call_id != call_id]
+        shown = self._approval_screen
+        if shown is not None and (kind == "finished" or shown.request.call_id == call_id):
+            shown.withdraw()
+
+    def _waiting(self, call_id: str) -> bool:
+        return call_id in self.server.approvals.pending(self.session_id)
+
+    def _next_approval(self) -> None:
+        if self._approval_screen is not None:
+            return
+        while self._approvals:
+            request = self._approvals.pop(0)
+            if self._waiting(request.call_id):
+                self._approval_screen = ApprovalScreen(request)
+                self.app.push_screen(self._approval_screen, lambda answer: self._answered(request, answer))
+                return
+
+    def _answered(self, request: ApprovalRequest, answer: ApprovalAnswer | None) -> None:
+        self._approval_screen = None
+        if answer is not None and answer.stop_task:
+            self._approvals.clear()
+            self.notify("Cancelling…", timeout=2)
+            self.cancel_task()
+            return
+        if answer is not None:
+            try:
+                self.server.answer_approval(self.session_id, request.call_id, answer.verdict, answer.reason)
+            except HarnezError as exc:
+                self.notify(str(exc), severity="error")
+        self._next_approval()
+
     # input ------------------------------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        if message.text.startswith("!"):
+            self.run_shell_line(message.text[1:])
+            return
         try:
             command = parse_slash(message.text)
         except UnknownCommandError as exc:
@@ -148,15 +227,39 @@ class SessionScreen(Screen[None]):
             await self.run_command(*command)
             return
         try:
-            await self.server.submit(self.session_id, message.text, steer=message.steer and self.task_running)
+            await self.server.submit(self.session_id, message.text, steer=message.steer and self.task_running,
+                                     options={"mode": self.harnez.permission_mode})
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
 
     async def on_prompt_input_cancel_requested(self, _: PromptInput.CancelRequested) -> None:
+        if self.workers.cancel_group(self, "shell"):
+            self.notify("Stopping the shell command…", timeout=2)
         if self.server.running(self.session_id) is None:
             return
         self.notify("Cancelling…", timeout=2)
         self.cancel_task()
+
+    @work(group="shell")
+    async def run_shell_line(self, command: str) -> None:
+        """Run a `!command` on the server; its `shell-line` event shows it (the model never sees it)."""
+        try:
+            await self.server.run_shell(self.session_id, command, mode=self.harnez.permission_mode)
+        except HarnezError as exc:
+            self.notify(str(exc), severity="error")
+
+    @work(group="workspace")
+    async def find_workspace(self) -> None:
+        """Tell the completion menu which workspace's files `@` offers."""
+        menu, draft = self.query_one(CompletionMenu), self.server.draft(self.session_id)
+        try:
+            workspace = draft.workspace if draft else (await self.server.get_session(self.session_id)).workspace
+        except HarnezError:
+            return  # deleted meanwhile: `@` then offers no files
+        menu.workspace = Path(workspace)
+
+    def on_completion_menu_chosen(self, _: CompletionMenu.Chosen) -> None:
+        self.query_one(PromptInput).accept_completion()
 
     @work(group="cancel", exclusive=True)
     async def cancel_task(self) -> None:
@@ -178,13 +281,52 @@ class SessionScreen(Screen[None]):
                 await self.harnez.open_new_session()
             case "resume":
                 self.harnez.open_picker()
+            case "model":
+                if argument:
+                    await self.choose_model(argument)
+                else:
+                    self.pick_model()
+            case "compact":
+                await self.compact()
             case "help":
                 self.app.push_screen(HelpScreen())
             case "quit":
                 self.app.call_next(self.harnez.quit_harnez)
-            case _:
-                self.notify(f"/{command.name} is not available yet: the model layer is not wired into the TUI.",
-                            severity="warning")
+
+    @work(group="model", exclusive=True)
+    async def pick_model(self) -> None:
+        """`/model` without an argument: choose from the configured models, or type one."""
+        choices = await self.server.model_choices()
+        current = self.query_one(StatusLine).model or self.model
+        self.app.push_screen(ModelPickerScreen(choices, current), self._model_chosen)
+
+    async def _model_chosen(self, model: str | None) -> None:
+        if model:
+            await self.choose_model(model)
+
+    async def choose_model(self, model: str) -> None:
+        """Use `model` for this session's next tasks; it must name a configured provider."""
+        try:
+            ref = parse_model_ref(model)
+            providers = self.server.settings.providers
+            if ref.provider not in providers:
+                known = ", ".join(sorted(providers)) or "none is configured"
+                raise HarnezError(f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
+                                  "`providers` in settings.json, or pick one with /model.")
+            record = await self.server.select_model(self.session_id, str(ref))
+        except HarnezError as exc:
+            self.notify(exc.message, severity="error", timeout=8)
+            return
+        self.model = record.model
+        self.query_one(StatusLine).model = record.model or ""
+        self.notify(f"Model: {record.model}", timeout=3)
+
+    async def compact(self) -> None:
+        """`/compact`: summarise the older conversation now (a task of its own)."""
+        try:
+            await self.server.compact(self.session_id)
+        except HarnezError as exc:
+            self.notify(exc.message, severity="warning", timeout=6)
 
     async def _renamed(self, name: str | None) -> None:
         if name:

@@ -222,6 +222,48 @@ class ToolBlock(Vertical):
         self._add(Collapsible(body, title=f"Result{meta}", collapsed=long))
 
 
+class ShellBlock(Vertical):
+    """A `!command` the person ran: the command, how it ended, and its output (collapsed when long)."""
+
+    DEFAULT_CSS = """
+    ShellBlock { height: auto; margin: 1 0 0 0; border-left: thick $accent; padding: 0 0 0 1; }
+    ShellBlock.-error { border-left: thick $error; }
+    ShellBlock .shell-output { color: $text-muted; }
+    ShellBlock Collapsible { border-top: none; padding: 0; background: transparent; }
+    """
+
+    def __init__(self, command: str, output: str, exit_code: int | None, *, duration: float | None = None,
+                 timed_out: bool = False, cancelled: bool = False, seq: int = 0) -> None:
+        super().__init__()
+        self.seq = seq
+        self.command = command
+        self.output = output
+        self.exit_code = exit_code
+        self._end = self._ending(exit_code, duration, timed_out, cancelled)
+        self.set_class(timed_out or cancelled or exit_code != 0, "-error")
+
+    @staticmethod
+    def _ending(exit_code: int | None, duration: float | None, timed_out: bool, cancelled: bool) -> str:
+        if timed_out:
+            ending = "timed out"
+        elif cancelled:
+            ending = "cancelled"
+        else:
+            ending = f"exit {exit_code}"
+        return ending + (f" · {duration:.1f} s" if duration is not None else "")
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.assemble(("$ ", "bold"), (self.command, "bold"), ("  " + self._end, "dim")))
+        if not self.output:
+            return
+        body = Static(self.output, markup=False, classes="shell-output")
+        lines = self.output.count("\n") + 1
+        if lines > LONG_RESULT_LINES:
+            yield Collapsible(body, title=f"Output ({lines} lines)", collapsed=True)
+        else:
+            yield body
+
+
 class NoticeBlock(Static):
     """A warning, an error, a retry or a compaction, inline in the transcript."""
 

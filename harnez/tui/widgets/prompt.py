@@ -1,4 +1,4 @@
-"""The prompt: a multi-line input that sends on Enter, walks history, queues, steers and cancels."""
+"""The prompt: a multi-line input that sends on Enter, walks history, completes, queues, steers and cancels."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
+
+from harnez.tui.widgets.completion import CompletionMenu, token_at
 
 
 class PromptInput(TextArea):
@@ -56,6 +58,10 @@ class PromptInput(TextArea):
         self._history_index: int | None = None
         self._draft = ""
         self._quit_armed = False
+        self.menu: CompletionMenu | None = None
+        """The completion menu this prompt drives (set by the screen); None: no completion."""
+        self._quiet_text: str | None = None
+        """Text on which the menu stays closed (Esc pressed, or a history entry shown) until edited."""
 
     def watch_running(self, running: bool) -> None:
         self.set_class(running, "-running")
@@ -68,6 +74,10 @@ class PromptInput(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         if event.key != "ctrl+c":
             self._quit_armed = False
+        if self._menu_key(event.key):
+            event.stop()
+            event.prevent_default()
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -79,6 +89,70 @@ class PromptInput(TextArea):
             self.insert("\n")
             return
         await super()._on_key(event)
+
+    def _menu_key(self, key: str) -> bool:
+        """While the menu is open, Up/Down move in it, Tab/Enter accept, Esc closes; True if handled.
+
+        Enter on a word that already is the highlighted completion sends instead (`/help` + Enter).
+        """
+        menu = self.menu
+        if menu is None or not menu.is_open:
+            return False
+        if key in ("up", "down"):
+            menu.move(-1 if key == "up" else 1)
+        elif key == "tab":
+            self.accept_completion(force=True)
+        elif key == "enter":
+            return self.accept_completion(force=False)
+        elif key == "escape":
+            self._quiet_text = self.text
+            menu.close()
+        else:
+            return False
+        return True
+
+    def accept_completion(self, force: bool = True) -> bool:
+        """Replace the word at the cursor by the highlighted completion and a space.
+
+        Returns False when nothing was accepted (no menu, or, unless `force`, the word is complete).
+        """
+        menu = self.menu
+        chosen = menu.chosen if menu is not None else None
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        # The word is found again here: keys typed since the menu last refreshed are part of it.
+        token = token_at(line, row, column)
+        if menu is None or chosen is None or token is None:
+            return False
+        if not force and line[token.start:token.end] == chosen.value:
+            return False
+        spaced = line[token.end:token.end + 1] == " "
+        self.replace(chosen.value + ("" if spaced else " "), (token.row, token.start), (token.row, token.end))
+        self.move_cursor((token.row, token.start + len(chosen.value) + 1))
+        menu.close()
+        return True
+
+    def on_text_area_changed(self, _: TextArea.Changed) -> None:
+        self._update_completion()
+
+    def on_text_area_selection_changed(self, _: TextArea.SelectionChanged) -> None:
+        self._update_completion()
+
+    def _update_completion(self) -> None:
+        """Open, refilter or close the menu for the `/` or `@` word at the cursor."""
+        menu = self.menu
+        if menu is None:
+            return
+        if self.text != self._quiet_text:
+            self._quiet_text = None
+        row, column = self.cursor_location
+        selecting = self.selection.start != self.selection.end
+        quiet = self._quiet_text is not None or selecting
+        token = None if quiet else token_at(self.document.get_line(row), row, column)
+        if token is None:
+            menu.close()
+        else:
+            menu.complete(token.kind, token.query)
 
     def _send(self, steer: bool) -> None:
         text = self.text.strip("\n")
@@ -133,5 +207,6 @@ class PromptInput(TextArea):
             self._show(self.prompt_history[self._history_index], at_end=True)
 
     def _show(self, text: str, at_end: bool) -> None:
+        self._quiet_text = text
         self.load_text(text)
         self.move_cursor(self.document.end if at_end else (0, len(self.document.get_line(0))))

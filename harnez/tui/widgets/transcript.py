@@ -14,11 +14,15 @@ from harnez.tui.widgets.blocks import (
     AssistantBlock,
     NoticeBlock,
     ReasoningBlock,
+    ShellBlock,
     TaskEndBlock,
     ToolBlock,
     UserBlock,
     block_seq,
 )
+
+STATUS_LINE_WARNINGS = frozenset({"unpriced-model"})
+"""Warnings the status line shows (as "unpriced" beside the cost) instead of a notice per task."""
 
 MAX_BLOCKS = 300
 """Mounted blocks kept while following a live session; older ones are dropped and reloaded on scroll."""
@@ -64,6 +68,13 @@ class BlockBuilder:
 
     async def _on_prompt_queued(self, event: StoredEvent) -> Change:
         return Change([UserBlock(event.payload.get("text", ""), "queued", event.seq)])
+
+    async def _on_shell_line(self, event: StoredEvent) -> Change:
+        await self.close()
+        p = event.payload
+        return Change([ShellBlock(p.get("command", ""), p.get("output") or "", p.get("exit_code"),
+                                  duration=p.get("duration"), timed_out=bool(p.get("timed_out")),
+                                  cancelled=bool(p.get("cancelled")), seq=event.seq)])
 
     async def _on_turn_started(self, event: StoredEvent) -> Change:
         await self.close()
@@ -139,10 +150,14 @@ class BlockBuilder:
 
     async def _on_compacted(self, event: StoredEvent) -> Change:
         payload = event.payload
-        text = f"Context compacted: {payload.get('before_tokens')} → {payload.get('after_tokens')} tokens."
+        how = "summarised" if payload.get("summarised") else "older tool results elided"
+        text = (f"Context compacted ({how}): about {payload.get('before_tokens')} → "
+                f"{payload.get('after_tokens')} tokens. The full history stays in the session.")
         return Change([NoticeBlock(text, "info", event.seq)])
 
     async def _on_warning(self, event: StoredEvent) -> Change:
+        if event.payload.get("code") in STATUS_LINE_WARNINGS:
+            return Change()
         text = f"⚠ {event.payload.get('message', '')} [{event.payload.get('code', 'warning')}]"
         return Change([NoticeBlock(text, "warning", event.seq)])
 

@@ -1,0 +1,179 @@
+"""The approval prompt: a tool call waits for the person to allow it once, for the session, or deny it.
+
+Keyboard only. `y` or Enter allows once, `a` allows for this session, `n` asks for an optional reason
+and denies, Esc denies without a reason, `x` stops the whole task. Esc never allows anything and
+never cancels the task: the call is refused and the model hears so, which is the safe default for a
+key people press to get rid of a dialog.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any, Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from harnez.tui.widgets.blocks import DiffView
+
+Verdict = Literal["allow", "allow-session", "deny"]
+
+ARM_DELAY = 0.4
+"""Seconds after the prompt opens before y / Enter / a can allow (typing-ahead guard)."""
+
+SHOWN_BY_DIFF = {"content", "old_string", "new_string"}
+"""Arguments of write and edit that the diff already shows."""
+
+CHOICE_HINTS = "y/Enter allow once · a allow for this session · n deny… · Esc deny · x stop the task"
+REASON_HINTS = "Enter deny with this reason (may be empty) · Esc back to the choices"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What an `approval-required` event asks about."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    reason: str = ""
+    diff: str | None = None
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> ApprovalRequest:
+        """The request of an `approval-required` event's payload."""
+        return cls(str(payload.get("call_id", "")), str(payload.get("tool") or "tool"),
+                   _as_dict(payload.get("arguments")), str(payload.get("reason") or ""),
+                   payload.get("diff") or None)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    """The person's answer; `stop_task` asks to cancel the whole task instead of answering the call."""
+
+    verdict: Verdict
+    reason: str | None = None
+    stop_task: bool = False
+
+
+def _as_dict(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return {"arguments": arguments}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
+    """Asks whether one tool call may run; dismisses with the answer, or None when withdrawn."""
+
+    CSS_PATH = "approval.tcss"
+    AUTO_FOCUS = "#approval-body"
+    BINDINGS = [
+        Binding("y,enter", "answer('allow')", "Allow once"),
+        Binding("a", "answer('allow-session')", "Allow for this session"),
+        Binding("n", "ask_reason", "Deny with a reason"),
+        Binding("escape", "escape", "Deny"),
+        Binding("x", "stop_task", "Stop the task"),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self._shown_at = monotonic()
+        self.request = request
+        self.asking_reason = False
+        """Whether the reason input is shown (the choice keys are off meanwhile)."""
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="approval-dialog"):
+            yield Static(Content.assemble(("Approval needed: ", ""), (request.tool, "bold")), id="approval-title")
+            if request.reason:
+                yield Static(request.reason, id="approval-reason", markup=False)
+            with VerticalScroll(id="approval-body"):
+                yield from self._arguments()
+                if request.diff:
+                    yield DiffView(request.diff)
+            yield Input(placeholder="Why not? (optional, the model reads it)", id="approval-why")
+            yield Static(CHOICE_HINTS, id="approval-keys", markup=False)
+
+    def _arguments(self) -> ComposeResult:
+        arguments = dict(self.request.arguments)
+        command = arguments.pop("command", None)
+        if command is not None:
+            yield Static(f"$ {command}", classes="approval-command", markup=False)
+        path = arguments.pop("path", None)
+        if path is not None:
+            yield Static(Content.assemble(("file ", "dim"), (str(path), "bold")), classes="approval-path")
+        if self.request.diff:
+            arguments = {key: value for key, value in arguments.items() if key not in SHOWN_BY_DIFF}
+        if arguments:
+            text = json.dumps(arguments, indent=2, ensure_ascii=False)
+            yield Static(text, classes="approval-arguments", markup=False)
+
+    def on_mount(self) -> None:
+        self._shown_at = monotonic()
+
+    @property
+    def armed(self) -> bool:
+        """Whether the allow keys work yet: not in the first ARM_DELAY seconds, so that an Enter or
+        an `a` typed for the message box just as the prompt opens cannot approve a call."""
+        return monotonic() - self._shown_at >= ARM_DELAY
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # While the reason is typed, letters belong to the input and Enter confirms the denial.
+        if self.asking_reason and action in ("answer", "ask_reason", "stop_task"):
+            return False
+        return True
+
+    def action_answer(self, verdict: Verdict) -> None:
+        """Allow the call once or for the session (once the prompt is armed)."""
+        if not self.armed:
+            self.app.bell()
+            return
+        self.dismiss(ApprovalAnswer(verdict))
+
+
+    def action_ask_reason(self) -> None:
+        """Show the reason input; Enter there denies."""
+        self._set_stage(asking_reason=True)
+
+    def action_escape(self) -> None:
+        """Deny without a reason; while typing a reason, go back to the choices."""
+        if self.asking_reason:
+            self._set_stage(asking_reason=False)
+        else:
+            self.dismiss(ApprovalAnswer("deny"))
+
+    def action_stop_task(self) -> None:
+        """Cancel the whole task: the prompt is withdrawn and nothing runs."""
+        self.dismiss(ApprovalAnswer("deny", stop_task=True))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        reason = " ".join(event.value.split())
+        self.dismiss(ApprovalAnswer("deny", reason or None))
+
+    def withdraw(self) -> None:
+        """Close without an answer: the call was answered elsewhere or its task ended."""
+        if not self.is_current:
+            self.pop_until_active()
+        self.dismiss(None)
+
+    def _set_stage(self, *, asking_reason: bool) -> None:
+        self.asking_reason = asking_reason
+        self.set_class(asking_reason, "-reason")
+        self.query_one("#approval-keys", Static).update(REASON_HINTS if asking_reason else CHOICE_HINTS)
+        why = self.query_one("#approval-why", Input)
+        if asking_reason:
+            why.focus()
+        else:
+            why.value = ""
+            self.query_one("#approval-body").focus()
+        self.refresh_bindings()

@@ -1,0 +1,212 @@
+"""Prompt completion: `/` command names and `@` workspace files, in a small menu above the prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from textual import work
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from harnez.tui.commands import COMMANDS
+
+SCAN_LIMIT = 5000
+"""At most this many workspace files are offered for `@` completion (the scan stops there)."""
+SHOWN_LIMIT = 50
+"""At most this many candidates are listed at once."""
+IGNORED_DIRS = frozenset({
+    ".git", ".harnez", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".tox",
+})
+"""Directories never scanned: version control, Harnez's own, dependencies and caches."""
+
+Kind = Literal["command", "file"]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """The word being completed: its kind, its place on its line, and what follows the `/` or `@`."""
+
+    kind: Kind
+    row: int
+    start: int
+    end: int
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One completion: the text it inserts (without the trailing space) and a short help."""
+
+    value: str
+    help: str = ""
+
+
+def token_at(line: str, row: int, column: int) -> Token | None:
+    """The `/command` (only at the very start of the prompt) or `@path` word ending at the cursor."""
+    start = column
+    while start > 0 and not line[start - 1].isspace():
+        start -= 1
+    end = column
+    while end < len(line) and not line[end].isspace():
+        end += 1
+    word = line[start:column]
+    if word.startswith("/") and row == 0 and start == 0:
+        return Token("command", row, start, end, word[1:])
+    if word.startswith("@"):
+        return Token("file", row, start, end, word[1:])
+    return None
+
+
+def command_candidates(query: str) -> list[Candidate]:
+    """Commands whose name starts with the query, then those that merely contain it."""
+    query = query.lower()
+    starts = [c for c in COMMANDS if c.name.startswith(query)]
+    contains = [c for c in COMMANDS if query in c.name and c not in starts]
+    return [Candidate("/" + c.name, c.help) for c in starts + contains]
+
+
+def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> list[str]:
+    """Relative POSIX paths of the workspace's files, sorted by walk order, ignored folders skipped."""
+    found: list[str] = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(name for name in dirnames if name not in IGNORED_DIRS)
+        relative = Path(directory).relative_to(root)
+        for name in sorted(filenames):
+            found.append((relative / name).as_posix())
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _is_subsequence(query: str, text: str) -> bool:
+    position = 0
+    for char in query:
+        position = text.find(char, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
+def file_candidates(files: list[str], query: str, limit: int = SHOWN_LIMIT) -> list[Candidate]:
+    """Files matching the query: path prefix first, then name prefix, substring, then fuzzy (in order)."""
+    query = query.lower()
+    ranked: list[tuple[int, int, str]] = []
+    for path in files:
+        lowered = path.lower()
+        if lowered.startswith(query):
+            rank = 0
+        elif lowered.rsplit("/", 1)[-1].startswith(query):
+            rank = 1
+        elif query in lowered:
+            rank = 2
+        elif _is_subsequence(query, lowered):
+            rank = 3
+        else:
+            continue
+        ranked.append((rank, len(path), path))
+    ranked.sort()
+    return [Candidate("@" + path) for _, _, path in ranked[:limit]]
+
+
+class CompletionMenu(OptionList, can_focus=False):
+    """The completions of the word at the prompt's cursor; the prompt keeps the focus and drives it."""
+
+    DEFAULT_CSS = """
+    CompletionMenu {
+        display: none;
+        height: auto;
+        max-height: 10;
+        margin: 0 1;
+        border: round $primary 50%;
+        background: $panel;
+        padding: 0 1;
+    }
+    CompletionMenu.-open { display: block; }
+    """
+
+    class Chosen(Message):
+        """The person clicked a completion."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.workspace: Path | None = None
+        """The session's workspace, whose files `@` offers (set by the screen)."""
+        self.files: list[str] | None = None
+        """The workspace's files once scanned (None before): scanned once per screen."""
+        self.candidates: list[Candidate] = []
+        """What the menu lists, in order."""
+        self._wanted: tuple[Kind, str] | None = None
+        self._scanning = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the menu is shown (it then takes Up, Down, Tab, Enter and Esc)."""
+        return self.has_class("-open")
+
+    @property
+    def chosen(self) -> Candidate | None:
+        """The highlighted completion, if the menu is open."""
+        index = self.highlighted
+        if not self.is_open or index is None or index >= len(self.candidates):
+            return None
+        return self.candidates[index]
+
+    def complete(self, kind: Kind, query: str) -> None:
+        """List the completions of a `/` or `@` word; closes when there are none."""
+        self._wanted = (kind, query)
+        if kind == "command":
+            self._show(command_candidates(query))
+        elif self.files is not None:
+            self._show(file_candidates(self.files, query))
+        else:
+            self._show([])
+            if self.workspace is not None and not self._scanning:
+                self._scanning = True
+                self.scan_files(self.workspace)
+
+    def close(self) -> None:
+        """Hide the menu."""
+        self._wanted = None
+        self._show([])
+
+    def move(self, step: int) -> None:
+        """Move the highlight up (-1) or down (+1), wrapping around."""
+        if self.candidates:
+            index = self.highlighted or 0
+            self.highlighted = (index + step) % len(self.candidates)
+
+    def _show(self, candidates: list[Candidate]) -> None:
+        self.candidates = candidates
+        self.clear_options()
+        if candidates:
+            self.add_options([Option(self._label(c)) for c in candidates])
+            self.highlighted = 0
+        self.set_class(bool(candidates), "-open")
+
+    @staticmethod
+    def _label(candidate: Candidate) -> Content:
+        if not candidate.help:
+            return Content(candidate.value)
+        return Content.assemble((candidate.value, "bold"), ("  " + candidate.help, "dim"))
+
+    @work(group="scan-files")
+    async def scan_files(self, root: Path) -> None:
+        """Scan the workspace in a thread (once per screen), then show the `@` completions still wanted."""
+        try:
+            self.files = await asyncio.to_thread(scan_workspace, root)
+        finally:
+            self._scanning = False
+        if self._wanted is not None and self._wanted[0] == "file":
+            self.complete(*self._wanted)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.highlighted = event.option_index
+        self.post_message(self.Chosen())

@@ -1,0 +1,104 @@
+"""`!command` lines in the TUI: run in the workspace, shown as a block, never sent to the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Collapsible, Static
+
+from harnez.agent.work import AgentWork
+from harnez.testing.scripted_model import ScriptedModel
+from harnez.tui.widgets.blocks import ShellBlock, TaskEndBlock
+from harnez.tui.widgets.prompt import PromptInput
+from tests.agent.helpers import answer, make_settings
+from tests.tui.helpers import wait_for
+
+
+async def _send(app, pilot, text: str) -> None:
+    app.screen.query_one(PromptInput).load_text(text)
+    await pilot.press("enter")
+
+
+async def test_a_shell_line_shows_its_output_and_the_model_never_sees_it(
+        make_app, scripted_model: ScriptedModel, workspace: Path) -> None:
+    scripted_model.add(answer("Nothing to add."))
+    app = make_app(work=AgentWork(make_settings(scripted_model)))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "!echo shell-hi-77 > seen.txt; cat seen.txt")
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        block = app.screen.query_one(ShellBlock)
+        assert block.command == "echo shell-hi-77 > seen.txt; cat seen.txt"
+        assert block.output == "shell-hi-77" and block.exit_code == 0
+        assert "shell-hi-77" in str(block.query(Static)[-1].render())
+        assert (workspace / "seen.txt").exists()
+        assert scripted_model.requests == []
+        await _send(app, pilot, "what next?")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
+    (request,) = scripted_model.requests
+    body = json.dumps(request.body)
+    assert "what next?" in body and "shell-hi-77" not in body
+
+
+async def test_a_failing_command_is_marked_and_long_output_starts_collapsed(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "!seq 1 30; exit 4")
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        block = app.screen.query_one(ShellBlock)
+        assert block.exit_code == 4 and block.has_class("-error")
+        assert "exit 4" in str(block.query(Static).first().render())
+        (output,) = block.query(Collapsible)
+        assert output.collapsed and output.title == "Output (30 lines)"
+
+
+async def test_read_only_mode_refuses_a_shell_line_and_says_why(make_app, workspace: Path) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await pilot.press("shift+tab", "shift+tab")
+        assert app.permission_mode == "read-only"
+        await _send(app, pilot, "!touch made.txt")
+        await wait_for(pilot, lambda: any("Read-only mode runs no shell commands" in str(n.message)
+                                          for n in app._notifications), "the refusal")
+        assert not (workspace / "made.txt").exists()
+        assert app.server.draft(app.screen.session_id) is not None
+
+
+async def test_esc_stops_a_running_shell_line_and_keeps_its_output(make_app, workspace: Path) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "!echo begun; touch started; sleep 30")
+        await wait_for(pilot, lambda: (workspace / "started").exists(), "the command starts")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        block = app.screen.query_one(ShellBlock)
+        assert block.output == "begun" and "cancelled" in str(block.query(Static).first().render())
+
+
+async def test_a_reopened_session_shows_its_shell_lines(make_app, workspace: Path) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        first = app.screen
+        session_id = first.session_id
+        await app.server.run_shell(session_id, "echo stored-line")
+        await app.open_session(session_id)
+        await wait_for(pilot, lambda: app.screen is not first and app.screen.query(ShellBlock),
+                       "the stored shell block on the reopened screen")
+        assert app.screen.query_one(ShellBlock).output == "stored-line"
+
+
+async def test_shell_lines_are_in_the_prompt_history_of_a_reopened_session(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        first = app.screen
+        await app.server.run_shell(first.session_id, "echo from-history")
+        await app.open_session(first.session_id)
+        await wait_for(pilot, lambda: app.screen is not first and app.screen.query(ShellBlock), "reopened")
+        await pilot.press("up")
+        assert app.screen.query_one(PromptInput).text == "!echo from-history"

@@ -1,0 +1,65 @@
+"""Session totals over the whole stored session, and pages of events before a cursor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harnez.events import Event
+from harnez.server import Server
+from harnez.server.totals import SessionTotals, tokens_text
+
+
+@pytest.fixture
+async def server(db_path: Path) -> Server:
+    opened = await Server.open(db_path)
+    yield opened
+    await opened.close()
+
+
+async def test_totals_sum_usage_and_cost_and_keep_the_last_context(server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    await server.append(draft.id, Event("started", {"model": "p/m", "context_window": 200_000}))
+    await server.append(draft.id, Event("usage", {"input": 100, "output": 10, "cache_read": 50, "cache_write": None}))
+    await server.append(draft.id, Event("cost", {"usd": 0.002}))
+    middle = (await server.append(draft.id, Event("text-delta", {"text": "x" * 2000}))).seq
+    await server.append(draft.id, Event("usage", {"input": 300, "output": 20, "cache_read": 0}))
+    await server.append(draft.id, Event("cost", {"usd": 0.003}))
+
+    totals = await server.session_totals(draft.id)
+    assert (totals.input, totals.output, totals.context_tokens, totals.context_window) == (400, 30, 320, 200_000)
+    assert totals.cost_text == "$0.0050" and not totals.unpriced
+    assert totals.context_text == "320/200k (0%)"
+
+    upto = await server.session_totals(draft.id, up_to=middle)
+    assert (upto.input, upto.output, upto.context_tokens, upto.cost_text) == (100, 10, 160, "$0.0020")
+
+
+async def test_one_unpriced_call_blanks_the_cost(server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    await server.append(draft.id, Event("cost", {"usd": 1.5}))
+    await server.append(draft.id, Event("cost", {"usd": None}))
+    totals = await server.session_totals(draft.id)
+    assert totals.unpriced and totals.cost_text == ""
+
+
+async def test_a_draft_has_empty_totals_and_no_events(server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    assert await server.session_totals(draft.id) == SessionTotals()
+    assert await server.events_before(draft.id, 10, 5) == []
+
+
+async def test_events_before_pages_back_oldest_first(server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    for n in range(10):
+        await server.append(draft.id, Event("text-delta", {"text": str(n)}))
+    page = await server.events_before(draft.id, 8, 3)
+    assert [e.seq for e in page] == [5, 6, 7]
+    assert [e.payload["text"] for e in page] == ["4", "5", "6"]
+    assert [e.seq for e in await server.events_before(draft.id, 3, 10)] == [1, 2]
+
+
+def test_token_counts_read_well_in_a_narrow_line() -> None:
+    assert [tokens_text(n) for n in (0, 950, 1_000, 12_345, 99_999, 200_000, 1_047_576)] == [
+        "0", "950", "1k", "12.3k", "100k", "200k", "1M"]
