@@ -181,13 +181,19 @@ def _headless(args: argparse.Namespace) -> int:
 
 def _tui(args: argparse.Namespace) -> int:
     workspace = _workspace()
-    settings = _settings(workspace)
-    if args.model:
-        from harnez.settings import parse_model_ref
+    loaded: list = []
 
-        settings = settings.model_copy(update={"model": str(parse_model_ref(args.model))})
+    def settings():  # -> Settings; read by the app after its first frame (pydantic's import is slow)
+        from harnez.settings import load_settings, parse_model_ref
+
+        found = load_settings(workspace)
+        if args.model:
+            found = found.model_copy(update={"model": str(parse_model_ref(args.model))})
+        loaded.append(found)
+        return found
+
     from harnez.tui import run_tui
 
-    return run_tui(lambda: _open_server(workspace, settings, with_agent=True), workspace, settings,
+    return run_tui(lambda: _open_server(workspace, loaded[-1], with_agent=True), workspace,
                    resume=args.resume or None, open_picker=args.resume == "",
-                   continue_latest=args.continue_latest)
+                   continue_latest=args.continue_latest, load_settings=settings)

@@ -1,6 +1,26 @@
-"""The in-process server: sessions, events with cursors, and the running tasks."""
+"""The in-process server: sessions, events with cursors, and the running tasks.
 
-from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
-from harnez.server.server import Draft, Server
+The names below load on first use, so that a light submodule (`harnez.server.totals`) can be
+imported without the server and everything it pulls in (settings, wires, httpx).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
+    from harnez.server.server import Draft, Server
 
 __all__ = ["Draft", "Server", "TaskOutcome", "TaskRun", "TaskWork"]
+
+_HOMES = {"Draft": "harnez.server.server", "Server": "harnez.server.server", "TaskOutcome": "harnez.server.runner",
+          "TaskRun": "harnez.server.runner", "TaskWork": "harnez.server.runner"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harnez.server' has no attribute {name!r}")
+    return getattr(import_module(home), name)

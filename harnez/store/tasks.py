@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harnez.store.db import Database
@@ -58,7 +59,18 @@ def pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether the process has ended but its parent has not collected it yet (Linux /proc only)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # The state follows the command name, which is in parentheses and may itself hold spaces.
+    state = stat.rpartition(")")[2].split()[:1]
+    return state in (["Z"], ["X"])
 
 
 class TaskTable:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,11 +44,17 @@ class HarnezApp(App[None]):
     def __init__(self, open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
                  resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
                  probe_ports: Mapping[int, str] | None = None,
-                 local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None) -> None:
+                 local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
+                 load_settings: Callable[[], Settings] | None = None) -> None:
         super().__init__()
         self._open_server = open_server
         self.workspace = Path(workspace)
         self.settings = settings
+        self._load_settings = load_settings
+        """Reads the settings after the first frame (the CLI's way: pydantic's import is not on the
+        path to the first paint); when None, `settings` is used as given."""
+        self.failure: str | None = None
+        """Why the app could not start (an unknown session id, bad settings): printed on stderr."""
         self.resume = resume
         self.start_with_picker = open_picker
         self.continue_latest = continue_latest or resume == "latest"
@@ -56,7 +63,10 @@ class HarnezApp(App[None]):
         self._local_probe = local_probe
         self._server: Server | None = None
         self._server_closed = False
-        mode = getattr(getattr(settings, "permissions", None), "mode", None)
+        self._use_settings_mode()
+
+    def _use_settings_mode(self) -> None:
+        mode = getattr(getattr(self.settings, "permissions", None), "mode", None)
         if mode in PERMISSION_MODES:
             self.permission_mode = mode
 
@@ -69,14 +79,25 @@ class HarnezApp(App[None]):
 
     @property
     def ready(self) -> bool:
-        """Whether the server is open and a first screen has been chosen."""
-        return self._server is not None and len(self.screen_stack) > 1 and self.screen.is_mounted
+        """Whether the server is open and a first screen has been chosen (and shows its session)."""
+        return (self._server is not None and len(self.screen_stack) > 1 and self.screen.is_mounted
+                and getattr(self.screen, "attached", True))
+
+    @property
+    def opens_new_session(self) -> bool:
+        """Whether the app starts on a new session (no --resume, --continue or picker)."""
+        return not (self.continue_latest or self.resume or self.start_with_picker)
 
     def compose(self) -> ComposeResult:
         yield Static("harnez — opening…", id="splash")
 
     def on_mount(self) -> None:
         self._apply_theme()
+        if self.opens_new_session:
+            # The first frame is the session screen itself: it takes keys while the server opens.
+            from harnez.tui.screens.session import SessionScreen
+
+            self.push_screen(SessionScreen(None, None, None))
         self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
 
     def _remember_theme(self, theme: str) -> None:
@@ -108,15 +129,24 @@ class HarnezApp(App[None]):
             self._remember_theme(theme)
 
     async def _start(self) -> None:
-        from harnez.errors import HarnezError, SessionNotFoundError
+        from harnez.errors import HarnezError
 
         try:
+            if self._load_settings is not None:
+                self._settings_loaded(self._load_settings())
             self._server = await self._open_server()
             await self._first_screen()
-        except SessionNotFoundError as exc:
-            self.exit(return_code=2, message=str(exc))
         except HarnezError as exc:
-            self.exit(return_code=1, message=str(exc))
+            self.failure = exc.message
+            self.exit(return_code=exc.exit_code)
+
+    def _settings_loaded(self, settings: Settings) -> None:
+        """Use settings read after the first frame: theme, permission mode, and their warnings."""
+        self.settings = settings
+        self._use_settings_mode()
+        self._apply_theme()
+        for warning in settings.warnings:
+            self.notify(warning, severity="warning", timeout=15)
 
     async def _first_screen(self) -> None:
         if self.continue_latest:
@@ -147,6 +177,10 @@ class HarnezApp(App[None]):
 
         model = getattr(self.settings, "model", None)
         draft = self.server.create_session(self.workspace, model=model)
+        waiting = next((s for s in self.screen_stack if isinstance(s, SessionScreen) and not s.attached), None)
+        if waiting is not None:
+            await waiting.attach(draft.id, draft.title, draft.model)
+            return
         self._show(SessionScreen(draft.id, draft.title, draft.model))
 
     async def open_session(self, id_or_prefix: str) -> None:
@@ -253,9 +287,13 @@ class HarnezApp(App[None]):
 
 
 def run_tui(open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
-            resume: str | None = None, open_picker: bool = False, continue_latest: bool = False) -> int:
-    """Run the TUI until the person quits; the process exit code (2 for an unknown session id)."""
+            resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
+            load_settings: Callable[[], Settings] | None = None) -> int:
+    """Run the TUI until the person quits; the process exit code (2 for an unknown session id or
+    bad settings, whose one-line reason goes to stderr once the screen is restored)."""
     app = HarnezApp(open_server, workspace, settings, resume=resume, open_picker=open_picker,
-                    continue_latest=continue_latest)
+                    continue_latest=continue_latest, load_settings=load_settings)
     app.run()
+    if app.failure:
+        print(f"harnez: {app.failure}", file=sys.stderr)
     return app.return_code or 0

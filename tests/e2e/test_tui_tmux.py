@@ -10,9 +10,11 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from harnez.store.tasks import pid_alive
 from tests.agent.helpers import answer, tool_call
 from tests.e2e.helpers import HARNEZ, SECRET, HeadlessWorkspace
 
@@ -22,26 +24,37 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 class Terminal:
     """A private tmux server: start programs in sessions, type into them, read their screens."""
 
-    def __init__(self, workspace: HeadlessWorkspace) -> None:
+    def __init__(self, workspace: HeadlessWorkspace, config: Path) -> None:
         self.socket = f"harnez-e2e-{uuid.uuid4().hex[:8]}"
         self.workspace = workspace
+        # Panes stay (dead) after their program exits, from the start: its exit status stays readable.
+        config.write_text("set-option -g remain-on-exit on\n")
+        self.config = config
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
+        done = subprocess.run(["tmux", "-L", self.socket, "-f", str(self.config), *args],
+                              capture_output=True, text=True, timeout=20)
         if done.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr}")
         return done.stdout
 
-    def start(self, name: str, *argv: str) -> None:
-        """Run `harnez ARGV` in a new 120×40 session (kept on screen after it exits)."""
+    def start(self, name: str, *argv: str, print_status: bool = False) -> None:
+        """Run `harnez ARGV` in a new 120×40 session (kept on screen after it exits).
+
+        With `print_status`, a shell runs it and prints `exit status N` afterwards (tmux's own
+        `pane_dead_status` is sometimes empty when the pty closes before the process is collected).
+        """
         env = [f"-e{key}={value}" for key, value in self.workspace.env.items()
                if key.startswith(("HARNEZ", "PATH", "HOME", "LANG", "LC_"))]
+        command = ["env", "-u", "COLUMNS", "-u", "LINES", str(HARNEZ), *argv]
+        if print_status:
+            command = ["sh", "-c", '"$@"; echo "exit status $?"', "sh", *command]
         self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(self.workspace.path),
-                  *env, "env", "-u", "COLUMNS", "-u", "LINES", str(HARNEZ), *argv)
-        self.tmux("set-option", "-t", name, "remain-on-exit", "on")
+                  *env, *command)
 
     def screen(self, name: str) -> str:
-        return self.tmux("capture-pane", "-p", "-t", name)
+        """What the pane shows, with its scrollback (lines printed after the app left the screen)."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", name)
 
     def keys(self, name: str, *keys: str) -> None:
         self.tmux("send-keys", "-t", name, *keys)
@@ -68,8 +81,8 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal(headless: HeadlessWorkspace) -> Iterator[Terminal]:
-    term = Terminal(headless)
+def terminal(headless: HeadlessWorkspace, tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(headless, tmp_path / "tmux.conf")
     yield term
     term.close()
 
@@ -94,7 +107,11 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(terminal: Terminal, 
     terminal.type("first", "Now stream something long")
     terminal.keys("first", "Enter")
     terminal.wait("first", lambda s: "STREAMED-PART-ONE" in s, "the streamed start of the answer")
-    os.kill(terminal.pid("first"), signal.SIGKILL)
+    killed = terminal.pid("first")
+    os.kill(killed, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while pid_alive(killed) and time.monotonic() < deadline:  # the signal is delivered asynchronously
+        time.sleep(0.05)
 
     terminal.start("second", "--continue")
     shown = terminal.wait("second", lambda s: "Interrupted" in s and "STREAMED-PART-ONE" in s,
@@ -109,3 +126,19 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(terminal: Terminal, 
         everything = b"".join(bytes(str(row), "utf-8") for row in db.execute("SELECT * FROM events"))
     assert states == ["completed", "interrupted"]
     assert SECRET.encode() not in everything
+
+
+def test_an_unknown_session_id_or_bad_settings_exit_2_with_one_line(
+        terminal: Terminal, headless: HeadlessWorkspace) -> None:
+    terminal.start("unknown", "--resume", "feedface", print_status=True)
+    shown = terminal.wait("unknown", lambda s: "exit status" in s, "the exit")
+    (line,) = [row for row in shown.splitlines() if row.startswith("harnez: ")]
+    assert "No session" in line and "feedface" in line
+    assert "exit status 2" in shown
+
+    (headless.path / ".harnez" / "settings.json").write_text('{"retry": {"max_attempts": "many"}}')
+    terminal.start("settings", print_status=True)
+    shown = terminal.wait("settings", lambda s: "exit status" in s, "the exit")
+    (line,) = [row for row in shown.splitlines() if row.startswith("harnez: ")]
+    assert "settings.json" in line and "retry.max_attempts" in line
+    assert "exit status 2" in shown

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from harnez.events import Event
 from harnez.server.server import Server
+from harnez.tui.app import HarnezApp
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock, UserBlock
 from harnez.tui.widgets.prompt import PromptInput
@@ -209,3 +211,31 @@ async def test_events_appended_by_another_process_appear_without_reopening(make_
                        "title from the store", tries=1000)
         await wait_for(pilot, lambda: any("appended-elsewhere-77" in block.text
                                           for block in app.screen.query(AssistantBlock)), "text", tries=1000)
+
+
+async def test_the_first_frame_takes_keys_before_the_server_is_open(db_path: Path, workspace: Path) -> None:
+    gate = asyncio.Event()
+    opened: list[Server] = []
+
+    async def slow_open() -> Server:
+        await gate.wait()  # a slow disk, a migration: the prompt must not wait for it
+        opened.append(await Server.open(db_path, work=GatedWork()))
+        return opened[-1]
+
+    app = HarnezApp(slow_open, workspace, None)
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "session screen as first frame")
+            screen = app.screen
+            assert not screen.attached and app.screen.query_one(StatusLine).state == "opening…"
+            assert isinstance(app.focused, PromptInput)
+            await pilot.press(*"typed early", "enter")
+            await wait_for(pilot, lambda: "1 waiting" in screen.query_one(StatusLine).state, "held prompt")
+            gate.set()
+            await wait_for(pilot, lambda: app.ready, "attached")
+            await wait_for(pilot, lambda: [b.text for b in screen.query("UserBlock.-prompt")] == ["typed early"],
+                           "the early prompt sent once the server opened")
+            assert app.screen is screen
+    finally:
+        for server in opened:
+            await server.close()

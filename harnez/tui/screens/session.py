@@ -12,12 +12,10 @@ from textual.screen import Screen
 from harnez.errors import HarnezError
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
-from harnez.settings import parse_model_ref
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, SlashCommandProvider, UnknownCommandError, parse_slash
 from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 from harnez.tui.screens.dialogs import HelpScreen, RenameDialog
-from harnez.tui.screens.model_picker import ModelPickerScreen
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
@@ -39,10 +37,15 @@ class SessionScreen(Screen[None]):
     COMMANDS = Screen.COMMANDS | {SlashCommandProvider}
     AUTO_FOCUS = "PromptInput"
 
-    def __init__(self, session_id: str, title: str | None, model: str | None) -> None:
+    def __init__(self, session_id: str | None, title: str | None, model: str | None) -> None:
         super().__init__()
-        self.session_id = session_id
-        """The session shown (it may still be an unsaved draft)."""
+        self.session_id: str = session_id or ""
+        """The session shown (it may still be an unsaved draft); empty until `attach`."""
+        self.attached = session_id is not None
+        """Whether the screen shows a session. A screen made before the server opened (the first
+        frame of `harnez`) takes keys at once and is attached when the server is ready."""
+        self._early: list[PromptInput.Submitted] = []
+        """What was sent before the screen was attached, sent in order once it is."""
         self.session_title = title or NEW_SESSION_TITLE
         self.model = model
         self.totals = SessionTotals()
@@ -77,9 +80,26 @@ class SessionScreen(Screen[None]):
         status.title = self.session_title
         status.mode = self.harnez.permission_mode
         self.watch(self.harnez, "permission_mode", self._show_mode, init=False)
+        self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
+        if self.attached:
+            self._follow()
+        else:
+            status.state = "opening…"
+
+    async def attach(self, session_id: str, title: str | None, model: str | None) -> None:
+        """Show this session (the server is open now), then send what was typed meanwhile."""
+        self.session_id, self.attached = session_id, True
+        self.model = model
+        self.query_one(StatusLine).model = model or ""
+        self.set_title(title or NEW_SESSION_TITLE)
+        self._follow()
+        early, self._early = self._early, []
+        for message in early:
+            await self.on_prompt_input_submitted(message)
+
+    def _follow(self) -> None:
         self.task_running = self.server.running(self.session_id) is not None
         self._show_state()
-        self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
         self.find_workspace()
         self.follow_session()
 
@@ -215,6 +235,10 @@ class SessionScreen(Screen[None]):
     # input ------------------------------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        if not self.attached:
+            self._early.append(message)
+            self.query_one(StatusLine).state = f"opening… · {len(self._early)} waiting"
+            return
         if message.text.startswith("!"):
             self.run_shell_line(message.text[1:])
             return
@@ -233,6 +257,8 @@ class SessionScreen(Screen[None]):
             self.notify(str(exc), severity="error")
 
     async def on_prompt_input_cancel_requested(self, _: PromptInput.CancelRequested) -> None:
+        if not self.attached:
+            return
         if self.workers.cancel_group(self, "shell"):
             self.notify("Stopping the shell command…", timeout=2)
         if self.server.running(self.session_id) is None:
@@ -271,6 +297,9 @@ class SessionScreen(Screen[None]):
 
     async def run_command(self, command: SlashCommand, argument: str) -> None:
         """Run a slash command (typed, or chosen in the command palette)."""
+        if not self.attached and command.name not in ("help", "quit"):
+            self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
+            return
         match command.name:
             case "session-name":
                 if argument:
@@ -296,6 +325,8 @@ class SessionScreen(Screen[None]):
     @work(group="model", exclusive=True)
     async def pick_model(self) -> None:
         """`/model` without an argument: choose from the configured models, or type one."""
+        from harnez.tui.screens.model_picker import ModelPickerScreen
+
         choices = await self.server.model_choices()
         current = self.query_one(StatusLine).model or self.model
         self.app.push_screen(ModelPickerScreen(choices, current), self._model_chosen)
@@ -306,6 +337,8 @@ class SessionScreen(Screen[None]):
 
     async def choose_model(self, model: str) -> None:
         """Use `model` for this session's next tasks; it must name a configured provider."""
+        from harnez.settings import parse_model_ref
+
         try:
             ref = parse_model_ref(model)
             providers = self.server.settings.providers
