@@ -22,12 +22,20 @@ from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool
 from harnez.wires.catalogue import suggested_models
+from harnez.wires.conversation import UserMessage
 
 log = logging.getLogger(__name__)
 
 REPLAY_PAGE = 2000
 COMPACT_COMMAND = "/compact"
 """The input recorded for a compaction task (its user-message has mode `command`)."""
+
+
+def shared_shell_text(command: str, output: str, exit_code: int | None) -> str:
+    """How a `!!command` reaches the model: a user message with the command, output and exit code."""
+    status = "no exit code (stopped)" if exit_code is None else f"exit code {exit_code}"
+    return (f"[I ran this command in the workspace and share its output with you; {status}.]\n"
+            f"$ {command}\n{output or '(no output)'}")
 
 
 @dataclass(slots=True)
@@ -453,13 +461,17 @@ class Server:
     # shell lines ------------------------------------------------------------------------------
 
     async def run_shell(self, session_id: str, command: str, *, mode: str | None = None,
-                        timeout: float = DEFAULT_TIMEOUT) -> StoredEvent:
+                        timeout: float = DEFAULT_TIMEOUT, share: bool = False) -> StoredEvent:
         """A `!command` the person typed: run in the session's workspace, stored as a `shell-line` event.
 
         The shell tool runs it (`bash -c`, own process group, timeout, last 32 KiB of output kept).
         Nothing reaches the model: the agent rebuilds its history from context records only. It may
         run while a task runs (the person's own command needs no approval), but never in read-only
         `mode` (the session's, default the settings'), which promises no shell at all.
+
+        With `share` (a `!!command`), the command and its output also join the conversation as a
+        user message, so the next task's model sees them; refused while a task runs, since the
+        running conversation must not change under it.
         """
         command = command.strip()
         if not command:
@@ -467,6 +479,9 @@ class Server:
         if (mode or self.settings.permissions.mode) == "read-only":
             raise HarnezError("Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
                               "to switch to ask or accept-edits, then send the line again.")
+        if share and session_id in self._running:
+            raise HarnezError("A task is running: `!!` shares output with the model between tasks. Wait for it "
+                              "to end (or press Esc), or use `!` to run the command without sharing.")
         record = await self.persist(session_id)
         tool, args = ShellTool(), ShellParams(command=command, timeout=timeout)
         try:
@@ -477,10 +492,14 @@ class Server:
                 event = self._shell_line(command, partial.content, partial.details)
                 await asyncio.shield(self.append(record.id, event))
             raise
-        return await self.append(record.id, self._shell_line(command, result.content, result.details))
+        event = self._shell_line(command, result.content, result.details, share)
+        if share:
+            await self.store.context.append(record.num, None, "user", UserMessage(shared_shell_text(
+                command, event.payload["output"], event.payload["exit_code"])).to_json(), None)
+        return await self.append(record.id, event)
 
     @staticmethod
-    def _shell_line(command: str, content: str, details: dict) -> Event:
+    def _shell_line(command: str, content: str, details: dict, shared: bool = False) -> Event:
         """The `shell-line` event of a finished (or cut short) `!command`."""
         # The tool's content ends with a trailer line for the model ("[exit code 0 after 0.1 s]");
         # the event keeps the exit code and duration as fields, and the output alone.
@@ -488,7 +507,7 @@ class Server:
         output = "" if output == "(no output)" and not details.get("dropped_bytes") else output
         payload = {"command": command, "output": output, "exit_code": details.get("exit_code"),
                    "duration": details.get("duration"), "timed_out": bool(details.get("timed_out")),
-                   "cancelled": bool(details.get("cancelled"))}
+                   "cancelled": bool(details.get("cancelled")), "shared": shared}
         return Event("shell-line", payload, search_text=f"{command}\n{output}")
 
     # settings ---------------------------------------------------------------------------------

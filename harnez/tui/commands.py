@@ -39,6 +39,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("/", "At the start of the prompt: complete a slash command."),
     ("@path", "Complete a workspace file; the model receives the file's contents with the prompt."),
     ("!command", "Run a shell command in the workspace; shown and saved, not sent to the model."),
+    ("!!command", "The same, and its output is shared with the model for the next task."),
     ("Tab", "Accept the highlighted completion."),
     ("Ctrl+S", "Send the prompt as a steering message into the running task."),
     ("Esc", "Close the completion menu; otherwise cancel the running task (or a running `!` command)."),

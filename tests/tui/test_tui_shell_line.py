@@ -41,6 +41,22 @@ async def test_a_shell_line_shows_its_output_and_the_model_never_sees_it(
     assert "what next?" in body and "shell-hi-77" not in body
 
 
+async def test_two_bangs_share_the_output_with_the_model(make_app, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(answer("I see it."))
+    app = make_app(work=AgentWork(make_settings(scripted_model)))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "!!echo shared-out-55")
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        assert app.screen.query_one(ShellBlock).command == "echo shared-out-55"
+        await _send(app, pilot, "explain")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
+        prompt = app.screen.query_one(PromptInput)
+        assert "!!echo shared-out-55" in prompt.prompt_history
+    (request,) = scripted_model.requests
+    assert "shared-out-55" in json.dumps(request.body)
+
+
 async def test_a_failing_command_is_marked_and_long_output_starts_collapsed(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:

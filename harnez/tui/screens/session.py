@@ -142,7 +142,8 @@ class SessionScreen(Screen[None]):
         elif kind in ("user-message", "prompt-queued"):
             self.query_one(PromptInput).remember(payload.get("text", ""))
         elif kind == "shell-line":
-            self.query_one(PromptInput).remember("!" + payload.get("command", ""))
+            bang = "!!" if payload.get("shared") else "!"
+            self.query_one(PromptInput).remember(bang + payload.get("command", ""))
         elif kind in ("approval-required", "approval-resolved", "finished"):
             self._note_approval(kind, payload)
         if live:
@@ -240,7 +241,8 @@ class SessionScreen(Screen[None]):
             self.query_one(StatusLine).state = f"opening… · {len(self._early)} waiting"
             return
         if message.text.startswith("!"):
-            self.run_shell_line(message.text[1:])
+            shared = message.text.startswith("!!")
+            self.run_shell_line(message.text[2:] if shared else message.text[1:], shared)
             return
         try:
             command = parse_slash(message.text)
@@ -267,10 +269,11 @@ class SessionScreen(Screen[None]):
         self.cancel_task()
 
     @work(group="shell")
-    async def run_shell_line(self, command: str) -> None:
-        """Run a `!command` on the server; its `shell-line` event shows it (the model never sees it)."""
+    async def run_shell_line(self, command: str, share: bool = False) -> None:
+        """Run a `!command` on the server; its `shell-line` event shows it (the model sees it only when
+        shared: `!!command`)."""
         try:
-            await self.server.run_shell(self.session_id, command, mode=self.harnez.permission_mode)
+            await self.server.run_shell(self.session_id, command, mode=self.harnez.permission_mode, share=share)
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
 
