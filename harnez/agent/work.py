@@ -19,7 +19,7 @@ from harnez.agent.prompt import build_system_prompt
 from harnez.agent.turns import Emit, StreamFn, TaskAccounting
 from harnez.errors import HarnezError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
-from harnez.tools import SessionGrants, ToolRegistry, builtin_tools
+from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
 
 MODES = ("ask", "accept-edits", "read-only")
@@ -110,6 +110,8 @@ class AgentWork:
         history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
         if options.compact:
             return await self._compact(run, model, history, registry)
+        if run.session.id not in self._grants:
+            self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
         # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
         await history.add(UserMessage(await asyncio.to_thread(expand_attachments, run.prompt, workspace)))
         published = registry.publish()
@@ -156,6 +158,28 @@ class AgentWork:
     def _permissions(self, options: TaskOptions) -> PermissionSettings:
         permissions = self.settings.permissions
         return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
+
+
+async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> SessionGrants:
+    """The session's "allow for this session" answers, rebuilt from its stored events.
+
+    Each `approval-resolved` with verdict `allow-session` is matched to its call's `tool-requested`
+    arguments and granted again, so resuming a session (a new process) keeps what the person allowed.
+    """
+    grants = SessionGrants()
+    events = await store.events.read_kinds(session.num, session.id, ("tool-requested", "approval-resolved"))
+    requested = {e.payload.get("call_id"): e.payload for e in events if e.kind == "tool-requested"}
+    workspace = Path(session.workspace)
+    for event in events:
+        if event.kind != "approval-resolved" or event.payload.get("verdict") != "allow-session":
+            continue
+        call = requested.get(event.payload.get("call_id"))
+        if call is None or call.get("name") not in registry.names:
+            continue
+        parsed = registry.validate(call["name"], call.get("arguments"))
+        if not isinstance(parsed, ToolResult):
+            grants.record(registry.get(call["name"]), parsed, workspace)
+    return grants
 
 
 def approver(policy: Policy, desk: ApprovalDesk, session_id: str) -> Approver:
