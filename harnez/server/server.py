@@ -50,11 +50,25 @@ class Draft:
 
 @dataclass(slots=True)
 class _Running:
+    """A session's chain of tasks: the one running, then the prompts queued behind it.
+
+    It stays in `Server._running` from the first task's start until the queue is empty, so a
+    prompt that arrives at any moment either joins the queue or finds the session idle — the
+    check and the append happen with no await between them.
+    """
+
     run: TaskRun
+    mode: str = "prompt"
     task: asyncio.Task[TaskOutcome] | None = None
     work: asyncio.Task[TaskOutcome] | None = None
     queued: list[tuple[int, str, dict]] = field(default_factory=list)
     """(task id, prompt, options) of prompts waiting for this task to end."""
+    cancelled: bool = False
+    """Set by `cancel`: the current task stops (or never starts its work)."""
+    begun: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the first task's `user-message` is stored."""
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the current task has ended and its end is stored (a new one per task)."""
 
 
 class Server:
@@ -349,20 +363,20 @@ class Server:
         record = await self.persist(session_id)
         entry = self._running.get(record.id)
         if entry is not None and steer:
+            entry.run.steering.put_nowait(prompt)
             await self.append(record.id, Event("user-message", {"text": prompt, "mode": "steering"},
                                                task=entry.run.task_id, search_text=prompt))
-            entry.run.steering.put_nowait(prompt)
             return entry.run.task_id
         if model and model != record.model:
             record = await self.select_model(record.id, model)
-        chosen = record.model
+        task = await self.store.tasks.create(record.num, prompt, record.model)
+        # Decided after the last await: a task that ended meanwhile leaves the session idle.
+        entry = self._running.get(record.id)
         if entry is not None:
-            task = await self.store.tasks.create(record.num, prompt, chosen)
-            await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
             entry.queued.append((task.id, prompt, dict(options or {})))
+            await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
             return task.id
-        task = await self.store.tasks.create(record.num, prompt, chosen)
-        await self._start(record, task.id, prompt, chosen, options or {})
+        await self._start(record, task.id, prompt, record.model, options or {})
         await self.titles.on_prompt(record.id, prompt)
         return task.id
 
@@ -373,39 +387,67 @@ class Server:
         """
         if session_id in self._drafts:
             raise HarnezError("Nothing to compact yet: this session has no conversation.")
+        busy = HarnezError("A task is running in this session; wait for it to end (or press Esc to cancel "
+                           "it), then compact.")
         record = await self.get_session(session_id)
         if record.id in self._running:
-            raise HarnezError("A task is running in this session; wait for it to end (or press Esc to cancel "
-                              "it), then compact.")
+            raise busy
         task = await self.store.tasks.create(record.num, COMPACT_COMMAND, record.model)
+        if record.id in self._running:  # a prompt started a task meanwhile
+            await self.store.tasks.transition(task.id, "cancelled", stop_reason="cancelled")
+            raise busy
         await self._start(record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command")
         return task.id
 
     async def _start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
                      options: dict, mode: str = "prompt") -> None:
-        await self.store.tasks.transition(task_id, "running")
-        await self.store.sessions.set_fields(record.num, status="running")
-        await self.store.events.append_now(record.num, record.id, Event(
-            "user-message", {"text": prompt, "mode": mode}, task=task_id, search_text=prompt))
-        run = TaskRun(self, record, task_id, prompt, model, options)
-        entry = _Running(run)
-        self._running[record.id] = entry
-        entry.task = asyncio.create_task(self._drive(run), name=f"harnez-task-{task_id}")
+        """Begin a session's chain of tasks; returns once the first task's prompt is stored."""
+        entry = _Running(TaskRun(self, record, task_id, prompt, model, options), mode)
+        self._running[record.id] = entry  # before any await: a concurrent prompt queues behind it
+        entry.task = asyncio.create_task(self._drive(entry), name=f"harnez-task-{task_id}")
+        begun = asyncio.ensure_future(entry.begun.wait())
+        await asyncio.wait({begun, entry.task}, return_when=asyncio.FIRST_COMPLETED)
+        begun.cancel()
 
-    async def _drive(self, run: TaskRun) -> TaskOutcome:
-        entry = self._running[run.session.id]
+    async def _drive(self, entry: _Running) -> TaskOutcome:
+        """Run the chain: the task, then each queued prompt as its own task, until none is left."""
+        session_id = entry.run.session.id
         try:
+            while True:
+                outcome = await self._run_one(entry)
+                if not entry.queued or self._closed:
+                    return outcome
+                task_id, prompt, options = entry.queued.pop(0)
+                record = await self.get_session(session_id)
+                entry.run = TaskRun(self, record, task_id, prompt, record.model, options)
+                entry.mode, entry.work, entry.cancelled, entry.ended = "prompt", None, False, asyncio.Event()
+        finally:
+            self._running.pop(session_id, None)
+            entry.begun.set()
+            entry.ended.set()
+
+    async def _run_one(self, entry: _Running) -> TaskOutcome:
+        run, ended = entry.run, entry.ended
+        try:
+            try:
+                await self.store.tasks.transition(run.task_id, "running")
+                await self.store.sessions.set_fields(run.session.num, status="running")
+                await self.store.events.append_now(run.session.num, run.session.id, Event(
+                    "user-message", {"text": run.prompt, "mode": entry.mode}, task=run.task_id,
+                    search_text=run.prompt))
+            finally:
+                entry.begun.set()
             outcome = await self._perform(run, entry)
             await self._finish(run, outcome)
+            return outcome
         finally:
-            self._running.pop(run.session.id, None)
-        if entry.queued:
-            await self._start_queued(run.session.id, entry.queued)
-        return outcome
+            ended.set()
 
     async def _perform(self, run: TaskRun, entry: _Running) -> TaskOutcome:
         if self._work is None:
             return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
+        if entry.cancelled:
+            return TaskOutcome("cancelled")
         entry.work = asyncio.create_task(self._work(run), name=f"harnez-work-{run.task_id}")
         try:
             return await asyncio.shield(entry.work)
@@ -424,16 +466,10 @@ class Server:
         await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns, "error": outcome.error})
         await self.store.sessions.set_fields(run.session.num, status=outcome.stop)
 
-    async def _start_queued(self, session_id: str, queued: list[tuple[int, str, dict]]) -> None:
-        record = await self.get_session(session_id)
-        (task_id, prompt, options), rest = queued[0], queued[1:]
-        await self._start(record, task_id, prompt, record.model, options)
-        self._running[session_id].queued.extend(rest)
-
     async def wait(self, session_id: str) -> TaskOutcome | None:
         """Wait for the running task (and those queued behind it) to end; the last outcome."""
         outcome = None
-        while (entry := self._running.get(session_id)) is not None:
+        while (entry := self._running.get(session_id)) is not None and entry.task is not None:
             outcome = await asyncio.shield(entry.task)
             await asyncio.sleep(0)
         return outcome
@@ -441,14 +477,16 @@ class Server:
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running task and drop queued ones; a session with nothing running is left as is."""
         entry = self._running.get(session_id)
-        if entry is None:
+        if entry is None or entry.task is None:
             return False
-        for task_id, _, _ in entry.queued:
-            await self.store.tasks.transition(task_id, "cancelled", stop_reason="cancelled")
-        entry.queued.clear()
+        dropped, entry.queued = entry.queued, []
+        entry.cancelled = True
+        ended = entry.ended
         if entry.work is not None:
             entry.work.cancel()
-        await asyncio.shield(entry.task)
+        for task_id, _, _ in dropped:
+            await self.store.tasks.transition(task_id, "cancelled", stop_reason="cancelled")
+        await ended.wait()  # the current task's end, not the prompts sent after this cancel
         return True
 
     def answer_approval(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:

@@ -47,30 +47,49 @@ class TaskRecord:
 _COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, started_at, finished_at"
 
 
-def pid_alive(pid: int | None) -> bool:
-    """Whether a process with this pid exists on this machine."""
+def pid_alive(pid: int | None, started: int | None = None) -> bool:
+    """Whether the process with this pid (that started at `started`, when known) still runs here.
+
+    A zombie (ended, not yet collected by its parent) is not alive; a process with the same pid but
+    another start time is a different process that reused the pid (Linux /proc only).
+    """
     if not pid:
         return False
     if pid == os.getpid():
-        return True
+        return started is None or started == OWN_START
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return not _zombie(pid)
+    fields = _stat_fields(pid)
+    if fields is None:
+        return True
+    if fields[0] in ("Z", "X"):
+        return False
+    return started is None or int(fields[19]) == started
 
 
-def _zombie(pid: int) -> bool:
-    """Whether the process has ended but its parent has not collected it yet (Linux /proc only)."""
+def process_start(pid: int) -> int | None:
+    """When a process started, in clock ticks since boot (None where /proc is not available)."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields is not None else None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat from the state on (field 3 of proc(5) is index 0)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    # The state follows the command name, which is in parentheses and may itself hold spaces.
-    state = stat.rpartition(")")[2].split()[:1]
-    return state in (["Z"], ["X"])
+        return None
+    # The command name before them is in parentheses and may itself hold spaces or parentheses.
+    fields = stat.rpartition(")")[2].split()
+    return fields if len(fields) > 19 else None
+
+
+OWN_START = process_start(os.getpid())
+"""This process's start time, recorded with the tasks it runs."""
 
 
 class TaskTable:
@@ -84,8 +103,8 @@ class TaskTable:
         now = time.time()
         async with self._db.transaction() as conn:
             cur = await conn.execute(
-                "INSERT INTO tasks (session, state, input, model, runner_pid, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (session_num, state, text, model, os.getpid(), now))
+                "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_num, state, text, model, os.getpid(), OWN_START, now))
         return TaskRecord(cur.lastrowid, session_num, state, text, model, None, None, now, None, None)
 
     async def get(self, task_id: int) -> TaskRecord | None:
@@ -116,8 +135,8 @@ class TaskTable:
             await conn.execute(
                 "UPDATE tasks SET state = ?, stop_reason = COALESCE(?, stop_reason), error = COALESCE(?, error), "
                 "started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at), runner_pid = ?, "
-                "turns = COALESCE(?, turns) WHERE id = ?",
-                (state, stop_reason, error, started, finished, os.getpid(), turns, task_id))
+                "runner_start = ?, turns = COALESCE(?, turns) WHERE id = ?",
+                (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id))
         task = await self.get(task_id)
         assert task is not None
         return task
@@ -125,8 +144,8 @@ class TaskTable:
     async def abandoned(self) -> list[tuple[int, int]]:
         """(task id, session num) of tasks left queued or running by a process that is gone."""
         rows = await self._db.fetchall(
-            "SELECT id, session, runner_pid FROM tasks WHERE state IN ('queued', 'running')")
-        return [(r[0], r[1]) for r in rows if not pid_alive(r[2])]
+            "SELECT id, session, runner_pid, runner_start FROM tasks WHERE state IN ('queued', 'running')")
+        return [(r[0], r[1]) for r in rows if not pid_alive(r[2], r[3])]
 
     async def mark_interrupted(self, task_id: int) -> None:
         """Close a dangling task as interrupted."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from harnez.errors import HarnezError
@@ -111,14 +112,20 @@ class SessionScreen(Screen[None]):
     @work(group="follow", exclusive=True)
     async def follow_session(self) -> None:
         """Render the newest stored events, then every live event, in order."""
+        try:
+            await self._follow_events()
+        except NoMatches:
+            if self.is_attached and self.query(StatusLine):
+                raise
+            # The screen was closed (its widgets removed) while an event was being shown.
+
+    async def _follow_events(self) -> None:
         transcript = self.query_one(Transcript)
         window = await bridge.newest_events(self.server, self.session_id)
         for event in window.events:
             self._note(event, live=False)
         await transcript.load_batch(window.events, window.has_older)
         self.totals = await self.server.session_totals(self.session_id, up_to=window.last_seq)
-        if not self.is_attached:
-            return  # the screen was closed while the totals were read
         self.query_one(StatusLine).show_totals(self.totals)
         # Polling follows appends made by other processes too (a headless run, a rename elsewhere).
         async for event in self.server.subscribe(self.session_id, after=window.last_seq, poll=FOLLOW_POLL):

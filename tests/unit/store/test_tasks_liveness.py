@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 
-from harnez.store.tasks import pid_alive
+from harnez.store.tasks import pid_alive, process_start
 
 
 def test_a_running_process_is_alive_and_a_collected_one_is_not() -> None:
@@ -35,3 +36,41 @@ def test_a_killed_process_its_parent_has_not_collected_counts_as_dead() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_recycled_pid_is_not_taken_for_the_runner() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        started = process_start(child.pid)
+        assert started is not None
+        assert pid_alive(child.pid, started)
+        # The same pid with another start time: the runner died and an unrelated process got its pid.
+        assert not pid_alive(child.pid, started - 1)
+    finally:
+        child.kill()
+        child.wait()
+
+
+async def test_recovery_closes_a_task_whose_pid_now_belongs_to_another_process(db_path, workspace) -> None:
+    from harnez.events import Event
+    from harnez.server import Server
+
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        server = await Server.open(db_path)
+        draft = server.create_session(workspace)
+        await server.append(draft.id, Event("user-message", {"text": "hi", "mode": "prompt"}))
+        record = await server.get_session(draft.id)
+        task = await server.store.tasks.create(record.num, "hi", None, state="running")
+        await server.close()
+        with sqlite3.connect(db_path) as db:  # as if a dead runner's pid had been reused by `stranger`
+            db.execute("UPDATE tasks SET runner_pid = ?, runner_start = ? WHERE id = ?",
+                       (stranger.pid, process_start(stranger.pid) - 1, task.id))
+        reopened = await Server.open(db_path)
+        try:
+            assert (await reopened.store.tasks.get(task.id)).state == "interrupted"
+        finally:
+            await reopened.close()
+    finally:
+        stranger.kill()
+        stranger.wait()
