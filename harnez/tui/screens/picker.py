@@ -17,6 +17,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from harnez.errors import HarnezError
+from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 
 if TYPE_CHECKING:
@@ -109,9 +110,12 @@ class PickerScreen(Screen[str | None]):
         scope = "all workspaces" if self.all_workspaces else f"this workspace ({self.workspace})"
         return f"Resume a session — {scope}"
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
+        paint_without_skipping(self)
         self.watch(self.query_one(OptionList), "scroll_y", self._scrolled, init=False)
-        self.load_page(reset=True)
+        # The first page is read before the screen's first paint (about a millisecond): painted in
+        # the same frame as the screen, the rows do not wait for a second frame.
+        await self._show_page(reset=True)
         self.set_interval(REFRESH_EVERY, self.refresh_rows)
 
     @property
@@ -124,6 +128,9 @@ class PickerScreen(Screen[str | None]):
     @work(group="page", exclusive=True)
     async def load_page(self, reset: bool, keep: str | None = None) -> None:
         """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted)."""
+        await self._show_page(reset, keep)
+
+    async def _show_page(self, reset: bool, keep: str | None = None) -> None:
         self._loading = True
         try:
             page = await self.server.list_sessions(

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import Any
 
+from markdown_it import MarkdownIt
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownBlock
 
 LONG_RESULT_LINES = 12
 """Tool results longer than this start collapsed."""
+
+STREAM_INTERVAL = 1 / 60
+"""Seconds between two appends to a streaming answer's Markdown: the deltas that arrive in between are
+appended together, so a fast stream costs one layout per interval, not one per delta."""
 
 STOP_LABELS = {
     "completed": "✓ Completed",
@@ -45,8 +54,65 @@ class UserBlock(Static):
         self.text = text
 
 
+_PARSERS = threading.local()
+
+
+def markdown_parser() -> MarkdownIt:
+    """The gfm-like Markdown parser of this thread, built once.
+
+    Textual's `Markdown` builds a new parser for every `update` and `append` unless given a factory
+    (about 1 ms each, most of an append's cost). One per thread: `update` parses in a worker thread,
+    and the parser's linkify step keeps state between calls.
+    """
+    parser: MarkdownIt | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = MarkdownIt("gfm-like")
+    return parser
+
+
+_Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
+"""Textual's paragraph block (not exported by name)."""
+
+
+class StreamedParagraph(_Paragraph):  # type: ignore[valid-type,misc]
+    """A Markdown paragraph that asks for a layout only when its height changes.
+
+    Textual's paragraph asks for one on every update. While an answer streams, most appends only
+    lengthen its last line, and laying out the whole transcript again was most of a frame's cost.
+    """
+
+    def set_content(self, content: Content) -> None:
+        height = self.content_size.height
+        self._content = content
+        self.update(content, layout=False)
+        width = self.content_size.width
+        if not width or self.get_content_height(self.size, self.size, width) != height:
+            self.refresh(layout=True)
+
+
+class AnswerMarkdown(Markdown):
+    """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s."""
+
+    BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "paragraph_open": StreamedParagraph}
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(parser_factory=markdown_parser)
+        self._text_at_mount = text
+
+    async def on_mount(self, event: events.Mount) -> None:
+        # Textual's own handler parses the document, even an empty one, in a worker thread: a
+        # transcript mounting ten answers waited ~50 ms for the thread pool. An append parses here.
+        event.prevent_default()
+        if self._text_at_mount:
+            await self.append(self._text_at_mount)
+
+
 class AssistantBlock(Vertical):
-    """The assistant's answer, streamed as Markdown without re-rendering the whole message."""
+    """The assistant's answer, as Markdown: a finished one in one go, a streaming one by appends.
+
+    A streaming answer's deltas are appended at most every `STREAM_INTERVAL` (those in between are
+    joined), without re-rendering the whole message.
+    """
 
     DEFAULT_CSS = """
     AssistantBlock { height: auto; margin: 1 0 0 0; padding: 0 1; }
@@ -58,39 +124,93 @@ class AssistantBlock(Vertical):
         self.seq = seq
         self.text = text
         """The answer so far (what the Markdown shows once streamed)."""
+        self.finished = False
+        """Whether the answer is complete: set before mounting, it is rendered whole, with no stream."""
         self._markdown: Markdown | None = None
-        self._stream: MarkdownStream | None = None
+        self._streaming = False
+        self._pending: list[str] = []
+        self._flush_timer: Timer | None = None
+        self._flush_scheduled = False
+        self._last_flush = 0.0
+
+    def finish(self) -> None:
+        """Mark a not yet mounted answer complete: it then renders its text at once when mounted."""
+        self.finished = True
 
     def compose(self) -> ComposeResult:
-        self._markdown = Markdown()
+        self._markdown = AnswerMarkdown(self.text if self.finished else "")
         yield self._markdown
 
     async def start_stream(self) -> None:
-        """Once mounted: show the text so far, and stream what follows.
-
-        Everything goes through the stream: Textual's Markdown loses a trailing heading when a
-        document set by `update` is later extended by `append`.
-        """
-        if self._markdown is None or self._stream is not None:
+        """Once mounted: show the text so far, and stream what follows (no-op for a finished answer)."""
+        if self._markdown is None or self._streaming or self.finished:
             return
-        self._stream = Markdown.get_stream(self._markdown)
+        self._streaming = True
+        self._last_flush = time.monotonic()
         if self.text:
-            await self._stream.write(self.text)
+            await self._markdown.append(self.text)
 
     async def add_text(self, text: str) -> None:
-        """Append a streamed fragment."""
+        """Append a streamed fragment (shown within `STREAM_INTERVAL`)."""
         self.text += text
-        if self._stream is not None:
-            await self._stream.write(text)
+        if not self._streaming or not text:
+            return
+        self._pending.append(text)
+        if self._flush_scheduled:
+            return
+        self._flush_scheduled = True
+        delay = self._last_flush + STREAM_INTERVAL - time.monotonic()
+        if delay > 0:
+            self._flush_timer = self.set_timer(delay, self._flush)
+        else:
+            self.call_later(self._flush)  # a timer of 0 s never fires (Textual divides by its interval)
+
+    async def _flush(self) -> None:
+        self._flush_scheduled = False
+        self._flush_timer = None
+        if not self._pending or self._markdown is None:
+            return
+        fragment = "".join(self._pending)
+        self._pending.clear()
+        self._last_flush = time.monotonic()
+        await self._markdown.append(fragment)
 
     async def close_stream(self) -> None:
-        """Flush and stop streaming (the answer is complete)."""
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        """Show what is still pending and stop streaming (the answer is complete)."""
+        if not self._streaming:
+            return
+        self._streaming = False
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        await self._flush()
+
+    def on_unmount(self) -> None:
+        self._streaming = False
+        self._pending.clear()
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
 
 
-class ReasoningBlock(Collapsible):
+class Fold(Collapsible):
+    """A `Collapsible` whose body is composed only when it is first expanded.
+
+    A collapsed one is two widgets (itself and its title) instead of four, which keeps mounting and
+    laying out a long transcript cheap: most tool arguments, results and reasoning stay collapsed.
+    """
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        if not self.collapsed:
+            yield self.Contents(*self._contents_list)
+
+    def _watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed and self.is_mounted and not self.query_children(Collapsible.Contents):
+            self.mount(self.Contents(*self._contents_list))
+        super()._watch_collapsed(collapsed)
+
+
+class ReasoningBlock(Fold):
     """The model's reasoning, collapsed by default."""
 
     DEFAULT_CSS = """
@@ -190,7 +310,7 @@ class ToolBlock(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self._title
-        yield Collapsible(self._arguments, title="Arguments", collapsed=True)
+        yield Fold(self._arguments, title="Arguments", collapsed=True)
         yield from self._parts
 
     def _add(self, widget: Widget) -> None:
@@ -219,7 +339,7 @@ class ToolBlock(Vertical):
         body = Static(text, markup=False, classes="tool-error" if is_error else "")
         long = text.count("\n") >= LONG_RESULT_LINES or bool(details.get("diff"))
         meta = f" (exit {details['exit_code']})" if "exit_code" in details else ""
-        self._add(Collapsible(body, title=f"Result{meta}", collapsed=long))
+        self._add(Fold(body, title=f"Result{meta}", collapsed=long))
 
 
 class ShellBlock(Vertical):
@@ -259,7 +379,7 @@ class ShellBlock(Vertical):
         body = Static(self.output, markup=False, classes="shell-output")
         lines = self.output.count("\n") + 1
         if lines > LONG_RESULT_LINES:
-            yield Collapsible(body, title=f"Output ({lines} lines)", collapsed=True)
+            yield Fold(body, title=f"Output ({lines} lines)", collapsed=True)
         else:
             yield body
 

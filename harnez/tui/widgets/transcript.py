@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from harnez.events import StoredEvent
+from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.widgets.blocks import (
     AssistantBlock,
     NoticeBlock,
@@ -200,6 +201,7 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def on_mount(self) -> None:
         self.anchor()
+        paint_without_skipping(self.screen)
 
     async def apply(self, event: StoredEvent) -> None:
         """Render one live event."""
@@ -223,8 +225,17 @@ class Transcript(VerticalScroll, can_focus=True):
         self.oldest_seq = events[0].seq
         self.has_older = has_older
         blocks = await self._build(self._builder, events)
-        await self.mount_all(blocks)
-        await self._show_answers(blocks, keep_open=self._builder.answer)
+        self._finish_answers(blocks, keep_open=self._builder.answer)
+        await self._mount_batch(blocks)
+        if self._builder.answer is not None and self._builder.answer in blocks:
+            await self._builder.answer.start_stream()
+        self.call_after_refresh(self._fill_view)
+
+    def _fill_view(self) -> None:
+        """Load older events when the view sits at the top once laid out: the blocks do not fill it,
+        or the person scrolled up while they were being mounted."""
+        if self.scroll_y <= 0:
+            self.want_older()
 
     async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
         """Render older events above the mounted ones, keeping the view where it was."""
@@ -234,23 +245,31 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         self.oldest_seq = events[0].seq
         blocks = await self._build(BlockBuilder(), events)
-        if not blocks:
+        if not blocks:  # nothing drawn for that page (usage, cost…): look further back
+            self.call_after_refresh(self._fill_view)
             return
         height = self.virtual_size.height
-        await self.mount_all(blocks, before=0 if self.children else None)
-        await self._show_answers(blocks, keep_open=None)
+        self._finish_answers(blocks, keep_open=None)
+        await self._mount_batch(blocks, before=0 if self.children else None)
         self.call_after_refresh(self._keep_position, height)
+
+    async def _mount_batch(self, blocks: list[Widget], before: int | None = None) -> None:
+        """Mount many blocks with one frame at the end, not a frame per block mounted."""
+        with self.app.batch_update():
+            await self.mount_all(blocks, before=before)
+        self.refresh(layout=True)  # the screen paints once the batch is over
 
     def _keep_position(self, old_height: int) -> None:
         self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False)
+        if self.max_scroll_y == 0:  # still not enough to scroll: there is no way up to ask for more
+            self.want_older()
 
     @staticmethod
-    async def _show_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
+    def _finish_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
+        """Render stored answers whole (no stream); only the one still being written streams."""
         for block in blocks:
-            if isinstance(block, AssistantBlock):
-                await block.start_stream()
-                if block is not keep_open:
-                    await block.close_stream()
+            if isinstance(block, AssistantBlock) and block is not keep_open:
+                block.finish()
 
     @staticmethod
     async def _build(builder: BlockBuilder, events: Iterable[StoredEvent]) -> list[Widget]:
