@@ -13,7 +13,7 @@ from harnez.errors import HarnezError, SessionNotFoundError
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
-from harnez.server.totals import TOTAL_KINDS, SessionTotals
+from harnez.server.totals import SessionTotals, context_tokens
 from harnez.settings import Settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.search import SearchPage
@@ -286,8 +286,15 @@ class Server:
         if session_id in self._drafts:
             return totals
         record = await self.get_session(session_id)
-        for event in await self.store.events.read_kinds(record.num, record.id, TOTAL_KINDS, up_to):
-            totals.add(event.kind, event.payload)
+        events = self.store.events
+        sums = await events.usage_sums(record.num, up_to)
+        totals.input, totals.output, totals.usd, totals.unpriced = sums.input, sums.output, sums.usd, sums.unpriced > 0
+        started = await events.last_of_kind(record.num, record.id, "started", up_to)
+        if started is not None and started.payload.get("context_window"):
+            totals.context_window = int(started.payload["context_window"])
+        last_call = await events.last_of_kind(record.num, record.id, "usage", up_to)
+        if last_call is not None:
+            totals.context_tokens = context_tokens(last_call.payload)
         return totals
 
     async def subscribe(self, session_id: str, after: int = 0,

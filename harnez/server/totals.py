@@ -5,10 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-TOTAL_KINDS = ("started", "usage", "cost")
-"""The event kinds the totals are made of."""
-
-
 @dataclass(slots=True)
 class SessionTotals:
     """Tokens and cost summed over a session's `usage` and `cost` events, and the context in use.
@@ -29,10 +25,9 @@ class SessionTotals:
     def add(self, kind: str, payload: dict[str, Any]) -> bool:
         """Fold in one event; True when it changed the totals."""
         if kind == "usage":
-            tokens = [int(payload.get(name) or 0) for name in ("input", "cache_read", "cache_write", "output")]
-            self.input += tokens[0]
-            self.output += tokens[3]
-            self.context_tokens = sum(tokens)
+            self.input += int(payload.get("input") or 0)
+            self.output += int(payload.get("output") or 0)
+            self.context_tokens = context_tokens(payload)
             return True
         if kind == "cost":
             if payload.get("usd") is None:
@@ -61,6 +56,11 @@ class SessionTotals:
             return tokens_text(self.context_tokens)
         share = 100 * self.context_tokens / self.context_window
         return f"{tokens_text(self.context_tokens)}/{tokens_text(self.context_window)} ({share:.0f}%)"
+
+
+def context_tokens(usage: dict[str, Any]) -> int:
+    """What a call leaves in the context: its prompt (cached parts included) plus its answer."""
+    return sum(int(usage.get(name) or 0) for name in ("input", "cache_read", "cache_write", "output"))
 
 
 def tokens_text(count: int) -> str:

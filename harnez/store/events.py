@@ -52,6 +52,26 @@ def _loads(stored: str | bytes) -> dict:
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
+@dataclass(slots=True)
+class UsageSums:
+    """Token and cost sums of a session's usage and cost events (`usd` None when none was priced)."""
+
+    input: int = 0
+    output: int = 0
+    usd: float | None = None
+    unpriced: int = 0
+    """How many cost events had no price."""
+
+    def add(self, kind: str, payload: dict) -> None:
+        if kind == "usage":
+            self.input += int(payload.get("input") or 0)
+            self.output += int(payload.get("output") or 0)
+        elif payload.get("usd") is None:
+            self.unpriced += 1
+        else:
+            self.usd = (self.usd or 0.0) + float(payload["usd"])
+
+
 class EventLog:
     """Appends events in batches (one transaction per batch) and reads them back by cursor."""
 
@@ -218,6 +238,37 @@ class EventLog:
             params += (up_to,)
         rows = await self._db.fetchall(sql + " ORDER BY seq", params)
         return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
+
+    async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
+        """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread.
+
+        Payloads stored compressed (never the case for these small events, but possible) are
+        decoded here and added in.
+        """
+        bound, params = ("AND seq <= ?", (session_num, up_to)) if up_to is not None else ("", (session_num,))
+        row = await self._db.fetchone(
+            "SELECT COALESCE(SUM(CASE WHEN kind = 'usage' THEN json_extract(payload, '$.input') END), 0), "
+            "COALESCE(SUM(CASE WHEN kind = 'usage' THEN json_extract(payload, '$.output') END), 0), "
+            "SUM(CASE WHEN kind = 'cost' THEN json_extract(payload, '$.usd') END), "
+            "COUNT(CASE WHEN kind = 'cost' AND json_extract(payload, '$.usd') IS NULL THEN 1 END) "
+            f"FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') AND typeof(payload) = 'text'",
+            params)
+        sums = UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]))
+        packed = await self._db.fetchall(
+            f"SELECT kind, payload FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') "
+            "AND typeof(payload) = 'blob'", params)
+        for kind, payload in packed:
+            sums.add(kind, _loads(payload))
+        return sums
+
+    async def last_of_kind(self, session_num: int, session_id: str, kind: str,
+                           up_to: int | None = None) -> StoredEvent | None:
+        """A session's newest event of a kind (with seq ≤ up_to when given)."""
+        bound, params = ("AND seq <= ?", (session_num, kind, up_to)) if up_to is not None else ("", (session_num, kind))
+        row = await self._db.fetchone(
+            f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind = ? {bound} "
+            "ORDER BY seq DESC LIMIT 1", params)
+        return StoredEvent(session_id, row[0], row[2], _loads(row[3]), row[1], row[4]) if row else None
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -135,6 +136,9 @@ class HarnezApp(App[None]):
             if self._load_settings is not None:
                 self._settings_loaded(self._load_settings())
             self._server = await self._open_server()
+            # Everything imported and built so far lives as long as the app: keep the collector
+            # from walking it again during every later collection (mounting a long session).
+            gc.freeze()
             await self._first_screen()
         except HarnezError as exc:
             self.failure = exc.message

@@ -1,15 +1,8 @@
-"""Slash commands and keys: their registry, the parser for typed commands, and the palette provider."""
+"""Slash commands and keys: their registry, the parser for typed commands, the palette's loader."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING
-
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-
-if TYPE_CHECKING:
-    from harnez.tui.screens.session import SessionScreen
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,28 +92,9 @@ def help_markdown() -> str:
     return "\n".join(lines)
 
 
-class SlashCommandProvider(Provider):
-    """Offers the slash commands in Textual's command palette."""
+def slash_command_provider() -> type:
+    """The command-palette provider of the slash commands, imported when the palette first opens
+    (`textual.command` is not needed for the first frame)."""
+    from harnez.tui.palette import SlashCommandProvider
 
-    def _session_screen(self) -> SessionScreen | None:
-        from harnez.tui.screens.session import SessionScreen
-
-        return self.screen if isinstance(self.screen, SessionScreen) else None
-
-    async def discover(self) -> Hits:
-        screen = self._session_screen()
-        if screen is None:
-            return
-        for command in COMMANDS:
-            yield DiscoveryHit(command.usage, partial(screen.run_command, command, ""), help=command.help)
-
-    async def search(self, query: str) -> Hits:
-        screen = self._session_screen()
-        if screen is None:
-            return
-        matcher = self.matcher(query)
-        for command in COMMANDS:
-            score = matcher.match(command.usage)
-            if score > 0:
-                yield Hit(score, matcher.highlight(command.usage), partial(screen.run_command, command, ""),
-                          help=command.help)
+    return SlashCommandProvider

@@ -124,7 +124,8 @@ async def test_a_retried_turn_discards_its_partial_answer(make_app) -> None:
         await send(pilot, "go")
         await wait_for(pilot, lambda: ends(app))
         assert [b.text for b in app.screen.query(AssistantBlock)] == ["final answer"]
-        assert "Retrying" in str(app.screen.query_one("NoticeBlock.-warning").render())
+        notice = str(app.screen.query_one("NoticeBlock.-warning").render())
+        assert notice == "↻ Retrying (attempt 2, in 0.5 s): overloaded. The partial answer was discarded."
 
 
 async def test_session_name_renames_the_header_and_the_store(make_app) -> None:

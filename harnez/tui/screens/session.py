@@ -14,9 +14,7 @@ from harnez.errors import HarnezError
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
 from harnez.tui import bridge
-from harnez.tui.commands import SlashCommand, SlashCommandProvider, UnknownCommandError, parse_slash
-from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
-from harnez.tui.screens.dialogs import HelpScreen, RenameDialog
+from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash, slash_command_provider
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
@@ -25,6 +23,7 @@ from harnez.tui.widgets.transcript import Transcript
 if TYPE_CHECKING:
     from harnez.server.server import Server
     from harnez.tui.app import HarnezApp
+    from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 
 NEW_SESSION_TITLE = "New session"
 FOLLOW_POLL = 1.0
@@ -35,7 +34,7 @@ class SessionScreen(Screen[None]):
     """One session: renders its events as they are stored and sends what the person types."""
 
     CSS_PATH = "session.tcss"
-    COMMANDS = Screen.COMMANDS | {SlashCommandProvider}
+    COMMANDS = Screen.COMMANDS | {slash_command_provider}
     AUTO_FOCUS = "PromptInput"
 
     def __init__(self, session_id: str | None, title: str | None, model: str | None) -> None:
@@ -202,6 +201,8 @@ class SessionScreen(Screen[None]):
         call_id = payload.get("call_id", "")
         if kind == "approval-required":
             if self._waiting(call_id) and all(r.call_id != call_id for r in self._approvals):
+                from harnez.tui.screens.approval import ApprovalRequest
+
                 self._approvals.append(ApprovalRequest.from_payload(payload))
                 self._next_approval()
             return
@@ -222,6 +223,8 @@ class SessionScreen(Screen[None]):
         while self._approvals:
             request = self._approvals.pop(0)
             if self._waiting(request.call_id):
+                from harnez.tui.screens.approval import ApprovalScreen
+
                 self._approval_screen = ApprovalScreen(request)
                 self.app.push_screen(self._approval_screen, lambda answer: self._answered(request, answer))
                 return
@@ -315,6 +318,8 @@ class SessionScreen(Screen[None]):
                 if argument:
                     await self.rename(argument)
                 else:
+                    from harnez.tui.screens.dialogs import RenameDialog
+
                     self.app.push_screen(RenameDialog(self.session_title), self._renamed)
             case "new":
                 await self.harnez.open_new_session()
@@ -328,6 +333,8 @@ class SessionScreen(Screen[None]):
             case "compact":
                 await self.compact()
             case "help":
+                from harnez.tui.screens.dialogs import HelpScreen
+
                 self.app.push_screen(HelpScreen())
             case "quit":
                 self.app.call_next(self.harnez.quit_harnez)

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownBlock
+from textual.widgets import Collapsible, Static
+
+if TYPE_CHECKING:
+    from harnez.tui.widgets.markdown import AnswerMarkdown
 
 LONG_RESULT_LINES = 12
 """Tool results longer than this start collapsed."""
@@ -54,59 +53,6 @@ class UserBlock(Static):
         self.text = text
 
 
-_PARSERS = threading.local()
-
-
-def markdown_parser() -> MarkdownIt:
-    """The gfm-like Markdown parser of this thread, built once.
-
-    Textual's `Markdown` builds a new parser for every `update` and `append` unless given a factory
-    (about 1 ms each, most of an append's cost). One per thread: `update` parses in a worker thread,
-    and the parser's linkify step keeps state between calls.
-    """
-    parser: MarkdownIt | None = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        parser = _PARSERS.parser = MarkdownIt("gfm-like")
-    return parser
-
-
-_Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
-"""Textual's paragraph block (not exported by name)."""
-
-
-class StreamedParagraph(_Paragraph):  # type: ignore[valid-type,misc]
-    """A Markdown paragraph that asks for a layout only when its height changes.
-
-    Textual's paragraph asks for one on every update. While an answer streams, most appends only
-    lengthen its last line, and laying out the whole transcript again was most of a frame's cost.
-    """
-
-    def set_content(self, content: Content) -> None:
-        height = self.content_size.height
-        self._content = content
-        self.update(content, layout=False)
-        width = self.content_size.width
-        if not width or self.get_content_height(self.size, self.size, width) != height:
-            self.refresh(layout=True)
-
-
-class AnswerMarkdown(Markdown):
-    """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s."""
-
-    BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "paragraph_open": StreamedParagraph}
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(parser_factory=markdown_parser)
-        self._text_at_mount = text
-
-    async def on_mount(self, event: events.Mount) -> None:
-        # Textual's own handler parses the document, even an empty one, in a worker thread: a
-        # transcript mounting ten answers waited ~50 ms for the thread pool. An append parses here.
-        event.prevent_default()
-        if self._text_at_mount:
-            await self.append(self._text_at_mount)
-
-
 class AssistantBlock(Vertical):
     """The assistant's answer, as Markdown: a finished one in one go, a streaming one by appends.
 
@@ -126,7 +72,7 @@ class AssistantBlock(Vertical):
         """The answer so far (what the Markdown shows once streamed)."""
         self.finished = False
         """Whether the answer is complete: set before mounting, it is rendered whole, with no stream."""
-        self._markdown: Markdown | None = None
+        self._markdown: AnswerMarkdown | None = None
         self._streaming = False
         self._pending: list[str] = []
         self._flush_timer: Timer | None = None
@@ -138,6 +84,9 @@ class AssistantBlock(Vertical):
         self.finished = True
 
     def compose(self) -> ComposeResult:
+        # Imported with the first answer: Markdown and its parser are not needed for the first frame.
+        from harnez.tui.widgets.markdown import AnswerMarkdown
+
         self._markdown = AnswerMarkdown(self.text if self.finished else "")
         yield self._markdown
 

@@ -145,8 +145,12 @@ class BlockBuilder:
         await self.close()
         self.turn_blocks = []
         payload = event.payload
-        text = (f"↻ Retrying (attempt {payload.get('attempt')}, in {payload.get('delay')} s): "
-                f"{payload.get('reason')}. The partial answer was discarded.")
+        delay = payload.get("delay")
+        when = f", in {delay:.1f} s" if isinstance(delay, int | float) else ""
+        reason = str(payload.get("reason") or "the stream failed").strip()
+        reason += "" if reason.endswith((".", "?", "!")) else "."
+        dropped = " The partial answer was discarded." if discarded else ""
+        text = f"↻ Retrying (attempt {payload.get('attempt')}{when}): {reason}{dropped}"
         return Change([NoticeBlock(text, "warning", event.seq)], discarded)
 
     async def _on_compacted(self, event: StoredEvent) -> Change:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,16 @@ async def test_events_before_pages_back_oldest_first(server: Server, workspace: 
 def test_token_counts_read_well_in_a_narrow_line() -> None:
     assert [tokens_text(n) for n in (0, 950, 1_000, 12_345, 99_999, 200_000, 1_047_576)] == [
         "0", "950", "1k", "12.3k", "100k", "200k", "1M"]
+
+
+async def test_totals_include_events_stored_compressed(server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    # A payload this large is stored zlib-compressed: SQLite's JSON functions cannot read it.
+    await server.append(draft.id, Event("usage", {"input": 7, "output": 3, "model": "m" * 4000}))
+    await server.append(draft.id, Event("cost", {"usd": 0.5, "note": "n" * 4000}))
+    await server.append(draft.id, Event("usage", {"input": 1, "output": 1}))
+    totals = await server.session_totals(draft.id)
+    assert (totals.input, totals.output, totals.cost_text, totals.context_tokens) == (8, 4, "$0.50", 2)
+    with sqlite3.connect(server.store.db.path) as db:
+        kinds = {row[0] for row in db.execute("SELECT typeof(payload) FROM events")}
+    assert kinds == {"text", "blob"}

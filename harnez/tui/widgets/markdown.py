@@ -1,0 +1,68 @@
+"""An answer's Markdown: one shared parser, paragraphs that avoid needless layouts, appends on the loop.
+
+Imported when the first answer is shown (`AssistantBlock.compose`), so that Textual's Markdown and
+markdown-it stay off the path to the first frame.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from markdown_it import MarkdownIt
+from textual import events
+from textual.content import Content
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
+
+
+_PARSERS = threading.local()
+
+
+def markdown_parser() -> MarkdownIt:
+    """The gfm-like Markdown parser of this thread, built once.
+
+    Textual's `Markdown` builds a new parser for every `update` and `append` unless given a factory
+    (about 1 ms each, most of an append's cost). One per thread: `update` parses in a worker thread,
+    and the parser's linkify step keeps state between calls.
+    """
+    parser: MarkdownIt | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = MarkdownIt("gfm-like")
+    return parser
+
+
+_Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
+"""Textual's paragraph block (not exported by name)."""
+
+
+class StreamedParagraph(_Paragraph):  # type: ignore[valid-type,misc]
+    """A Markdown paragraph that asks for a layout only when its height changes.
+
+    Textual's paragraph asks for one on every update. While an answer streams, most appends only
+    lengthen its last line, and laying out the whole transcript again was most of a frame's cost.
+    """
+
+    def set_content(self, content: Content) -> None:
+        height = self.content_size.height
+        self._content = content
+        self.update(content, layout=False)
+        width = self.content_size.width
+        if not width or self.get_content_height(self.size, self.size, width) != height:
+            self.refresh(layout=True)
+
+
+class AnswerMarkdown(Markdown):
+    """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s."""
+
+    BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "paragraph_open": StreamedParagraph}
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(parser_factory=markdown_parser)
+        self._text_at_mount = text
+
+    async def on_mount(self, event: events.Mount) -> None:
+        # Textual's own handler parses the document, even an empty one, in a worker thread: a
+        # transcript mounting ten answers waited ~50 ms for the thread pool. An append parses here.
+        event.prevent_default()
+        if self._text_at_mount:
+            await self.append(self._text_at_mount)
