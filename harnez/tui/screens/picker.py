@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
 
 PAGE_SIZE = 50
-SEARCH_DELAY = 0.1
+SEARCH_DELAY = 0.05
 """Seconds of quiet typing before a search runs."""
 LOAD_MORE_MARGIN = 10
 REFRESH_EVERY = 2.0
@@ -94,6 +94,8 @@ class PickerScreen(Screen[str | None]):
         """Whether sessions of every workspace are listed, not only this one."""
         self.records: dict[str, SessionRecord] = {}
         self.snippets: dict[str, str] = {}
+        self.shown_query = ""
+        """The search the listed rows answer ("" for the unfiltered list)."""
         self._cursor: str | None = None
         self._loading = False
         self._search_timer: Timer | None = None
@@ -132,14 +134,16 @@ class PickerScreen(Screen[str | None]):
 
     async def _show_page(self, reset: bool, keep: str | None = None) -> None:
         self._loading = True
+        query = self.query_text
         try:
             page = await self.server.list_sessions(
-                self.query_text or None, None if self.all_workspaces else self.workspace,
+                query or None, None if self.all_workspaces else self.workspace,
                 None if reset else self._cursor, PAGE_SIZE)
         finally:
             self._loading = False
         options = self.query_one(OptionList)
         if reset:
+            self.shown_query = query
             options.clear_options()
             self.records.clear()
             self.snippets.clear()
