@@ -34,7 +34,9 @@ def build(db_path: Path, work=answer_work, **options) -> HarnezApp:
 
 async def send_and_wait(pilot, text: str) -> None:
     await wait_for(pilot, lambda: pilot.app.ready)
-    pilot.app.screen.query_one(PromptInput).load_text(text)
+    prompt = pilot.app.screen.query_one(PromptInput)
+    prompt.cursor_blink = False  # a slow run must not catch the cursor mid-blink
+    prompt.load_text(text)
     await pilot.press("enter")
     await wait_for(pilot, lambda: pilot.app.screen.query(TaskEndBlock), "task end")
     await pilot.pause()

@@ -50,7 +50,9 @@ def test_an_approved_edit_and_the_streamed_answer(snap_compare, db_path: Path, w
 
     async def run(pilot) -> None:
         await wait_for(pilot, lambda: app.ready)
-        app.screen.query_one(PromptInput).load_text("Make greet() friendlier")
+        prompt = app.screen.query_one(PromptInput)
+        prompt.cursor_blink = False  # the run takes longer than a blink: keep the cursor's state fixed
+        prompt.load_text("Make greet() friendlier")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed, "approval")
         await pilot.press("y")

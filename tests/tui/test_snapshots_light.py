@@ -35,7 +35,9 @@ def test_streamed_answer_in_the_light_theme(snap_compare, db_path: Path) -> None
     async def send(pilot) -> None:
         await wait_for(pilot, lambda: app.ready)
         assert app.theme == "textual-light"
-        app.screen.query_one(PromptInput).load_text("Say hello")
+        prompt = app.screen.query_one(PromptInput)
+        prompt.cursor_blink = False  # a slow run must not catch the cursor mid-blink
+        prompt.load_text("Say hello")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "task end")
         await pilot.pause()
