@@ -12,7 +12,7 @@ from textual.widgets.option_list import Option
 
 from harnez.wires.catalogue import known_spec
 
-HINT = "Type to filter, or a full <provider>/<model>[:<thinking>]. Enter selects · Tab copies · Esc cancels"
+HINT = "Type to filter, or a whole <provider>/<model>[:<thinking>] · Enter select · Tab copy the row · Esc cancel"
 
 
 def model_label(model: str, current: str | None) -> Content:
@@ -21,7 +21,9 @@ def model_label(model: str, current: str | None) -> Content:
     spec = known_spec(name.partition("/")[2])
     parts: list[tuple[str, str] | str] = [(model, "bold" if model == current else "")]
     if spec is not None and spec.thinking_levels:
-        parts += ["  ", (f"thinking: {', '.join(spec.thinking_levels)}", "dim")]
+        levels = spec.thinking_levels
+        shown = ", ".join(levels) if len(levels) <= 3 else f"{levels[0]} … {levels[-1]}"
+        parts += ["  ", (f"thinking: {shown}", "dim")]
     if model == current:
         parts += ["  ", ("current", "italic")]
     return Content.assemble(*parts)
