@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
@@ -34,7 +35,9 @@ ServerOpener = Callable[[], Awaitable["Server"]]
 class HarnezApp(App[None]):
     """A client of the in-process server: sends commands, renders events."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = ["app.tcss", "screens/session.tcss"]
+    """The session screen's stylesheet is the app's: that screen can be the default screen, whose
+    own CSS_PATH Textual does not load."""
     TITLE = "harnez"
     BINDINGS = [
         Binding("shift+tab", "cycle_mode", "Permission mode", priority=True, show=False),
@@ -65,6 +68,7 @@ class HarnezApp(App[None]):
         self._local_probe = local_probe
         self._server: Server | None = None
         self._server_closed = False
+        self._first_screen_chosen = False
         self._use_settings_mode()
 
     def _use_settings_mode(self) -> None:
@@ -82,7 +86,7 @@ class HarnezApp(App[None]):
     @property
     def ready(self) -> bool:
         """Whether the server is open and a first screen has been chosen (and shows its session)."""
-        return (self._server is not None and len(self.screen_stack) > 1 and self.screen.is_mounted
+        return (self._server is not None and self._first_screen_chosen and self.screen.is_mounted
                 and getattr(self.screen, "attached", True))
 
     @property
@@ -90,16 +94,20 @@ class HarnezApp(App[None]):
         """Whether the app starts on a new session (no --resume, --continue or picker)."""
         return not (self.continue_latest or self.resume or self.start_with_picker)
 
-    def compose(self) -> ComposeResult:
-        yield Static("harnez — opening…", id="splash")
-
-    def on_mount(self) -> None:
-        self._apply_theme()
+    def get_default_screen(self) -> Screen:
         if self.opens_new_session:
             # The first frame is the session screen itself: it takes keys while the server opens.
             from harnez.tui.screens.session import SessionScreen
 
-            self.push_screen(SessionScreen(None, None, None))
+            return SessionScreen(None, None, None)
+        return super().get_default_screen()
+
+    def compose(self) -> ComposeResult:
+        if not self.opens_new_session:
+            yield Static("harnez — opening…", id="splash")
+
+    def on_mount(self) -> None:
+        self._apply_theme()
         self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
 
     def _remember_theme(self, theme: str) -> None:
@@ -168,13 +176,16 @@ class HarnezApp(App[None]):
             self.open_setup()
         else:
             await self.open_new_session()
+        self._first_screen_chosen = True
 
     # screens ----------------------------------------------------------------------------------
 
     def _show(self, screen: Any) -> None:
         from harnez.tui.screens.session import SessionScreen
 
-        if isinstance(self.screen, SessionScreen):
+        # A session replaces the one shown, except the first one when it is the default screen
+        # (the bottom of the stack cannot be switched): the new one goes on top of it.
+        if isinstance(self.screen, SessionScreen) and len(self.screen_stack) > 1:
             self.switch_screen(screen)
         else:
             self.push_screen(screen)

@@ -33,7 +33,6 @@ FOLLOW_POLL = 1.0
 class SessionScreen(Screen[None]):
     """One session: renders its events as they are stored and sends what the person types."""
 
-    CSS_PATH = "session.tcss"
     COMMANDS = Screen.COMMANDS | {slash_command_provider}
     AUTO_FOCUS = "PromptInput"
 
