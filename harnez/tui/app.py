@@ -263,6 +263,15 @@ class HarnezApp(App[None]):
 
     # actions ----------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Shift+Tab cycles the mode on the session screen; elsewhere (forms, dialogs) it moves the
+        # focus backwards as usual.
+        if action == "cycle_mode":
+            from harnez.tui.screens.session import SessionScreen
+
+            return isinstance(self.screen, SessionScreen)
+        return True
+
     def action_cycle_mode(self) -> None:
         """Shift+Tab: ask → accept-edits → read-only → ask."""
         index = PERMISSION_MODES.index(self.permission_mode)

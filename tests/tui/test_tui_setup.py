@@ -348,3 +348,19 @@ async def test_resuming_or_the_picker_never_shows_setup(setup_app, db_path, work
         assert not any(isinstance(screen, SetupScreen) for screen in app.screen_stack)
 
     assert seen == [PickerScreen if start == "picker" else SessionScreen]
+
+
+async def test_shift_tab_moves_back_in_the_form_and_cycles_the_mode_in_the_session(setup_app) -> None:
+    app = setup_app()
+    async with app.run_test() as pilot:
+        screen = await setup_shown(pilot)
+        screen.query_one("#setup-url").focus()
+        await pilot.press("tab")
+        after_tab = app.focused
+        await pilot.press("shift+tab")
+        assert app.focused is screen.query_one("#setup-url") and app.focused is not after_tab
+        assert app.permission_mode == "ask"
+        await pilot.press("escape")  # skip setup: the session screen
+        await wait_for(pilot, lambda: app.ready and not isinstance(app.screen, SetupScreen), "session")
+        await pilot.press("shift+tab")
+        assert app.permission_mode == "accept-edits"
