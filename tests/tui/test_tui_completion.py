@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
@@ -53,6 +57,20 @@ def test_the_scan_skips_ignored_folders_and_stops_at_its_limit(workspace: Path) 
     _files(workspace)
     assert scan_workspace(workspace) == ["main.py", "src/app.py"]
     assert scan_workspace(workspace, limit=1) == ["main.py"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_in_a_git_work_tree_the_scan_follows_gitignore(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text("build/\n*.log\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "out.js").write_text("x")
+    (workspace / "run.log").write_text("x")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "new_module.py").write_text("x")  # untracked, not ignored
+    (workspace / "tracked.py").write_text("x")
+    subprocess.run(["git", "-C", str(workspace), "add", "tracked.py"], check=True)
+    assert scan_workspace(workspace) == [".gitignore", "src/new_module.py", "tracked.py"]
 
 
 async def test_slash_and_tab_complete_a_command_name(make_app) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -18,6 +19,8 @@ from harnez.tui.commands import COMMANDS
 
 SCAN_LIMIT = 5000
 """At most this many workspace files are offered for `@` completion (the scan stops there)."""
+GIT_TIMEOUT = 3.0
+"""Seconds `git ls-files` may take before the plain walk is used instead."""
 SHOWN_LIMIT = 50
 """At most this many candidates are listed at once."""
 IGNORED_DIRS = frozenset({
@@ -73,7 +76,11 @@ def command_candidates(query: str) -> list[Candidate]:
 
 
 def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> list[str]:
-    """Relative POSIX paths of the workspace's files, sorted by walk order, ignored folders skipped."""
+    """Relative POSIX paths of the workspace's files: git's view of them in a git work tree (tracked
+    and untracked files, `.gitignore` respected), else a walk that skips the usual ignored folders."""
+    listed = _git_files(root, limit)
+    if listed is not None:
+        return listed
     found: list[str] = []
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(name for name in dirnames if name not in IGNORED_DIRS)
@@ -83,6 +90,21 @@ def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> list[str]:
             if len(found) >= limit:
                 return found
     return found
+
+
+def _git_files(root: Path, limit: int) -> list[str] | None:
+    """`git ls-files` of a work tree (cached, and untracked but not ignored); None outside one."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+                               "--exclude-standard"], capture_output=True, timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    names = [name for name in done.stdout.decode("utf-8", "replace").split("\0") if name]
+    return sorted(dict.fromkeys(names))[:limit]
 
 
 def _is_subsequence(query: str, text: str) -> bool:
