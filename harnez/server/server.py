@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harnez.agent.approvals import ApprovalDesk
 from harnez.errors import HarnezError, SessionNotFoundError
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
+from harnez.server.chains import TaskChains
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
 from harnez.settings import Settings, parse_model_ref
@@ -23,8 +23,6 @@ from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool
 from harnez.wires.catalogue import suggested_models
 from harnez.wires.conversation import UserMessage
-
-log = logging.getLogger(__name__)
 
 REPLAY_PAGE = 2000
 COMPACT_COMMAND = "/compact"
@@ -48,29 +46,6 @@ class Draft:
     title: str | None = None
 
 
-@dataclass(slots=True)
-class _Running:
-    """A session's chain of tasks: the one running, then the prompts queued behind it.
-
-    It stays in `Server._running` from the first task's start until the queue is empty, so a
-    prompt that arrives at any moment either joins the queue or finds the session idle — the
-    check and the append happen with no await between them.
-    """
-
-    run: TaskRun
-    mode: str = "prompt"
-    task: asyncio.Task[TaskOutcome] | None = None
-    work: asyncio.Task[TaskOutcome] | None = None
-    queued: list[tuple[int, str, dict]] = field(default_factory=list)
-    """(task id, prompt, options) of prompts waiting for this task to end."""
-    cancelled: bool = False
-    """Set by `cancel`: the current task stops (or never starts its work)."""
-    begun: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the first task's `user-message` is stored."""
-    ended: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when the current task has ended and its end is stored (a new one per task)."""
-
-
 class Server:
     """Owns the store and the running tasks of one process."""
 
@@ -80,7 +55,8 @@ class Server:
         self._bus = bus
         self._work = work
         self._drafts: dict[str, Draft] = {}
-        self._running: dict[str, _Running] = {}
+        self.chains = TaskChains(self)
+        """The running tasks, one chain per session (harnez/server/chains.py)."""
         self._lock = asyncio.Lock()
         self.approvals = ApprovalDesk()
         """Tool calls of running tasks that wait for a person's answer."""
@@ -106,11 +82,21 @@ class Server:
             return
         self._closed = True
         try:
-            for session_id in list(self._running):
+            for session_id in self.chains.sessions():
                 await self.cancel(session_id)
             await self.titles.close()
         finally:
             await self.store.close()
+
+    @property
+    def work(self) -> TaskWork | None:
+        """What runs a task (the agent loop), or None when no model layer is wired."""
+        return self._work
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` has begun: no queued prompt starts after it."""
+        return self._closed
 
     def set_work(self, work: TaskWork | None) -> None:
         """Choose what runs a task (the agent loop)."""
@@ -342,8 +328,8 @@ class Server:
 
     def running(self, session_id: str) -> TaskRun | None:
         """The task running in a session, if any."""
-        entry = self._running.get(session_id)
-        return entry.run if entry else None
+        chain = self.chains.get(session_id)
+        return chain.run if chain else None
 
     async def select_model(self, session_id: str, model: str) -> SessionRecord:
         """Change a session's model (`<provider>/<model>[:<thinking>]`); recorded as a selection and an event."""
@@ -368,7 +354,7 @@ class Server:
                      options: dict | None = None) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
         record = await self.persist(session_id)
-        entry = self._running.get(record.id)
+        entry = self.chains.get(record.id)
         if entry is not None and steer:
             entry.run.steering.put_nowait(prompt)
             await self.append(record.id, Event("user-message", {"text": prompt, "mode": "steering"},
@@ -378,12 +364,10 @@ class Server:
             record = await self.select_model(record.id, model)
         task = await self.store.tasks.create(record.num, prompt, record.model)
         # Decided after the last await: a task that ended meanwhile leaves the session idle.
-        entry = self._running.get(record.id)
-        if entry is not None:
-            entry.queued.append((task.id, prompt, dict(options or {})))
+        if self.chains.enqueue(record.id, task.id, prompt, dict(options or {})):
             await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
             return task.id
-        await self._start(record, task.id, prompt, record.model, options or {})
+        await self.chains.start(record, task.id, prompt, record.model, options or {})
         await self.titles.on_prompt(record.id, prompt)
         return task.id
 
@@ -397,104 +381,22 @@ class Server:
         busy = HarnezError("A task is running in this session; wait for it to end (or press Esc to cancel "
                            "it), then compact.")
         record = await self.get_session(session_id)
-        if record.id in self._running:
+        if record.id in self.chains:
             raise busy
         task = await self.store.tasks.create(record.num, COMPACT_COMMAND, record.model)
-        if record.id in self._running:  # a prompt started a task meanwhile
+        if record.id in self.chains:  # a prompt started a task meanwhile
             await self.store.tasks.transition(task.id, "cancelled", stop_reason="cancelled")
             raise busy
-        await self._start(record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command")
+        await self.chains.start(record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command")
         return task.id
-
-    async def _start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
-                     options: dict, mode: str = "prompt") -> None:
-        """Begin a session's chain of tasks; returns once the first task's prompt is stored."""
-        entry = _Running(TaskRun(self, record, task_id, prompt, model, options), mode)
-        self._running[record.id] = entry  # before any await: a concurrent prompt queues behind it
-        entry.task = asyncio.create_task(self._drive(entry), name=f"harnez-task-{task_id}")
-        begun = asyncio.ensure_future(entry.begun.wait())
-        await asyncio.wait({begun, entry.task}, return_when=asyncio.FIRST_COMPLETED)
-        begun.cancel()
-
-    async def _drive(self, entry: _Running) -> TaskOutcome:
-        """Run the chain: the task, then each queued prompt as its own task, until none is left."""
-        session_id = entry.run.session.id
-        try:
-            while True:
-                outcome = await self._run_one(entry)
-                if not entry.queued or self._closed:
-                    return outcome
-                task_id, prompt, options = entry.queued.pop(0)
-                record = await self.get_session(session_id)
-                entry.run = TaskRun(self, record, task_id, prompt, record.model, options)
-                entry.mode, entry.work, entry.cancelled, entry.ended = "prompt", None, False, asyncio.Event()
-        finally:
-            self._running.pop(session_id, None)
-            entry.begun.set()
-            entry.ended.set()
-
-    async def _run_one(self, entry: _Running) -> TaskOutcome:
-        run, ended = entry.run, entry.ended
-        try:
-            try:
-                await self.store.tasks.transition(run.task_id, "running")
-                await self.store.sessions.set_fields(run.session.num, status="running")
-                await self.store.events.append_now(run.session.num, run.session.id, Event(
-                    "user-message", {"text": run.prompt, "mode": entry.mode}, task=run.task_id,
-                    search_text=run.prompt))
-            finally:
-                entry.begun.set()
-            outcome = await self._perform(run, entry)
-            await self._finish(run, outcome)
-            return outcome
-        finally:
-            ended.set()
-
-    async def _perform(self, run: TaskRun, entry: _Running) -> TaskOutcome:
-        if self._work is None:
-            return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
-        if entry.cancelled:
-            return TaskOutcome("cancelled")
-        entry.work = asyncio.create_task(self._work(run), name=f"harnez-work-{run.task_id}")
-        try:
-            return await asyncio.shield(entry.work)
-        except asyncio.CancelledError:
-            entry.work.cancel()
-            return TaskOutcome("cancelled")
-        except HarnezError as exc:
-            return TaskOutcome("failed", 0, exc.message)
-        except Exception as exc:  # noqa: BLE001 - a bug in the work must still close the task
-            log.exception("task %s crashed", run.task_id)
-            return TaskOutcome("failed", 0, f"Internal error: {type(exc).__name__}: {exc}")
-
-    async def _finish(self, run: TaskRun, outcome: TaskOutcome) -> None:
-        await self.store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
-                                          error=outcome.error, turns=outcome.turns)
-        await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns, "error": outcome.error})
-        await self.store.sessions.set_fields(run.session.num, status=outcome.stop)
 
     async def wait(self, session_id: str) -> TaskOutcome | None:
         """Wait for the running task (and those queued behind it) to end; the last outcome."""
-        outcome = None
-        while (entry := self._running.get(session_id)) is not None and entry.task is not None:
-            outcome = await asyncio.shield(entry.task)
-            await asyncio.sleep(0)
-        return outcome
+        return await self.chains.wait(session_id)
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running task and drop queued ones; a session with nothing running is left as is."""
-        entry = self._running.get(session_id)
-        if entry is None or entry.task is None:
-            return False
-        dropped, entry.queued = entry.queued, []
-        entry.cancelled = True
-        ended = entry.ended
-        if entry.work is not None:
-            entry.work.cancel()
-        for task_id, _, _ in dropped:
-            await self.store.tasks.transition(task_id, "cancelled", stop_reason="cancelled")
-        await ended.wait()  # the current task's end, not the prompts sent after this cancel
-        return True
+        return await self.chains.cancel(session_id)
 
     def answer_approval(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
         """Answer a tool call's approval prompt: `allow`, `allow-session` or `deny` (with a reason).
@@ -524,7 +426,7 @@ class Server:
         if (mode or self.settings.permissions.mode) == "read-only":
             raise HarnezError("Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
                               "to switch to ask or accept-edits, then send the line again.")
-        if share and session_id in self._running:
+        if share and session_id in self.chains:
             raise HarnezError("A task is running: `!!` shares output with the model between tasks. Wait for it "
                               "to end (or press Esc), or use `!` to run the command without sharing.")
         record = await self.persist(session_id)
