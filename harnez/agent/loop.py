@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harnez.agent.calls import ToolCalls
 from harnez.agent.context import History
 from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez.outcome import TaskOutcome
 from harnez.wires import AssistantMessage, AssistantTurn, ResolvedModel, ToolSpec, UserMessage, WireRequest
 
 if TYPE_CHECKING:
@@ -26,13 +27,8 @@ class Budget:
     timeout: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LoopOutcome:
-    """How the loop ended; the server's TaskOutcome has the same fields."""
-
-    stop: str
-    turns: int = 0
-    error: str | None = None
+LoopOutcome = TaskOutcome
+"""How the loop ended: the same type the server records (harnez.outcome)."""
 
 
 @dataclass(slots=True)

@@ -9,25 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harnez.events import Event, StoredEvent
+from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
     from harnez.server.server import Server
     from harnez.store.sessions import SessionRecord
 
-STOPS = ("completed", "cancelled", "failed", "incomplete", "interrupted")
-
-
-@dataclass(frozen=True, slots=True)
-class TaskOutcome:
-    """How a task ended."""
-
-    stop: str
-    turns: int = 0
-    error: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.stop not in STOPS:
-            raise ValueError(f"Unknown stop {self.stop!r}")
 
 
 @dataclass(slots=True)
