@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,9 @@ class AgentLoop:
     budget: Budget = field(default_factory=Budget)
     steering: Callable[[], list[str]] = list
     """Messages sent into the running task; delivered as user messages at the next model turn."""
+    expand: Callable[[str], Awaitable[str]] | None = None
+    """What the model is given for a steering message (its `@path` files attached); the event keeps
+    the text as typed."""
     compactor: Compactor | None = None
     accounting: TaskAccounting = field(default_factory=TaskAccounting)
     turns: int = 0
@@ -91,7 +94,7 @@ class AgentLoop:
     async def _deliver_steering(self) -> None:
         waiting, self._inbox = self._inbox + self.steering(), []
         for text in waiting:
-            await self.history.add(UserMessage(text))
+            await self.history.add(UserMessage(await self.expand(text) if self.expand else text))
             self.emit("steering-delivered", {"text": text})
 
     async def _model_turn(self) -> AssistantTurn:

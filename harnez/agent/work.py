@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -113,7 +114,7 @@ class AgentWork:
         if run.session.id not in self._grants:
             self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
         # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
-        await history.add(UserMessage(await asyncio.to_thread(expand_attachments, run.prompt, workspace)))
+        await history.add(UserMessage(await attach_files(run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
         wire = open_wire(model.endpoint, self.settings.retry)
@@ -152,6 +153,7 @@ class AgentWork:
                           approver(options.approve, run.server.approvals, run.session.id), run.emit, history)
         return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
                          calls=calls, budget=options.budget, steering=run.take_steering,
+                         expand=partial(attach_files, workspace=Path(run.session.workspace)),
                          compactor=Compactor(model, stream, run.emit, accounting, overhead_tokens=overhead),
                          accounting=accounting)
 
@@ -180,6 +182,11 @@ async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> Se
         if not isinstance(parsed, ToolResult):
             grants.record(registry.get(call["name"]), parsed, workspace)
     return grants
+
+
+async def attach_files(text: str, workspace: Path) -> str:
+    """The text with the `@path` files it names attached (read in a thread)."""
+    return await asyncio.to_thread(expand_attachments, text, workspace)
 
 
 def approver(policy: Policy, desk: ApprovalDesk, session_id: str) -> Approver:

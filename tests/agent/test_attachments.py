@@ -7,7 +7,7 @@ from pathlib import Path
 from harnez.agent.attachments import FILE_CAP_BYTES, TOTAL_CAP_BYTES, expand_attachments, mentions
 from harnez.server import Server
 from harnez.testing.scripted_model import ScriptedModel
-from tests.agent.helpers import answer, events, make_settings, run_task, user_texts
+from tests.agent.helpers import answer, events, first_event, make_settings, run_task, user_texts
 
 
 def test_a_named_file_is_appended_in_a_file_block(workspace: Path) -> None:
@@ -77,3 +77,24 @@ async def test_the_model_receives_the_file_and_the_stored_prompt_stays_as_typed(
     assert "return 'attached-marker-42'" in sent
     (typed,) = await events(server, session_id, "user-message")
     assert typed.payload["text"] == "what does @main.py return?"
+
+
+async def test_a_steering_message_gets_its_files_attached_too(
+        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    (workspace / "notes.md").write_text("steer-attached-marker-7\n")
+    scripted_model.add({"reply": [{"text": "Looking around first."}, {"tool_call": {
+                            "name": "list", "id": "l1", "arguments": {"path": "."}}}],
+                        "hold": "steer", "hold_after_chunks": 1, "usage": {"input": 10, "output": 5}},
+                       answer("Read your notes."))
+    server: Server = await open_server(make_settings(scripted_model))
+    session_id = server.create_session(workspace).id
+    await server.submit(session_id, "start")
+    await first_event(server, session_id, lambda e: e.kind == "turn-started")
+    await server.submit(session_id, "also see @notes.md", steer=True)
+    scripted_model.release("steer")
+    outcome = await server.wait(session_id)
+    assert outcome is not None and outcome.stop == "completed"
+    second = user_texts(scripted_model.requests[-1].body)
+    assert any(text.startswith("also see @notes.md") and "steer-attached-marker-7" in text for text in second)
+    delivered = await events(server, session_id, "steering-delivered")
+    assert [e.payload["text"] for e in delivered] == ["also see @notes.md"]
