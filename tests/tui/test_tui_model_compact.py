@@ -73,7 +73,7 @@ async def test_model_rejects_an_unconfigured_provider_and_keeps_the_model(agent_
         await type_line(pilot, "/model nowhere/some-model")
         await wait_for(pilot, lambda: any("Unknown provider 'nowhere'" in n.message for n in app._notifications))
         assert app.screen.query_one(StatusLine).model == before
-        assert await app.server.list_sessions() is not None
+        assert app.server.draft(app.screen.session_id).model == "chat/test-model"  # unchanged, unsaved
 
 
 async def test_model_without_an_argument_opens_a_picker(agent_app) -> None:
@@ -126,5 +126,5 @@ async def test_compact_is_refused_before_any_conversation(agent_app) -> None:
         await wait_for(pilot, lambda: app.ready)
         await type_line(pilot, "/compact")
         await wait_for(pilot, lambda: any("Nothing to compact" in n.message for n in app._notifications))
-        assert await app.server.list_sessions() is not None
         assert app.server.draft(app.screen.session_id) is not None  # still unsaved: no picker entry
+        assert (await app.server.list_sessions()).sessions == []
