@@ -109,53 +109,45 @@ class AgentWork:
         registry, withheld = self.registry()
         workspace = Path(run.session.workspace)
         history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
-        if options.compact:
-            return await self._compact(run, model, history, registry)
-        if run.session.id not in self._grants:
-            self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
-        # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
-        await history.add(UserMessage(await attach_files(run.prompt, workspace)))
+        if not options.compact:
+            if run.session.id not in self._grants:
+                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
+            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
+            await history.add(UserMessage(await attach_files(run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
+        specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
         wire = open_wire(model.endpoint, self.settings.retry)
         try:
+            # A compaction calls no tool: it reports none offered.
+            offered, held_back = ([], []) if options.compact else (registry.names, withheld)
             run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
-                                 "wire": model.endpoint.wire, "tools": registry.names, "withheld": withheld,
+                                 "wire": model.endpoint.wire, "tools": offered, "withheld": held_back,
                                  "context_window": model.spec.context_window})
-            specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+            if options.compact:
+                return await self._compact(run, model, history, system, specs, wire.stream)
             return await self._loop(run, options, model, registry, history, system, specs, wire.stream).run()
         finally:
             await wire.aclose()
 
-    async def _compact(self, run: TaskRunLike, model: ResolvedModel, history: History,
-                       registry: ToolRegistry) -> LoopOutcome:
+    async def _compact(self, run: TaskRunLike, model: ResolvedModel, history: History, system: str,
+                       specs: tuple[ToolSpec, ...], stream: StreamFn) -> LoopOutcome:
         """`/compact`: summarise the older conversation now, whatever its size."""
-        published = registry.publish()
-        system = await build_system_prompt(Path(run.session.workspace), published)
-        wire = open_wire(model.endpoint, self.settings.retry)
-        try:
-            run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
-                                 "wire": model.endpoint.wire, "tools": [], "withheld": [],
-                                 "context_window": model.spec.context_window})
-            overhead = len(json.dumps([tool["parameters"] for tool in published])) // 4
-            compactor = Compactor(model, wire.stream, run.emit, TaskAccounting(), overhead_tokens=overhead)
-            await compactor.compact_now(history, system)
-            return LoopOutcome("completed", 0)
-        finally:
-            await wire.aclose()
+        compactor = Compactor(model, stream, run.emit, TaskAccounting(), overhead_tokens=_schema_tokens(specs))
+        await compactor.compact_now(history, system)
+        return LoopOutcome("completed", 0)
 
     def _loop(self, run: TaskRunLike, options: TaskOptions, model: ResolvedModel, registry: ToolRegistry,
               history: History, system: str, specs: tuple[ToolSpec, ...], stream: StreamFn) -> AgentLoop:
         accounting = TaskAccounting()
-        overhead = len(json.dumps([spec.schema for spec in specs])) // 4
+        compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
         grants = self._grants.setdefault(run.session.id, SessionGrants())
         calls = ToolCalls(registry, Path(run.session.workspace), self._permissions(options), grants,
                           approver(options.approve, run.server.approvals, run.session.id), run.emit, history)
         return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
                          calls=calls, budget=options.budget, steering=run.take_steering,
                          expand=partial(attach_files, workspace=Path(run.session.workspace)),
-                         compactor=Compactor(model, stream, run.emit, accounting, overhead_tokens=overhead),
-                         accounting=accounting)
+                         compactor=compactor, accounting=accounting)
 
     def _permissions(self, options: TaskOptions) -> PermissionSettings:
         permissions = self.settings.permissions
@@ -182,6 +174,11 @@ async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> Se
         if not isinstance(parsed, ToolResult):
             grants.record(registry.get(call["name"]), parsed, workspace)
     return grants
+
+
+def _schema_tokens(specs: tuple[ToolSpec, ...]) -> int:
+    """What the tools' schemas add to every request, in estimated tokens (characters / 4)."""
+    return len(json.dumps([spec.schema for spec in specs])) // 4
 
 
 async def attach_files(text: str, workspace: Path) -> str:

@@ -275,6 +275,8 @@ class Server:
         events = self.store.events
         sums = await events.usage_sums(record.num, up_to)
         totals.input, totals.output, totals.usd, totals.unpriced = sums.input, sums.output, sums.usd, sums.unpriced > 0
+        for kind, payload in sums.packed:
+            totals.add(kind, payload)
         started = await events.last_of_kind(record.num, record.id, "started", up_to)
         if started is not None and started.payload.get("context_window"):
             totals.context_window = int(started.payload["context_window"])

@@ -9,7 +9,7 @@ import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiosqlite
 
@@ -54,22 +54,19 @@ def _loads(stored: str | bytes) -> dict:
 
 @dataclass(slots=True)
 class UsageSums:
-    """Token and cost sums of a session's usage and cost events (`usd` None when none was priced)."""
+    """Token and cost sums of a session's usage and cost events (`usd` None when none was priced).
+
+    SQLite's JSON functions cannot read payloads stored compressed (never the case for these small
+    events, but possible): those are handed back decoded in `packed`, for the caller to add in.
+    """
 
     input: int = 0
     output: int = 0
     usd: float | None = None
     unpriced: int = 0
     """How many cost events had no price."""
-
-    def add(self, kind: str, payload: dict) -> None:
-        if kind == "usage":
-            self.input += int(payload.get("input") or 0)
-            self.output += int(payload.get("output") or 0)
-        elif payload.get("usd") is None:
-            self.unpriced += 1
-        else:
-            self.usd = (self.usd or 0.0) + float(payload["usd"])
+    packed: list[tuple[str, dict]] = field(default_factory=list)
+    """(kind, payload) of the events the sums above leave out."""
 
 
 class EventLog:
@@ -240,11 +237,7 @@ class EventLog:
         return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
 
     async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
-        """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread.
-
-        Payloads stored compressed (never the case for these small events, but possible) are
-        decoded here and added in.
-        """
+        """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread."""
         bound, params = ("AND seq <= ?", (session_num, up_to)) if up_to is not None else ("", (session_num,))
         row = await self._db.fetchone(
             "SELECT COALESCE(SUM(CASE WHEN kind = 'usage' THEN json_extract(payload, '$.input') END), 0), "
@@ -253,13 +246,11 @@ class EventLog:
             "COUNT(CASE WHEN kind = 'cost' AND json_extract(payload, '$.usd') IS NULL THEN 1 END) "
             f"FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') AND typeof(payload) = 'text'",
             params)
-        sums = UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]))
         packed = await self._db.fetchall(
             f"SELECT kind, payload FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') "
             "AND typeof(payload) = 'blob'", params)
-        for kind, payload in packed:
-            sums.add(kind, _loads(payload))
-        return sums
+        return UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]),
+                         [(kind, _loads(payload)) for kind, payload in packed])
 
     async def last_of_kind(self, session_num: int, session_id: str, kind: str,
                            up_to: int | None = None) -> StoredEvent | None:
