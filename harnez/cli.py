@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _headless(args)
         return asyncio.run(_dispatch(args)) if args.command else _tui(args)
     except HarnezError as exc:
-        print(f"harnez: {exc.message}", file=sys.stderr)
+        from harnez.redaction import redact
+
+        print(f"harnez: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_CANCELLED

@@ -36,6 +36,7 @@ from pydantic_settings.sources.utils import parse_env_vars
 
 from harnez import paths
 from harnez.errors import SettingsError
+from harnez.redaction import COMMON_KEY_VARIABLES, SECRETS
 
 WireName = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 Decision = Literal["allow", "ask", "deny"]
@@ -150,6 +151,13 @@ def _check_api_key_env(value: str | None) -> str | None:
     )
 
 
+def _check_env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise PydanticCustomError("harnez", "this is not a valid environment variable name (letters, digits "
+                                  "and `_`, not starting with a digit)")
+    return value
+
+
 def _looks_like_secret(value: str) -> bool:
     """Key-shaped text: vendor prefixes, or long mixed-case text with digits."""
     if value.lower().startswith(("sk-", "sk_", "xai-", "gsk_", "ghp_", "aiza")):
@@ -262,6 +270,8 @@ class ShellRules(_Section):
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+    pass_env: list[Annotated[str, AfterValidator(_check_env_name)]] = Field(default_factory=list)
+    """Credential variables given to shell commands anyway (they are withheld by default)."""
 
 
 class PathRules(_Section):
@@ -347,6 +357,7 @@ class Settings(BaseSettings):
     database_path: Path | None = None
 
     _warnings: tuple[str, ...] = PrivateAttr(default=())
+    _workspace: Path | None = PrivateAttr(default=None)
 
     @classmethod
     def settings_customise_sources(
@@ -388,9 +399,19 @@ class Settings(BaseSettings):
         return self._warnings
 
     @property
+    def workspace(self) -> Path | None:
+        """The workspace whose project file was read (None for settings built directly)."""
+        return self._workspace
+
+    @property
     def title_source(self) -> TitleSource:
         """The title source in effect: the configured one, or `keywords/yake` when it is invalid."""
         return self.session.title.effective_source
+
+    @property
+    def credential_variables(self) -> list[str]:
+        """The names of the variables that hold the providers' keys."""
+        return sorted({p.api_key_env for p in self.providers.values() if p.api_key_env})
 
     @property
     def default_model(self) -> ModelRef | None:
@@ -436,9 +457,11 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     _record_env_provenance(provenance, env)
     settings = _validate(merged, provenance, env)
     settings = _resolve_database_path(settings, provenance, workspace)
+    SECRETS.learn_all([*COMMON_KEY_VARIABLES, *settings.credential_variables], env)
     source_origin = _origin_of(provenance, ("session", "title", "source"))
     warning = _title_source_warning(settings.session.title.source, source_origin)
     settings._warnings = () if warning is None else (warning,)
+    settings._workspace = Path(workspace).resolve()
     return settings
 
 

@@ -96,11 +96,11 @@ class ToolCalls:
         self.emit("approval-required", {"call_id": call.id, "tool": call.name, "arguments": call.arguments,
                                         "reason": decision.reason, "diff": preview_diff(tool, args, self.workspace)})
         answer = await self.approver(call.id)
+        grant = self.grants.record(tool, args, self.workspace) if answer.verdict == "allow-session" else None
         self.emit("approval-resolved", {"call_id": call.id, "tool": call.name, "verdict": answer.verdict,
-                                        "reason": answer.reason, "by": answer.by})
+                                        "reason": answer.reason, "by": answer.by,
+                                        **({"grant": grant} if grant is not None else {})})
         prepared.approval = f"{answer.verdict} ({answer.by})"
-        if answer.verdict == "allow-session":
-            self.grants.record(tool, args, self.workspace)
         if not answer.allowed:
             why = f": {answer.reason}" if answer.reason else "."
             prepared.result = ToolResult.error(f"The user denied this {call.name} call{why} It did not run.")
@@ -120,7 +120,8 @@ class ToolCalls:
             return prepared.result
         assert prepared.tool is not None and prepared.args is not None
         try:
-            return await self.registry.execute(prepared.tool, prepared.args, ToolContext(self.workspace))
+            context = ToolContext(self.workspace, pass_env=frozenset(self.permissions.shell.pass_env))
+            return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None) or ToolResult(
                 "[cancelled by the user before the tool produced output]", is_error=True, cancelled=True)

@@ -31,6 +31,8 @@ class TaskRunLike(Protocol):
 
     server: Any
     """The server; its `store` and `approvals` (an ApprovalDesk) are used."""
+    settings: Settings | None
+    """The settings of the session's own workspace; None uses the work's."""
     session: Any
     """The session record: `num`, `id`, `workspace`."""
     task_id: int
@@ -84,29 +86,32 @@ class AgentWork:
         self._grants: dict[str, SessionGrants] = {}
         """"Allow for this session" answers, kept across the tasks of a session."""
 
-    def resolve(self, model: str | None) -> ResolvedModel:
+    def resolve(self, model: str | None, settings: Settings | None = None) -> ResolvedModel:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
-        ref = model or self.settings.model
+        settings = settings or self.settings
+        ref = model or settings.model
         if not ref:
             raise HarnezError("No model is configured: choose one with /model in the app, pass --model "
                               "<provider>/<model>, or set `model` in settings.json.")
-        return resolve_ref(self.settings, parse_model_ref(ref))
+        return resolve_ref(settings, parse_model_ref(ref))
 
-    def registry(self) -> tuple[ToolRegistry, list[str]]:
+    def registry(self, settings: Settings | None = None) -> tuple[ToolRegistry, list[str]]:
         """The tools offered, and those withheld because settings deny them outright."""
         if self._tools is not None:
             return self._tools(), []
-        denied = {name for name, rule in self.settings.permissions.tools.items() if rule == "deny"}
+        settings = settings or self.settings
+        denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
         offered = [tool for tool in builtin_tools() if tool.name not in denied]
         return ToolRegistry(offered), sorted(denied)
 
     async def __call__(self, run: TaskRunLike) -> LoopOutcome:
+        settings = run.settings or self.settings
         try:
             options = TaskOptions.parse(run.options, self.approve)
-            model = self.resolve(run.model)
+            model = self.resolve(run.model, settings)
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
-        registry, withheld = self.registry()
+        registry, withheld = self.registry(settings)
         workspace = Path(run.session.workspace)
         history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
         if not options.compact:
@@ -117,7 +122,7 @@ class AgentWork:
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
         specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
-        wire = open_wire(model.endpoint, self.settings.retry)
+        wire = open_wire(model.endpoint, settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.
             offered, held_back = ([], []) if options.compact else (registry.names, withheld)
@@ -126,7 +131,8 @@ class AgentWork:
                                  "context_window": model.spec.context_window})
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
-            return await self._loop(run, options, model, registry, history, system, specs, wire.stream).run()
+            loop = self._loop(run, settings, options, model, registry, history, system, specs, wire.stream)
+            return await loop.run()
         finally:
             await wire.aclose()
 
@@ -137,42 +143,56 @@ class AgentWork:
         await compactor.compact_now(history, system)
         return LoopOutcome("completed", 0)
 
-    def _loop(self, run: TaskRunLike, options: TaskOptions, model: ResolvedModel, registry: ToolRegistry,
-              history: History, system: str, specs: tuple[ToolSpec, ...], stream: StreamFn) -> AgentLoop:
+    def _loop(self, run: TaskRunLike, settings: Settings, options: TaskOptions, model: ResolvedModel,
+              registry: ToolRegistry, history: History, system: str, specs: tuple[ToolSpec, ...],
+              stream: StreamFn) -> AgentLoop:
         accounting = TaskAccounting()
         compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
         grants = self._grants.setdefault(run.session.id, SessionGrants())
-        calls = ToolCalls(registry, Path(run.session.workspace), self._permissions(options), grants,
+        calls = ToolCalls(registry, Path(run.session.workspace), _permissions(settings, options), grants,
                           approver(options.approve, run.server.approvals, run.session.id), run.emit, history)
         return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
                          calls=calls, budget=options.budget, steering=run.take_steering,
                          expand=partial(attach_files, workspace=Path(run.session.workspace)),
                          compactor=compactor, accounting=accounting)
 
-    def _permissions(self, options: TaskOptions) -> PermissionSettings:
-        permissions = self.settings.permissions
-        return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
+
+
+def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings:
+    """The permission settings of a task: its workspace's, in the mode the task asks for."""
+    permissions = settings.permissions
+    return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
 
 
 async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> SessionGrants:
     """The session's "allow for this session" answers, rebuilt from its stored events.
 
-    Each `approval-resolved` with verdict `allow-session` is matched to its call's `tool-requested`
-    arguments and granted again, so resuming a session (a new process) keeps what the person allowed.
+    Each `approval-resolved` with verdict `allow-session` carries the grant the person gave (tool,
+    commands, paths). Older answers without one are paired with the `approval-required` prompt they
+    answered — the one just before them in the same task, which showed the person the call — and
+    never looked up by call id across the session: providers repeat ids, and a grant for `ls` must
+    not become one for a later call that reused its id.
     """
     grants = SessionGrants()
-    events = await store.events.read_kinds(session.num, session.id, ("tool-requested", "approval-resolved"))
-    requested = {e.payload.get("call_id"): e.payload for e in events if e.kind == "tool-requested"}
+    events = await store.events.read_kinds(session.num, session.id, ("approval-required", "approval-resolved"))
+    shown: dict[tuple[int | None, Any], dict[str, Any]] = {}
     workspace = Path(session.workspace)
     for event in events:
-        if event.kind != "approval-resolved" or event.payload.get("verdict") != "allow-session":
+        key = (event.task, event.payload.get("call_id"))
+        if event.kind == "approval-required":
+            shown[key] = event.payload
             continue
-        call = requested.get(event.payload.get("call_id"))
-        if call is None or call.get("name") not in registry.names:
+        prompt = shown.pop(key, None)
+        if event.payload.get("verdict") != "allow-session":
             continue
-        parsed = registry.validate(call["name"], call.get("arguments"))
-        if not isinstance(parsed, ToolResult):
-            grants.record(registry.get(call["name"]), parsed, workspace)
+        grant = event.payload.get("grant")
+        if isinstance(grant, dict):
+            if grant.get("tool") in registry.names:
+                grants.apply(grant)
+        elif prompt is not None and prompt.get("tool") in registry.names:
+            parsed = registry.validate(prompt["tool"], prompt.get("arguments"))
+            if not isinstance(parsed, ToolResult):
+                grants.record(registry.get(prompt["tool"]), parsed, workspace)
     return grants
 
 

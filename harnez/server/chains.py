@@ -123,6 +123,10 @@ class TaskChains:
             return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
         if entry.cancelled:
             return TaskOutcome("cancelled")
+        try:
+            run.settings = self._server.settings_for(run.session.workspace)
+        except HarnezError as exc:
+            return TaskOutcome("failed", 0, exc.message)
         entry.work = asyncio.create_task(work(run), name=f"harnez-work-{run.task_id}")
         try:
             return await asyncio.shield(entry.work)

@@ -13,8 +13,8 @@ from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
     from harnez.server.server import Server
+    from harnez.settings import Settings
     from harnez.store.sessions import SessionRecord
-
 
 
 @dataclass(slots=True)
@@ -28,6 +28,9 @@ class TaskRun:
     model: str | None
     options: dict[str, Any] = field(default_factory=dict)
     steering: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
+    settings: Settings | None = None
+    """The settings of the session's own workspace (global file + its project file), set when the
+    task starts; None leaves the work's own settings in force."""
 
     @property
     def workspace(self) -> Path:

@@ -14,7 +14,7 @@ from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
-from harnez.settings import Settings, parse_model_ref
+from harnez.settings import Settings, load_settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
@@ -62,6 +62,7 @@ class Server:
         """Tool calls of running tasks that wait for a person's answer."""
         self.titles = TitlePolicy(self, settings.session.title)
         self._closed = False
+        self._workspace_settings: dict[Path, Settings] = {}
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
         """Choose how `model/...` title sources reach a model."""
@@ -207,6 +208,10 @@ class Server:
             await self.append(session_id, warning(code, message))
         except SessionNotFoundError:
             pass  # deleted meanwhile: nobody is left to warn
+
+    async def _workspace_of(self, session_id: str) -> str:
+        draft = self._drafts.get(session_id)
+        return draft.workspace if draft is not None else (await self.get_session(session_id)).workspace
 
     async def session_model(self, session_id: str) -> str | None:
         """The session's active model reference (its draft's, or the stored one)."""
@@ -425,7 +430,8 @@ class Server:
         command = command.strip()
         if not command:
             raise HarnezError("Type a command after `!`, for example `!git status`.")
-        if (mode or self.settings.permissions.mode) == "read-only":
+        settings = self.settings_for(await self._workspace_of(session_id))
+        if (mode or settings.permissions.mode) == "read-only":
             raise HarnezError("Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
                               "to switch to ask or accept-edits, then send the line again.")
         if share and session_id in self.chains:
@@ -433,8 +439,9 @@ class Server:
                               "to end (or press Esc), or use `!` to run the command without sharing.")
         record = await self.persist(session_id)
         tool, args = ShellTool(), ShellParams(command=command, timeout=timeout)
+        context = ToolContext(Path(record.workspace), pass_env=frozenset(settings.permissions.shell.pass_env))
         try:
-            result = await tool.run(args, ToolContext(Path(record.workspace)))
+            result = await tool.run(args, context)
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None)
             if partial is not None:
@@ -461,6 +468,21 @@ class Server:
 
     # settings ---------------------------------------------------------------------------------
 
+    def settings_for(self, workspace: str | Path) -> Settings:
+        """The settings a session runs under: the global file and its OWN workspace's project file.
+
+        A session resumed from another folder keeps its workspace's permissions, providers and tools:
+        the folder Harnez was started in never lends its project settings to another workspace's
+        session. Raises SettingsError when that workspace's project file is broken.
+        """
+        folder = Path(workspace).resolve()
+        if self.settings.workspace is None or self.settings.workspace == folder:
+            return self.settings
+        found = self._workspace_settings.get(folder)
+        if found is None:
+            found = self._workspace_settings[folder] = load_settings(folder)
+        return found
+
     def update_settings(self, settings: Settings) -> None:
         """Use new settings from now on (after the first-run setup saved a model).
 
@@ -468,6 +490,7 @@ class Server:
         keeps a `settings` attribute, as AgentWork does) read the new ones.
         """
         self.settings = settings
+        self._workspace_settings.clear()
         self.titles.settings = settings.session.title
         if hasattr(self._work, "settings"):
             self._work.settings = settings

@@ -7,12 +7,19 @@ import time
 import zlib
 from typing import Any
 
+from harnez.redaction import SECRETS
 from harnez.store.db import Database
 
 
 def pack(item: dict[str, Any]) -> bytes:
-    """JSON then zlib: context records are read rarely and are mostly text, which compresses well."""
-    return zlib.compress(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode(), 6)
+    """JSON then zlib: context records are read rarely and are mostly text, which compresses well.
+
+    Known credentials are masked first (harnez.redaction): nothing stored may hold a key.
+    """
+    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    if SECRETS.holds_secret(text):
+        text = json.dumps(SECRETS.redact_json(item), ensure_ascii=False, separators=(",", ":"))
+    return zlib.compress(text.encode(), 6)
 
 
 def unpack(body: bytes) -> dict[str, Any]:

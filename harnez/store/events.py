@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import aiosqlite
 
 from harnez.events import Event, StoredEvent
+from harnez.redaction import SECRETS, redact
 from harnez.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -38,9 +39,18 @@ COMPRESS_FROM = 768
 """Payloads of at least this many bytes (tool output, diffs) are stored zlib-compressed."""
 
 
-def _dumps(payload: dict) -> str | bytes:
-    """A payload as stored: compact JSON text, or zlib-compressed JSON bytes when large."""
+def _stored_form(payload: dict) -> tuple[str | bytes, dict]:
+    """A payload as stored (compact JSON text, or zlib-compressed JSON bytes when large), and the
+    payload itself, with every known credential masked (harnez.redaction)."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    if SECRETS.holds_secret(text):
+        payload = SECRETS.redact_json(payload)
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return _packed(text), payload
+
+
+def _packed(text: str) -> str | bytes:
+    """Compact JSON text as stored: zlib-compressed bytes when large and worth it."""
     if len(text) < COMPRESS_FROM:
         return text
     packed = zlib.compress(text.encode(), 6)
@@ -48,7 +58,7 @@ def _dumps(payload: dict) -> str | bytes:
 
 
 def _loads(stored: str | bytes) -> dict:
-    """The payload stored by `_dumps`."""
+    """The payload stored by `_stored_form`."""
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
@@ -180,11 +190,12 @@ class EventLog:
                 seq = next_seq[p.session_num]
                 next_seq[p.session_num] = seq + 1
                 e = p.event
-                rows.append((p.session_num, seq, e.task, e.kind, _dumps(e.payload), p.time))
+                body, payload = _stored_form(e.payload)
+                rows.append((p.session_num, seq, e.task, e.kind, body, p.time))
                 if e.search_text:
-                    docs.append((p.session_num, e.kind, seq, e.search_text))
+                    docs.append((p.session_num, e.kind, seq, redact(e.search_text)))
                 touched[p.session_num] = p.time
-                stored[i] = StoredEvent(p.session_id, seq, e.kind, e.payload, e.task, p.time)
+                stored[i] = StoredEvent(p.session_id, seq, e.kind, payload, e.task, p.time)
             await conn.executemany(
                 "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
             if docs:

@@ -7,6 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from harnez.redaction import redact
 from harnez.store.db import Database
 
 
@@ -80,7 +81,8 @@ class Ledger:
         names = ", ".join(values)
         marks = ", ".join("?" * len(values))
         async with self._db.transaction() as conn:
-            cur = await conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
+            cur = await conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})",
+                                     tuple(redact(v) if isinstance(v, str) else v for v in values.values()))
         return int(cur.lastrowid)
 
     async def model_calls(self, session_num: int) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnez.errors import SessionNotFoundError
+from harnez.redaction import redact
 from harnez.store.db import Database
 
 _COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at"
@@ -83,6 +84,7 @@ class SessionTable:
                      title_source: str | None = None) -> SessionRecord:
         """Persist a session (called when its first user message arrives)."""
         now = time.time()
+        title = redact(title) if title else title
         async with self._db.transaction() as conn:
             cur = await conn.execute(
                 "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
@@ -165,6 +167,7 @@ class SessionTable:
 
     async def set_title(self, num: int, title: str, source: str, *, only_if_automatic: bool = False) -> bool:
         """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""
+        title = redact(title)
         async with self._db.transaction() as conn:
             sql = "UPDATE sessions SET title = ?, title_source = ? WHERE num = ?"
             if only_if_automatic:

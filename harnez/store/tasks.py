@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnez.redaction import redact
 from harnez.store.db import Database
 
 STATES = ("queued", "running", "completed", "failed", "cancelled", "interrupted", "incomplete")
@@ -101,6 +102,7 @@ class TaskTable:
     async def create(self, session_num: int, text: str, model: str | None, state: str = "queued") -> TaskRecord:
         """A new task for a session."""
         now = time.time()
+        text = redact(text)
         async with self._db.transaction() as conn:
             cur = await conn.execute(
                 "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
@@ -123,6 +125,7 @@ class TaskTable:
         if state not in STATES:
             raise InvalidTransition(f"Unknown task state {state!r}.")
         now = time.time()
+        error = redact(error) if error else error
         async with self._db.transaction() as conn:
             async with conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)) as cur:
                 row = await cur.fetchone()

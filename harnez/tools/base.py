@@ -60,6 +60,9 @@ class ToolContext:
     """The session's workspace; relative paths resolve against it and shell commands run in it."""
     on_output: Callable[[str], None] | None = None
     """Called with chunks of shell output as they arrive, for live display."""
+    pass_env: frozenset[str] = frozenset()
+    """Credential variables shell commands get anyway (`permissions.shell.pass_env`); the others
+    are withheld (harnez.redaction.command_environment)."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harnez.settings import PathRules, PermissionSettings, ShellRules
 from harnez.tools.base import Tool, ToolParams, WorkspacePath, real_workspace
@@ -142,15 +142,30 @@ class SessionGrants:
     def allow_path(self, path: Path) -> None:
         self._paths.add(Path(os.path.realpath(path)))
 
-    def record(self, tool: Tool, args: ToolParams, workspace: Path) -> None:
-        """Remember an "allow for this session" answer to a call that asked."""
+    def record(self, tool: Tool, args: ToolParams, workspace: Path) -> dict[str, Any]:
+        """Remember an "allow for this session" answer to a call that asked; returns the grant.
+
+        The grant (JSON) says exactly what the person allowed — the tool, the simple commands of a
+        shell line, the paths outside the workspace — and is stored with the answer, so a restart
+        rebuilds grants from it, never from a provider-chosen call id.
+        """
         if tool.kind == "shell":
-            self.allow_command(getattr(args, "command"))
+            grant: dict[str, Any] = {"tool": tool.name, "commands": split_command(getattr(args, "command"))}
+        else:
+            outside = [str(t.path) for t in tool.targets(args, workspace) if not t.inside]
+            grant = {"tool": tool.name, "paths": outside}
+        self.apply(grant)
+        return grant
+
+    def apply(self, grant: dict[str, Any]) -> None:
+        """Grant again what a stored grant (from `record`) says."""
+        commands = grant.get("commands")
+        if isinstance(commands, list):
+            self._commands.update(str(c) for c in commands)
             return
-        self.allow_tool(tool.name)
-        for target in tool.targets(args, workspace):
-            if not target.inside:
-                self.allow_path(target.path)
+        self.allow_tool(str(grant.get("tool")))
+        for path in grant.get("paths") or []:
+            self.allow_path(Path(str(path)))
 
     def covers_tool(self, name: str) -> bool:
         return name in self._tools

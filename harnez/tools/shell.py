@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from harnez.errors import ToolError
+from harnez.redaction import command_environment
 from harnez.tools.base import Tool, ToolCancelled, ToolContext, ToolParams, ToolResult, WorkspacePath
 
 OUTPUT_CAP_BYTES = 32 * 1024
@@ -69,14 +70,15 @@ class ShellJob:
 
     @classmethod
     async def start(
-        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None
+        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None,
+        pass_env: frozenset[str] = frozenset(),
     ) -> ShellJob:
         read_fd, write_fd = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
                 "bash", "-c", command, cwd=workspace, stdin=subprocess.DEVNULL,
                 stdout=write_fd, stderr=write_fd, start_new_session=True,
-                env={**os.environ, **QUIET_ENV},
+                env={**command_environment(pass_env), **QUIET_ENV},
             )
         except OSError as exc:
             os.close(read_fd)
@@ -158,7 +160,7 @@ class ShellTool(Tool):
 
     async def run(self, args: ShellParams, ctx: ToolContext) -> ToolResult:
         started = time.monotonic()
-        job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output)
+        job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output, ctx.pass_env)
         try:
             exited = await job.wait(args.timeout)
             if not exited:

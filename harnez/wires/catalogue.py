@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnez.errors import ModelConfigError
+from harnez.redaction import SECRETS
 from harnez.settings import THINKING_LEVELS, ModelInfo, ModelRef, Rate, Settings, WireName
 from harnez.wires.base import ModelSpec, Usage
 
@@ -80,6 +81,7 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
         raise ModelConfigError(f"unknown provider {provider!r}: add it under `providers` in settings.json (known: {known})")
     key = None
     if found.api_key_env is not None:
+        SECRETS.learn(found.api_key_env)
         key = os.environ.get(found.api_key_env)
         if not key:
             raise ModelConfigError(

@@ -5,13 +5,26 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from dataclasses import replace
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import httpx
 
+from harnez.redaction import SECRETS
 from harnez.settings import RetrySettings, WireName
-from harnez.wires.base import Failure, ModelSpec, Usage, WireEvent, WireRequest, WireWarning
+from harnez.wires.base import (
+    Failure,
+    ModelSpec,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    Usage,
+    WireEvent,
+    WireRequest,
+    WireWarning,
+)
 from harnez.wires.catalogue import UNKNOWN_MODEL, Endpoint, known_spec
 from harnez.wires.sse import SseMalformed, iter_sse
 
@@ -52,6 +65,8 @@ class HttpWire:
     ) -> None:
         timeouts = retry or RetrySettings()
         self.endpoint = endpoint
+        if endpoint.api_key:
+            SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(timeouts.request_timeout, connect=timeouts.connect_timeout)
@@ -74,7 +89,15 @@ class HttpWire:
         raise NotImplementedError
 
     async def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
-        """Send the request and yield its events; failures arrive as a final `Failure`."""
+        """Send the request and yield its events; failures arrive as a final `Failure`.
+
+        Every text the provider sent (answers, errors, warnings and the raw items they keep) leaves
+        with the known credentials masked, so nothing downstream can store or print a key.
+        """
+        async for event in self._stream(request):
+            yield scrub(event)
+
+    async def _stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
         dropped = request.conversation.foreign_opaque(self.name)
         if dropped:
             wires = ", ".join(sorted({o.wire for o in dropped}))
@@ -142,8 +165,24 @@ class HttpWire:
         return Failure(message, status, retryable, parse_retry_after(response.headers) if retryable else None)
 
     def _redact(self, text: str) -> str:
-        key = self.endpoint.api_key
-        return text.replace(key, "***") if key else text
+        return SECRETS.redact(text)
+
+
+def scrub(event: WireEvent) -> WireEvent:
+    """The event with known credentials masked in every text a provider could have put in it."""
+    if isinstance(event, (TextDelta, ReasoningDelta)):
+        return event if not SECRETS.holds_secret(event.text) else replace(event, text=SECRETS.redact(event.text))
+    if isinstance(event, ToolCallDelta):
+        return event if not SECRETS.holds_secret(event.arguments) else replace(
+            event, arguments=SECRETS.redact(event.arguments))
+    if isinstance(event, ToolCallEnd) and SECRETS.holds_secret(event.raw_arguments):
+        return replace(event, arguments=SECRETS.redact_json(event.arguments),
+                       raw_arguments=SECRETS.redact(event.raw_arguments))
+    if isinstance(event, Failure):
+        return replace(event, message=SECRETS.redact(event.message))
+    if isinstance(event, WireWarning):
+        return replace(event, message=SECRETS.redact(event.message), raw=SECRETS.redact_json(event.raw))
+    return event
 
 
 def provider_message(text: str) -> str:

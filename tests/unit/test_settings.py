@@ -70,7 +70,7 @@ def load_error(workspace: Path, env: dict[str, str]) -> str:
 
 def test_no_files_gives_the_defaults(workspace: Path, env: dict[str, str]) -> None:
     settings = load_settings(workspace, env)
-    assert settings == Settings()
+    assert settings.model_dump() == Settings().model_dump() and settings.workspace == workspace.resolve()
     assert settings.session.title.generated is True
     assert settings.title_source == KEYWORDS_TITLE_SOURCE
     assert settings.theme == "textual-dark"
@@ -81,7 +81,7 @@ def test_no_files_gives_the_defaults(workspace: Path, env: dict[str, str]) -> No
 
 def test_blank_file_counts_as_no_settings(home: Path, workspace: Path, env: dict[str, str]) -> None:
     (home / "settings.json").write_text("  \n", encoding="utf-8")
-    assert load_settings(workspace, env) == Settings()
+    assert load_settings(workspace, env).model_dump() == Settings().model_dump()
 
 
 def test_xdg_config_home_locates_the_global_file(tmp_path: Path, workspace: Path) -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harnez.settings import RetrySettings
-from harnez.wires import Endpoint, Failure, OpenAIChatWire, Retry, RetryingWire, Stop, TextDelta, collect
+from harnez.wires import Endpoint, Failure, OpenAIChatWire, Retry, RetryingWire, Stop, TextDelta, WireWarning, collect
 from tests.wires.helpers import ALL_WIRES, SECRET, endpoint, request
 
 HELLO = {"reply": [{"text": "Hello brave new world"}], "usage": {"input": 3, "output": 4}}
@@ -145,10 +145,25 @@ async def test_the_key_never_shows_in_events_messages_or_reprs(scripted_model, m
     wire = make_wire("openai-chat")
     _, events = await collect(wire.stream(request()))
     [failure] = [e for e in events if isinstance(e, Failure)]
-    assert "***" in failure.message
+    assert "[redacted]" in failure.message
     for text in [repr(e) for e in events] + [repr(wire), repr(endpoint(scripted_model, "openai-chat"))]:
         assert SECRET not in text
     assert scripted_model.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
+
+
+@pytest.mark.parametrize("wire_name", ["openai-chat", "anthropic-messages"])
+async def test_the_key_is_masked_in_stream_errors_malformed_lines_and_unknown_items(
+        scripted_model, make_wire, wire_name) -> None:
+    error = ({"error": {"message": f"key {SECRET} revoked"}} if wire_name == "openai-chat"
+             else {"type": "error", "error": {"type": "invalid_request_error", "message": f"key {SECRET} revoked"}})
+    scripted_model.add({"reply": [{"text": "hi"}], "malformed_line": f"junk {SECRET}",
+                        "unknown_item": {"type": "novel", "echo": SECRET}},
+                       {"reply": [{"text": "partial"}], "unknown_item": error})
+    wire = make_wire(wire_name)
+    first = [e for e in (await collect(wire.stream(request())))[1] if isinstance(e, WireWarning)]
+    turn, _ = await collect(wire.stream(request()))
+    assert first and turn.failure is not None and "[redacted]" in turn.failure.message
+    assert all(SECRET not in repr(e) for e in first) and SECRET not in turn.failure.message
 
 
 async def test_anthropic_overload_mid_stream_is_retried(scripted_model, make_wire) -> None:
