@@ -96,7 +96,10 @@ async def _open_server(workspace: Path, settings, *, with_agent: bool = False): 
 
     database = settings.database_file(workspace, os.environ)
     if not with_agent:
-        return await Server.open(database, settings)
+        server = await Server.open(database, settings)
+        for notice in server.notices:
+            print(f"harnez: note: {notice}", file=sys.stderr)
+        return server
     from harnez.agent.work import AgentWork
     from harnez.titles.model import make_model_titler
 

@@ -5,8 +5,12 @@
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
     │   ├── MigrationError     a migration failed; the database stays at its previous version
-    │   └── StoreBusyError     another process holds the write lock for too long
+    │   ├── StoreBusyError     another process holds the write lock for too long
+    │   └── StoreWriteError    a write failed for good (disk full, I/O error, locked too long):
+    │       │                  the running task fails and nothing more is written (exit code 1)
+    │       └── DatabaseDamagedError  SQLite found a damaged page (exit code 2)
     ├── SessionNotFoundError   an unknown or ambiguous session id (CLI exit code 2)
+    ├── SessionBusyError       another process runs a task in the session (exit code 2; nothing ran)
     ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
     ├── WireError              a model call failed for good (after retries, or not retryable)
     └── ToolError              a tool could not run; its message is shown to the model
@@ -52,8 +56,30 @@ class StoreBusyError(StoreError):
     """The database stayed locked by another process."""
 
 
+class StoreWriteError(StoreError):
+    """Saving failed for good: the disk is full, the file became unwritable, or the lock never came.
+
+    What was committed before is intact (SQLite rolled the failed write back); the process stops
+    writing and its running tasks end as failed.
+    """
+
+    exit_code = 1
+
+
+class DatabaseDamagedError(StoreWriteError):
+    """SQLite found a damaged page in the database file."""
+
+    exit_code = 2
+
+
 class SessionNotFoundError(HarnezError):
     """No session matches an id or prefix, or a prefix matches several."""
+
+    exit_code = 2
+
+
+class SessionBusyError(HarnezError):
+    """Another live Harnez process is running a task in the session."""
 
     exit_code = 2
 

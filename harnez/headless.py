@@ -64,6 +64,8 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     from harnez.titles.model import make_model_titler
 
     server = await Server.open(database, opts.settings, AgentWork(opts.settings, approve=opts.approve))
+    for notice in server.notices:
+        print(f"harnez: note: {notice}", file=sys.stderr)
     server.set_model_titler(make_model_titler(opts.settings, server.session_model))
     try:
         yield server

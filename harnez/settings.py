@@ -261,6 +261,9 @@ class RetrySettings(_Section):
     base_delay: float = Field(default=0.5, ge=0)
     max_delay: float = Field(default=30.0, ge=0)
     request_timeout: float = Field(default=600.0, gt=0)
+    """Seconds one whole model request may take, connecting and streaming included."""
+    read_timeout: float = Field(default=300.0, gt=0)
+    """Seconds the provider may stay silent mid-request (a model thinking before it streams)."""
     connect_timeout: float = Field(default=10.0, gt=0)
 
 

@@ -120,7 +120,8 @@ class ToolCalls:
             return prepared.result
         assert prepared.tool is not None and prepared.args is not None
         try:
-            context = ToolContext(self.workspace, pass_env=frozenset(self.permissions.shell.pass_env))
+            context = ToolContext(self.workspace, processes=self.history.store.commands,
+                                  pass_env=frozenset(self.permissions.shell.pass_env))
             return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None) or ToolResult(

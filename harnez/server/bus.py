@@ -5,22 +5,29 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 
+from harnez.errors import StoreError
 from harnez.events import StoredEvent
+
+Delivery = StoredEvent | StoreError | None
+"""What a subscriber's queue holds: an event, the error that ended saving, or None (session deleted)."""
 
 
 class EventBus:
     """Delivers each committed event to every queue registered for its session."""
 
     def __init__(self) -> None:
-        self._queues: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
+        self._queues: dict[str, set[asyncio.Queue[Delivery]]] = defaultdict(set)
+        self._failure: StoreError | None = None
 
-    def register(self, session_id: str) -> asyncio.Queue[StoredEvent | None]:
+    def register(self, session_id: str) -> asyncio.Queue[Delivery]:
         """A new queue that receives the session's events from now on."""
-        queue: asyncio.Queue[StoredEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[Delivery] = asyncio.Queue()
+        if self._failure is not None:
+            queue.put_nowait(self._failure)
         self._queues[session_id].add(queue)
         return queue
 
-    def unregister(self, session_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
+    def unregister(self, session_id: str, queue: asyncio.Queue[Delivery]) -> None:
         """Stop delivering to a queue."""
         queues = self._queues.get(session_id)
         if queues is not None:
@@ -33,6 +40,13 @@ class EventBus:
         for event in events:
             for queue in self._queues.get(event.session, ()):
                 queue.put_nowait(event)
+
+    def fail(self, failure: StoreError) -> None:
+        """Saving failed for good: every subscription, now and later, ends with this error."""
+        self._failure = failure
+        for queues in self._queues.values():
+            for queue in queues:
+                queue.put_nowait(failure)
 
     def close_session(self, session_id: str) -> None:
         """End every subscription of a session (it was deleted)."""

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harnez.errors import HarnezError
+from harnez.errors import HarnezError, StoreError
 from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
 
@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
 
 log = logging.getLogger(__name__)
+
+
+def _seen(task: asyncio.Task[TaskOutcome]) -> None:
+    """A chain that ended in a storage failure reports it through its subscribers and `wait`; keep
+    asyncio from also printing it as "never retrieved" when nobody waits (the TUI)."""
+    if not task.cancelled():
+        task.exception()
 
 
 @dataclass(slots=True)
@@ -79,6 +86,7 @@ class TaskChains:
         entry = Chain(TaskRun(self._server, record, task_id, prompt, model, options), mode)
         self._chains[record.id] = entry  # before any await: a concurrent prompt queues behind it
         entry.task = asyncio.create_task(self._drive(entry), name=f"harnez-task-{task_id}")
+        entry.task.add_done_callback(_seen)
         begun = asyncio.ensure_future(entry.begun.wait())
         await asyncio.wait({begun, entry.task}, return_when=asyncio.FIRST_COMPLETED)
         begun.cancel()
@@ -112,6 +120,9 @@ class TaskChains:
             finally:
                 entry.begun.set()
             outcome = await self._perform(run, entry)
+            failure = self._store.events.failure
+            if failure is not None:  # saving stopped: the task fails, whatever its work returned
+                outcome = TaskOutcome("failed", outcome.turns, failure.message)
             await self._finish(run, outcome)
             return outcome
         finally:
@@ -124,9 +135,12 @@ class TaskChains:
         if entry.cancelled:
             return TaskOutcome("cancelled")
         try:
-            run.settings = self._server.settings_for(run.session.workspace)
+            own = self._server.settings_for(run.session.workspace)
         except HarnezError as exc:
             return TaskOutcome("failed", 0, exc.message)
+        # Another workspace's session runs under that workspace's settings; the launch folder's
+        # sessions keep the work's own (the same settings, or what a test gave it).
+        run.settings = None if own is self._server.settings else own
         entry.work = asyncio.create_task(work(run), name=f"harnez-work-{run.task_id}")
         try:
             return await asyncio.shield(entry.work)
@@ -140,10 +154,15 @@ class TaskChains:
             return TaskOutcome("failed", 0, f"Internal error: {type(exc).__name__}: {exc}")
 
     async def _finish(self, run: TaskRun, outcome: TaskOutcome) -> None:
-        await self._store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
-                                          error=outcome.error, turns=outcome.turns)
-        await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns, "error": outcome.error})
-        await self._store.sessions.set_fields(run.session.num, status=outcome.stop)
+        try:
+            await self._store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
+                                              error=outcome.error, turns=outcome.turns)
+            await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns,
+                                            "error": outcome.error})
+            await self._store.sessions.set_fields(run.session.num, status=outcome.stop)
+        except StoreError as exc:
+            # Once saving has failed for good, its reason is the one to report, not a later symptom.
+            raise (self._store.events.failure or exc) from None
 
     async def wait(self, session_id: str) -> TaskOutcome | None:
         """Wait for the chain to end; the last task's outcome."""
@@ -152,6 +171,13 @@ class TaskChains:
             outcome = await asyncio.shield(entry.task)
             await asyncio.sleep(0)
         return outcome
+
+    def stop_all(self) -> None:
+        """Stop every running task's work now, without waiting (saving failed for good)."""
+        for entry in self._chains.values():
+            entry.queued, entry.cancelled = [], True
+            if entry.work is not None:
+                entry.work.cancel()
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running task and drop the queued ones; False when nothing runs."""

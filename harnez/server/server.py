@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harnez.agent.approvals import ApprovalDesk
-from harnez.errors import HarnezError, SessionNotFoundError
+from harnez.errors import HarnezError, SessionNotFoundError, StoreError, StoreWriteError
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
@@ -16,11 +16,12 @@ from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
 from harnez.settings import Settings, load_settings, parse_model_ref
 from harnez.store import Store
+from harnez.store.commands import boot_id
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
 from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
-from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool
+from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool, stop_orphaned_group
 from harnez.wires.catalogue import suggested_models
 from harnez.wires.conversation import UserMessage
 
@@ -74,6 +75,7 @@ class Server:
         bus = EventBus()
         store = await Store.open(database, on_commit=bus.publish)
         server = cls(store, bus, settings or Settings(), work)
+        store.events.on_failure = server._saving_failed
         await server._recover()
         return server
 
@@ -90,6 +92,11 @@ class Server:
             await self.store.close()
 
     @property
+    def notices(self) -> list[str]:
+        """What opening the database changed that the person should hear of (files made private)."""
+        return list(self.store.db.notices)
+
+    @property
     def work(self) -> TaskWork | None:
         """What runs a task (the agent loop), or None when no model layer is wired."""
         return self._work
@@ -103,7 +110,17 @@ class Server:
         """Choose what runs a task (the agent loop)."""
         self._work = work
 
+    def _saving_failed(self, failure: StoreWriteError) -> None:
+        """Saving failed for good: stop every task's work; every subscription ends with the reason."""
+        self.chains.stop_all()
+        self._bus.fail(failure)
+
     async def _recover(self) -> None:
+        orphans = await self.store.commands.orphans()
+        for command in orphans:  # outlived a killed Harnez: stop them before anything else runs
+            if command.boot_id == boot_id():
+                stop_orphaned_group(command.pgid, command.leader_start)
+        await self.store.commands.forget([command.id for command in orphans])
         for task_id, session_num in await self.store.tasks.abandoned():
             await self.store.tasks.mark_interrupted(task_id)
             rows = await self.store.sessions.by_nums([session_num])
@@ -313,6 +330,8 @@ class Server:
                     continue
                 if event is None:
                     return
+                if isinstance(event, StoreError):
+                    raise event
                 if event.seq > last:
                     last = event.seq
                     yield event
@@ -439,7 +458,8 @@ class Server:
                               "to end (or press Esc), or use `!` to run the command without sharing.")
         record = await self.persist(session_id)
         tool, args = ShellTool(), ShellParams(command=command, timeout=timeout)
-        context = ToolContext(Path(record.workspace), pass_env=frozenset(settings.permissions.shell.pass_env))
+        context = ToolContext(Path(record.workspace), processes=self.store.commands,
+                              pass_env=frozenset(settings.permissions.shell.pass_env))
         try:
             result = await tool.run(args, context)
         except asyncio.CancelledError as exc:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harnez.events import StoredEvent
+from harnez.store.commands import RunningCommands
 from harnez.store.context import ContextRecords
 from harnez.store.db import Database
 from harnez.store.events import EventLog
@@ -29,6 +30,7 @@ class Store:
         self.ledger = Ledger(db)
         self.context = ContextRecords(db)
         self.search = FullTextSearch(db)
+        self.commands = RunningCommands(db)
 
     @classmethod
     async def open(cls, path: Path, on_commit: Callable[[list[StoredEvent]], None] | None = None,

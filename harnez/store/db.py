@@ -12,16 +12,57 @@ from typing import Any
 
 import aiosqlite
 
-from harnez.errors import StoreBusyError, StoreError
+from harnez.errors import DatabaseDamagedError, StoreBusyError, StoreError, StoreWriteError
+from harnez.store import private
 from harnez.store.migrate import migrate
 
 BUSY_TIMEOUT_MS = 5000
+"""How long one statement waits for another process's write lock (SQLite's busy timeout)."""
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether a failure only means another process held the write lock (worth trying again)."""
+    if isinstance(exc, StoreBusyError):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def damaged(path: Path, exc: BaseException) -> DatabaseDamagedError:
+    """SQLite met a damaged page: say what that means and how to get the sessions back."""
+    return DatabaseDamagedError(
+        f"The database {path} is damaged ({str(exc).rstrip('.')}). Harnez stopped before writing to it. "
+        f"Restore a backup next to it ({path.name}.v*.bak) or salvage it with `sqlite3 {path} .recover`, "
+        "or move it away to start a new one.")
+
+
+def write_failure(path: Path, exc: BaseException, what: str = "save to") -> StoreWriteError:
+    """A failed write as the person should hear it: what failed, that the database is intact, what to do."""
+    reason = str(exc).rstrip(".") or type(exc).__name__
+    text = reason.lower()
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return damaged(path, exc)
+    if "full" in text:
+        advice = "Free some disk space"
+    elif "readonly" in text or "read-only" in text or "permission" in text:
+        advice = "Make the database file and its folder writable again"
+    elif is_busy(exc):
+        advice = "Close the other program that holds the database (another Harnez?)"
+    else:
+        advice = "Check the disk (`PRAGMA integrity_check` in sqlite3 tells whether the file is sound)"
+    return StoreWriteError(
+        f"Harnez could not {what} the database {path}: {reason}. What was saved before is intact (the failed "
+        f"write was rolled back), but nothing more is saved in this run. {advice}, then continue the session "
+        "with `harnez --continue` or `harnez run --resume latest`.")
+
 
 class Database:
     """A Harnez database file, migrated to the newest schema when opened."""
 
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self.path = path
+        self.notices: list[str] = []
+        """What opening changed that the person should hear of (files made private)."""
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
@@ -31,10 +72,13 @@ class Database:
     async def open(cls, path: Path, migrations: Path | None = None) -> Database:
         """Migrate (refusing a newer schema) and connect."""
         path = Path(path)
+        notices = await asyncio.to_thread(private.prepare, path)
         await asyncio.to_thread(migrate, path, migrations)
         writer = await cls._connect(path)
         reader = await cls._connect(path)
-        return cls(path, writer, reader)
+        db = cls(path, writer, reader)
+        db.notices = notices
+        return db
 
     @staticmethod
     async def _connect(path: Path) -> aiosqlite.Connection:
@@ -87,16 +131,33 @@ class Database:
             token = self._depth.set(1)
             try:
                 yield self._writer
-            except BaseException:
-                await self._settle("ROLLBACK")
-                raise
+            except BaseException as exc:
+                await self._rollback()
+                failure = self._storage_failure(exc)
+                if failure is None:
+                    raise
+                raise failure from exc
             finally:
                 self._depth.reset(token)
             try:
                 await self._settle("COMMIT")
-            except sqlite3.Error:
-                await self._settle("ROLLBACK")
-                raise
+            except sqlite3.Error as exc:
+                await self._rollback()
+                raise (self._storage_failure(exc) or exc) from exc
+
+    async def _rollback(self) -> None:
+        """Roll back, unless SQLite already did (it may, after a full disk or an I/O error)."""
+        if self._writer.in_transaction:
+            await self._settle("ROLLBACK")
+
+    def _storage_failure(self, exc: BaseException) -> StoreError | None:
+        """A write's SQLite error as a StoreError; None for a constraint the caller handles."""
+        if isinstance(exc, sqlite3.IntegrityError) or not isinstance(exc, sqlite3.Error):
+            return None
+        if is_busy(exc):
+            return StoreBusyError(f"The database {self.path} stayed locked by another process for "
+                                  f"{BUSY_TIMEOUT_MS / 1000:g} s; close the other Harnez or try again.")
+        return write_failure(self.path, exc)
 
     @asynccontextmanager
     async def _savepoint(self, name: str, depth: int) -> AsyncIterator[None]:
@@ -105,8 +166,9 @@ class Database:
         try:
             yield
         except BaseException:
-            await self._settle(f"ROLLBACK TO {name}")
-            await self._settle(f"RELEASE {name}")
+            if self._writer.in_transaction:  # SQLite may have rolled the whole transaction back
+                await self._settle(f"ROLLBACK TO {name}")
+                await self._settle(f"RELEASE {name}")
             raise
         finally:
             self._depth.reset(token)
@@ -125,22 +187,30 @@ class Database:
         try:
             await self._settle("BEGIN IMMEDIATE")
         except asyncio.CancelledError:
-            await self._settle("ROLLBACK")  # BEGIN did run: leave no transaction behind
+            await self._rollback()  # BEGIN did run: leave no transaction behind
             raise
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreBusyError(
-                    f"The database {self.path} stayed locked by another process for "
-                    f"{BUSY_TIMEOUT_MS // 1000} s; close the other Harnez or try again."
-                ) from exc
-            raise
+        except sqlite3.Error as exc:
+            raise (self._storage_failure(exc) or exc) from exc
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run a read on the read connection."""
-        async with self._reader.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
+        try:
+            async with self._reader.execute(sql, tuple(params)) as cursor:
+                return list(await cursor.fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise self._read_failure(exc) from exc
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         """Run a read on the read connection and return its first row."""
-        async with self._reader.execute(sql, tuple(params)) as cursor:
-            return await cursor.fetchone()
+        try:
+            async with self._reader.execute(sql, tuple(params)) as cursor:
+                return await cursor.fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._read_failure(exc) from exc
+
+    def _read_failure(self, exc: sqlite3.DatabaseError) -> BaseException:
+        """A damaged page met while reading; other errors (a bad query) stay what they are."""
+        text = str(exc).lower()
+        if "malformed" in text or "not a database" in text or "corrupt" in text:
+            return damaged(self.path, exc)
+        return exc

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import aiosqlite
 
+from harnez.errors import StoreBusyError, StoreWriteError
 from harnez.events import Event, StoredEvent
 from harnez.redaction import SECRETS, redact
-from harnez.store.db import Database
+from harnez.store.db import Database, write_failure
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,11 @@ FLUSH_INTERVAL = 0.02
 
 HIGH_WATER = 2000
 """Pending appends past which `backpressure()` makes a producer wait for a commit."""
+
+BUSY_RETRY_FOR = 30.0
+"""Seconds a batch keeps retrying while another process holds the write lock, before failing."""
+BUSY_BACKOFF = (0.05, 2.0)
+"""First and longest pause between those attempts (doubling)."""
 
 
 @dataclass(slots=True)
@@ -62,6 +68,19 @@ def _loads(stored: str | bytes) -> dict:
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
+def _mark_seen(future: asyncio.Future[StoredEvent]) -> None:
+    """Mark a failed append's error as handled: the failure is reported through `on_failure` (and to
+    whoever awaits), not as "exception never retrieved" noise for every event a producer let go."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _settle_all(batch: list[_Pending], exc: BaseException) -> None:
+    for p in batch:
+        if not p.done.done():
+            p.done.set_exception(exc)
+
+
 @dataclass(slots=True)
 class UsageSums:
     """Token and cost sums of a session's usage and cost events (`usd` None when none was priced).
@@ -83,9 +102,14 @@ class EventLog:
     """Appends events in batches (one transaction per batch) and reads them back by cursor."""
 
     def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None,
-                 flush_interval: float = FLUSH_INTERVAL) -> None:
+                 flush_interval: float = FLUSH_INTERVAL,
+                 on_failure: Callable[[StoreWriteError], None] | None = None) -> None:
         self._db = db
         self._on_commit = on_commit
+        self.on_failure = on_failure
+        """Told once when saving fails for good (the server ends its tasks and subscriptions)."""
+        self.failure: StoreWriteError | None = None
+        """Why saving stopped; once set, every append fails at once with it."""
         self._interval = flush_interval
         self._pending: list[_Pending] = []
         self._wake = asyncio.Event()
@@ -111,8 +135,16 @@ class EventLog:
         await asyncio.gather(*self._commits, return_exceptions=True)
 
     def append(self, session_num: int, session_id: str, event: Event) -> asyncio.Future[StoredEvent]:
-        """Queue an event; the future resolves with its stored form once committed."""
+        """Queue an event; the future resolves with its stored form once committed.
+
+        A producer need not await the future: a batch that cannot be committed is retried, and when
+        saving fails for good, `on_failure` ends the work loudly (nothing vanishes silently).
+        """
         done: asyncio.Future[StoredEvent] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_mark_seen)
+        if self.failure is not None:
+            done.set_exception(self.failure)
+            return done
         self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
         self._wake.set()
         return done
@@ -161,13 +193,18 @@ class EventLog:
                 await asyncio.shield(commit)
 
     async def _commit_batch(self, batch: list[_Pending]) -> None:
+        if self.failure is not None:
+            _settle_all(batch, self.failure)
+            return
         try:
-            stored = await self._write(batch)
+            stored = await self._write_patiently(batch)
+        except StoreWriteError as exc:
+            self._fail(exc, batch)
+            return
         except Exception as exc:  # noqa: BLE001 - retried per session so one bad session fails alone
+            # A session deleted while its events waited (foreign key): its events go, the others stay.
             if len({p.session_num for p in batch}) == 1:
-                for p in batch:
-                    if not p.done.done():
-                        p.done.set_exception(exc)
+                _settle_all(batch, exc)
                 return
             by_session: dict[int, list[_Pending]] = defaultdict(list)
             for p in batch:
@@ -180,6 +217,27 @@ class EventLog:
                 p.done.set_result(event)
         if self._on_commit is not None:
             self._on_commit(stored)
+
+    async def _write_patiently(self, batch: list[_Pending]) -> list[StoredEvent]:
+        """Write a batch; while another process holds the write lock, retry with back-off."""
+        pause, started = BUSY_BACKOFF[0], time.monotonic()
+        while True:
+            try:
+                return await self._write(batch)
+            except StoreBusyError as exc:
+                if time.monotonic() - started + pause > BUSY_RETRY_FOR:
+                    raise write_failure(self._db.path, exc) from exc
+                log.debug("the database is locked by another process; retrying in %.2f s", pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, BUSY_BACKOFF[1])
+
+    def _fail(self, failure: StoreWriteError, batch: list[_Pending]) -> None:
+        """Saving failed for good: fail this batch and everything pending, and say so once."""
+        self.failure = failure
+        waiting, self._pending = self._pending, []
+        _settle_all(batch + waiting, failure)
+        if self.on_failure is not None:
+            self.on_failure(failure)
 
     async def _write(self, batch: list[_Pending]) -> list[StoredEvent]:
         stored: list[StoredEvent | None] = [None] * len(batch)

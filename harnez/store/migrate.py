@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from harnez.errors import MigrationError, SchemaTooNewError
+from harnez.store.private import create_private
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -105,6 +106,7 @@ def check_not_newer(path: Path, current: int, head: int) -> None:
 def backup(path: Path, version: int) -> Path:
     """Copy an existing database next to itself before migrating it, using SQLite's backup API."""
     target = path.with_name(f"{path.name}.v{version}-{time.strftime('%Y%m%d-%H%M%S')}.bak")
+    create_private(target)
     source = sqlite3.connect(path)
     try:
         dest = sqlite3.connect(target)

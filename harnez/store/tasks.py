@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnez.errors import SessionBusyError
 from harnez.redaction import redact
 from harnez.store.db import Database
 
@@ -93,6 +94,17 @@ OWN_START = process_start(os.getpid())
 """This process's start time, recorded with the tasks it runs."""
 
 
+async def _refuse_if_busy_elsewhere(conn: Any, session_num: int) -> None:
+    async with conn.execute("SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN "
+                            "('queued', 'running') AND runner_pid != ?", (session_num, os.getpid())) as cur:
+        rows = await cur.fetchall()
+    for pid, started in rows:
+        if pid_alive(pid, started):
+            raise SessionBusyError(
+                f"Another Harnez process (pid {pid}) is running a task in this session; its turns and "
+                "yours would mix. Wait for it to finish (or stop it there), then send the prompt again.")
+
+
 class TaskTable:
     """Reads and writes of the tasks table."""
 
@@ -100,10 +112,15 @@ class TaskTable:
         self._db = db
 
     async def create(self, session_num: int, text: str, model: str | None, state: str = "queued") -> TaskRecord:
-        """A new task for a session."""
+        """A new task for a session; refused while another live process runs one in the same session.
+
+        The check and the insert share one write transaction, so two processes can never both start
+        a task in a session (their turns would interleave in its conversation).
+        """
         now = time.time()
         text = redact(text)
         async with self._db.transaction() as conn:
+            await _refuse_if_busy_elsewhere(conn, session_num)
             cur = await conn.execute(
                 "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_num, state, text, model, os.getpid(), OWN_START, now))

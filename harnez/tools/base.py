@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -52,6 +52,18 @@ class ToolCancelled(asyncio.CancelledError):
         self.result = result
 
 
+class ProcessWatch(Protocol):
+    """Where a tool reports the process groups of the commands it runs."""
+
+    async def started(self, pgid: int, command: str) -> object:
+        """A command started as process group `pgid`; returns a token for `ended`."""
+        ...
+
+    async def ended(self, token: object) -> None:
+        """The command's group is gone."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Where and how a tool runs."""
@@ -60,6 +72,9 @@ class ToolContext:
     """The session's workspace; relative paths resolve against it and shell commands run in it."""
     on_output: Callable[[str], None] | None = None
     """Called with chunks of shell output as they arrive, for live display."""
+    processes: ProcessWatch | None = None
+    """Told of every command a shell tool starts and ends (recorded, so the next open can stop a
+    command that outlived a killed Harnez)."""
     pass_env: frozenset[str] = frozenset()
     """Credential variables shell commands get anyway (`permissions.shell.pass_env`); the others
     are withheld (harnez.redaction.command_environment)."""

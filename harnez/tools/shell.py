@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +18,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from harnez.errors import ToolError
+from harnez.errors import HarnezError, ToolError
 from harnez.redaction import command_environment
 from harnez.tools.base import Tool, ToolCancelled, ToolContext, ToolParams, ToolResult, WorkspacePath
 
@@ -78,6 +81,7 @@ class ShellJob:
             process = await asyncio.create_subprocess_exec(
                 "bash", "-c", command, cwd=workspace, stdin=subprocess.DEVNULL,
                 stdout=write_fd, stderr=write_fd, start_new_session=True,
+                preexec_fn=_die_with_harnez if _PRCTL is not None else None,
                 env={**command_environment(pass_env), **QUIET_ENV},
             )
         except OSError as exc:
@@ -129,6 +133,58 @@ class ShellJob:
             self.pump.result()  # re-raises a failure of the output callback
 
 
+def stop_orphaned_group(pgid: int, leader_start: int | None) -> int:
+    """Kill what is left of a command's process group after the Harnez that ran it died; how many.
+
+    Only processes of that group that started no earlier than its leader are touched, so a process
+    group id reused by something else since is left alone. Linux only (needs /proc).
+    """
+    members = [pid for pid, group, start in _processes() if group == pgid
+               and (leader_start is None or start >= leader_start)]
+    for pid in members:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(members)
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    """(pid, process group, start time in ticks) of every process this user can see."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        if len(fields) > 19 and fields[0] not in ("Z", "X"):
+            found.append((int(entry.name), int(fields[2]), int(fields[19])))
+    return found
+
+
+def _die_with_harnez() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGKILL the command when the Harnez that started it dies (kill -9 included)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:  # Harnez died before the request took effect
+            os._exit(137)
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # resolved now, not in the forked child
+    except (OSError, AttributeError):
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+_PRCTL = _load_prctl()
+
+
 def _signal_group(pgid: int, signum: int) -> None:
     try:
         os.killpg(pgid, signum)
@@ -161,7 +217,11 @@ class ShellTool(Tool):
     async def run(self, args: ShellParams, ctx: ToolContext) -> ToolResult:
         started = time.monotonic()
         job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output, ctx.pass_env)
+        token = None
         try:
+            if ctx.processes is not None:
+                with contextlib.suppress(HarnezError):  # unrecorded, it still runs under our watch
+                    token = await ctx.processes.started(job.process.pid, args.command)
             exited = await job.wait(args.timeout)
             if not exited:
                 await job.kill()
@@ -170,6 +230,10 @@ class ShellTool(Tool):
             await job.kill()
             await job.finish_output(grace=0.2)
             raise ToolCancelled(_result(job, args, started, cancelled=True)) from None
+        finally:
+            if ctx.processes is not None and token is not None:
+                with contextlib.suppress(HarnezError):  # a failed write is reported by the task itself
+                    await asyncio.shield(ctx.processes.ended(token))
         return _result(job, args, started, timed_out=not exited)
 
 

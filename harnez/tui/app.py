@@ -148,6 +148,8 @@ class HarnezApp(App[None]):
             if self._load_settings is not None:
                 self._settings_loaded(self._load_settings())
             self._server = await self._open_server()
+            for notice in self._server.notices:
+                self.notify(notice, timeout=10)
             # Everything imported and built so far lives as long as the app: keep the collector
             # from walking it again during every later collection (mounting a long session).
             gc.freeze()

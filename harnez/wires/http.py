@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import email.utils
 import json
+import re
 import time
 from dataclasses import replace
 from collections.abc import AsyncIterator
@@ -64,12 +67,15 @@ class HttpWire:
         client: httpx.AsyncClient | None = None,
     ) -> None:
         timeouts = retry or RetrySettings()
+        self.request_timeout = timeouts.request_timeout
+        """Seconds one whole request may take, from connecting to the stream's last byte."""
+        self.read_timeout = timeouts.read_timeout
         self.endpoint = endpoint
         if endpoint.api_key:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeouts.request_timeout, connect=timeouts.connect_timeout)
+            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout)
         )
 
     def __repr__(self) -> str:
@@ -110,14 +116,22 @@ class HttpWire:
         body = self.body(request, spec)
         url = self.endpoint.base_url + self.path
         headers = {**self.endpoint.headers, **self.headers()}
+        deadline = asyncio.get_running_loop().time() + self.request_timeout
         try:
-            async with self._client.stream("POST", url, json=body, headers=headers) as response:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout_at(deadline):
+                    response = await stack.enter_async_context(
+                        self._client.stream("POST", url, json=body, headers=headers))
+                    if response.status_code >= 400:
+                        await response.aread()
                 if response.status_code >= 400:
-                    await response.aread()
                     yield self._status_failure(response, request.model)
                     return
-                async for event in self._events(response, self.translator(request)):
+                async for event in self._events(response, self.translator(request), deadline):
                     yield event
+        except TimeoutError:
+            yield Failure(f"the request to {url} took longer than retry.request_timeout "
+                          f"({self.request_timeout:g} s) and was stopped", retryable=True)
         except httpx.TimeoutException as exc:
             yield Failure(self._redact(f"the request to {url} timed out ({type(exc).__name__})"), retryable=True)
         except httpx.ConnectError as exc:
@@ -126,8 +140,9 @@ class HttpWire:
         except httpx.TransportError as exc:
             yield Failure(self._redact(f"the connection to {url} broke: {exc or type(exc).__name__}"), retryable=True)
 
-    async def _events(self, response: httpx.Response, translator: Translator) -> AsyncIterator[WireEvent]:
-        async for item in iter_sse(response.aiter_lines()):
+    async def _events(self, response: httpx.Response, translator: Translator,
+                      deadline: float) -> AsyncIterator[WireEvent]:
+        async for item in iter_sse(_lines_before(response.aiter_text(), deadline, self.read_timeout)):
             if isinstance(item, SseMalformed):
                 yield WireWarning("malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line)
                 continue
@@ -183,6 +198,40 @@ def scrub(event: WireEvent) -> WireEvent:
     if isinstance(event, WireWarning):
         return replace(event, message=SECRETS.redact(event.message), raw=SECRETS.redact_json(event.raw))
     return event
+
+
+async def _lines_before(chunks: AsyncIterator[str], deadline: float, read_timeout: float) -> AsyncIterator[str]:
+    """The body's lines, without their endings (CRLF, LF or CR, as SSE allows), read chunk by chunk;
+    TimeoutError once the deadline passes, however steadily the bytes drip in.
+
+    While more than `read_timeout` remains, the transport's own read timeout already ends a silent
+    wait before the deadline, so no timer is armed (a timer per chunk would cost more than parsing).
+    """
+    loop = asyncio.get_running_loop()
+    pending = ""
+    while True:
+        remaining = deadline - loop.time()
+        try:
+            if remaining > read_timeout:
+                chunk = await anext(chunks)
+            else:
+                async with asyncio.timeout(max(remaining, 0)):
+                    chunk = await anext(chunks)
+        except StopAsyncIteration:
+            break
+        text = pending + chunk
+        held = "\r" if text.endswith("\r") else ""  # may be the first half of a CRLF split across chunks
+        lines = _LINE_END.split(text[: len(text) - len(held)])
+        pending = lines.pop() + held
+        for line in lines:
+            yield line
+    if pending:
+        lines = _LINE_END.split(pending)
+        for line in lines[:-1] if lines[-1] == "" else lines:
+            yield line
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def provider_message(text: str) -> str:

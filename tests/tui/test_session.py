@@ -56,8 +56,8 @@ async def test_a_prompt_streams_a_markdown_answer_with_a_tool_diff(make_app) -> 
         assert tool.tool_name == "edit" and "+print('hello')" in tool.query_one(DiffView).diff
         assert ends(app)[0].stop == "completed"
         status = screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.state == "idle", "the status line shows the end")
         assert (status.tokens_in, status.tokens_out, status.cost) == (1200, 80, "$0.25")
-        assert status.state == "idle"
 
 
 async def test_a_prompt_sent_while_a_task_runs_is_queued_then_runs(make_app) -> None:

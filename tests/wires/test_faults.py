@@ -172,3 +172,12 @@ async def test_anthropic_overload_mid_stream_is_retried(scripted_model, make_wir
     turn, events = await collect(make_wire("anthropic-messages").stream(request()))
     assert any(isinstance(e, Retry) and "overloaded_error" in e.reason for e in events)
     assert turn.text == "Hello brave new world" and not turn.warnings
+
+
+async def test_request_timeout_limits_the_whole_request_not_each_read(scripted_model, make_wire) -> None:
+    # A chunk every 50 ms never trips a per-read limit; the whole request still ends at 0.5 s.
+    drip = {"reply": [{"text": " ".join(["slow"] * 200)}], "delay_per_chunk": 0.05}
+    scripted_model.add(drip)
+    wire = make_wire("openai-chat", max_attempts=1, request_timeout=0.5, read_timeout=5)
+    turn, _ = await collect(wire.stream(request()))
+    assert turn.failure is not None and "retry.request_timeout (0.5 s)" in turn.failure.message

@@ -41,3 +41,20 @@ async def test_pending_data_at_the_end_of_the_stream_is_still_dispatched() -> No
 
 async def test_an_event_with_no_data_is_not_dispatched() -> None:
     assert await parse("event: empty", "", "data: x", "") == [SseEvent("message", "x")]
+
+
+async def test_lines_split_anywhere_across_chunks_come_out_whole() -> None:
+    from harnez.wires.http import _lines_before
+
+    body = "data: a\r\n\r\ndata: b\rdata: c\n\ndata: \u2028kept\r\n"
+    expected = ["data: a", "", "data: b", "data: c", "", "data: \u2028kept"]
+
+    async def chunks(parts: list[str]):  # type: ignore[no-untyped-def]
+        for part in parts:
+            yield part
+
+    for cut in range(len(body) + 1):
+        for second in range(cut, len(body) + 1):
+            parts = [body[:cut], body[cut:second], body[second:]]
+            lines = [line async for line in _lines_before(chunks(parts), float("inf"), 300.0)]
+            assert lines == expected, (cut, second)

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from harnez.errors import HarnezError
+from harnez.errors import HarnezError, StoreError
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
 from harnez.tui import bridge
@@ -116,6 +116,11 @@ class SessionScreen(Screen[None]):
             if self.is_attached and self.query(StatusLine):
                 raise
             # The screen was closed (its widgets removed) while an event was being shown.
+        except StoreError as exc:
+            # Saving stopped (a full disk): say so and stay open; the transcript keeps what was shown.
+            self.task_running = False
+            self.query_one(StatusLine).state = "not saving"
+            self.notify(exc.message, title="Harnez stopped saving", severity="error", timeout=60)
 
     async def _follow_events(self) -> None:
         transcript = self.query_one(Transcript)

@@ -1,0 +1,31 @@
+"""Run `harnez` with a database that may grow by only a few pages: SQLite then answers "database or
+disk is full" exactly as on a full disk (used by the storage failure tests).
+
+    python small_disk.py PAGES harnez-arguments...
+"""
+
+from __future__ import annotations
+
+import sys
+
+import aiosqlite
+
+from harnez.store.db import Database
+
+_connect = Database._connect
+
+
+async def _limited(path):  # type: ignore[no-untyped-def]
+    conn: aiosqlite.Connection = await _connect(path)
+    async with conn.execute("PRAGMA page_count") as cursor:
+        (pages,) = await cursor.fetchone()
+    await conn.execute(f"PRAGMA max_page_count = {pages + int(sys.argv[1])}")
+    return conn
+
+
+Database._connect = staticmethod(_limited)  # type: ignore[method-assign]
+
+if __name__ == "__main__":
+    from harnez.cli import main
+
+    sys.exit(main(sys.argv[2:]))
