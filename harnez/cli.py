@@ -51,6 +51,14 @@ def _parser() -> argparse.ArgumentParser:
                          help="answer for tools that need approval (default deny; the model sees the refusal)")
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
 
+    read = commands.add_parser("read", help="read Claude Code, Codex, OpenCode or pi sessions (nothing is imported)")
+    read.add_argument("path", type=Path, help="a session file, an OpenCode database or store folder, or a HOME to search")
+    read.add_argument("--harness", choices=("claude-code", "codex", "opencode", "pi"), help="the format (default: recognised)")
+    read.add_argument("--session", metavar="ID", help="only the session (or sub-agent) with this id or id prefix")
+    read.add_argument("--summary", action="store_true", help="figures only, read in one streaming pass")
+    read.add_argument("--json", action="store_true", help="one JSON object per session")
+    read.add_argument("--strict", action="store_true", help="an unparsable record is an error, not counted and skipped")
+
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
@@ -64,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("run", "chat"):
             return _headless(args)
+        if args.command == "read":
+            return _read(args)
         return asyncio.run(_dispatch(args)) if args.command else _tui(args)
     except HarnezError as exc:
         print(f"harnez: {exc.message}", file=sys.stderr)
@@ -163,6 +173,12 @@ async def _print_events(server, args: argparse.Namespace) -> int:
     async for event in server.subscribe(record.id, after=args.after, poll=0.2):
         print(event.dumps(), flush=True)
     return EXIT_OK
+
+
+def _read(args: argparse.Namespace) -> int:
+    from harnez.reading import ReadRequest, read_command
+
+    return read_command(ReadRequest(args.path, args.harness, args.session, args.summary, args.json, args.strict))
 
 
 def _headless(args: argparse.Namespace) -> int:
