@@ -288,9 +288,9 @@ class _Conversation:
         content = message.get("content") if isinstance(message, dict) else None
         time = record.get("timestamp")
         if record.get("isCompactSummary"):
-            yield from self._close()
             compaction = self.compaction or Compaction(time=time)
             self.compaction = None
+            yield from self._close()
             compaction.summary = content_text(content)
             yield compaction
             return

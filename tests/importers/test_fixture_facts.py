@@ -47,11 +47,12 @@ def expected_figures(facts: dict[str, Any]) -> dict[str, Any]:
                "torn_tail": facts["integrity"]["torn_tail"]}
     if fmt == "claude-code":
         figures |= {"model_calls": facts["assistant_messages"], "usage": claude_usage(facts["usage"]),
+                    "compactions": facts["compaction"]["compact_boundary"],
                     "started_at": facts["min_timestamp"], "ended_at": facts["max_timestamp"]}
     elif fmt == "codex":
         usage = facts["usage"]
         total = usage["final_total_token_usage"] if usage else None
-        figures |= {"model_calls": facts["model_calls_from_token_count"],
+        figures |= {"model_calls": facts["model_calls_from_token_count"], "compactions": facts["compaction"]["compacted"],
                     "usage": None if usage is None else {
                         "input": usage["input_uncached"], "output": total["output_tokens"],
                         "cache_read": total["cached_input_tokens"],
@@ -59,7 +60,7 @@ def expected_figures(facts: dict[str, Any]) -> dict[str, Any]:
                     "started_at": facts["session_meta"][0]["timestamp"], "ended_at": facts["last_timestamp"]}
     else:
         usage = facts["usage"]
-        figures |= {"model_calls": facts["assistant_messages"],
+        figures |= {"model_calls": facts["assistant_messages"], "compactions": facts["compaction_entries"],
                     "usage": None if usage is None else {"input": usage["input"], "output": usage["output"],
                                                          "cache_read": usage["cacheRead"],
                                                          "cache_write": usage["cacheWrite"]},
@@ -75,7 +76,8 @@ def summary_figures(summary: dict[str, Any]) -> dict[str, Any]:
             "unparsed_records": summary["integrity"]["unparsed_records"],
             "torn_tail": summary["integrity"]["torn_tail"], "model_calls": summary["model_calls"],
             "usage": None if usage is None else {k: usage[k] for k in ("input", "output", "cache_read", "cache_write")},
-            "started_at": summary["started_at"], "ended_at": summary["ended_at"]}
+            "started_at": summary["started_at"], "ended_at": summary["ended_at"],
+            "compactions": summary["compactions"]}
 
 
 @pytest.mark.parametrize("name", REAL_FILES)
