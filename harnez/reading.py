@@ -1,16 +1,20 @@
-"""`harnez read`: another harness's sessions as a summary, a transcript, or JSON (no database involved)."""
+"""`harnez read` (another harness's sessions as a summary, a transcript, or JSON; no database involved) and
+the printing side of `harnez import` (progress, the report)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from harnez.errors import SessionFormatError
 from harnez.importers import Readers, SourceRef, check_harness
+from harnez.importers.importer import ImportReport
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -158,3 +162,57 @@ def _result_text(result: ToolResult) -> str:
     more = f"\n  │ … {len(lines) - RESULT_LINES} more lines" if len(lines) > RESULT_LINES else ""
     status = "error" if result.is_error else "result"
     return f"[{status}]\n{shown}{more}\n" if lines else f"[{status}] (empty)\n"
+
+
+# harnez import ----------------------------------------------------------------------------------
+
+def parse_since(text: str | None) -> float | None:
+    """`--since`: a date or an ISO date and time (local time unless it says otherwise), as Unix seconds."""
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text.strip()).timestamp()
+    except ValueError:
+        raise SessionFormatError(f"--since {text!r} is not a date; use YYYY-MM-DD or an ISO date and time "
+                                 "such as 2026-09-30T14:00.") from None
+
+
+class ProgressLine:
+    """Import progress on stderr: one updated line on a terminal, a line every few seconds otherwise."""
+
+    def __init__(self, err: TextIO, every: float = 2.0) -> None:
+        self.err, self.every = err, every
+        self.tty = err.isatty()
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, done: int, total: int, source: str) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last < (0.1 if self.tty else self.every):
+            return
+        self._last = now
+        line = f"importing: {done}/{total} sources read"
+        if self.tty:
+            self.err.write("\r" + line + " " * 8)
+        else:
+            self.err.write(line + "\n")
+        self.err.flush()
+        self._shown = True
+
+    def done(self) -> None:
+        if self.tty and self._shown:
+            self.err.write("\n")
+            self.err.flush()
+
+
+def import_report_text(report: ImportReport) -> str:
+    """The report of an import, for people."""
+    lines = [f"{report.imported} sessions imported, {report.updated} updated, {report.unchanged} sources "
+             f"unchanged (of {report.sources} found)."]
+    if report.kept:
+        lines.append(f"{report.kept} sessions continued in Harnez since their import were kept as they are.")
+    if report.duplicates:
+        lines.append(f"{report.duplicates} sessions were also in a newer file; the newer file was imported.")
+    for source, why in report.skipped:
+        lines.append(f"skipped {source}: {why}")
+    return "\n".join(lines)

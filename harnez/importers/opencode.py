@@ -256,7 +256,8 @@ class _DatabaseCopy:
                 shutil.copyfile(f"{source}-wal", f"{copy}-wal")
                 _fold_wal(copy)
             os.chmod(copy, stat.S_IRUSR)
-            self.db = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+            # One run reads it from worker threads one at a time (never at once): any thread may use it.
+            self.db = sqlite3.connect(f"file:{copy}?mode=ro", uri=True, check_same_thread=False)
             self.db.execute("SELECT 1 FROM session LIMIT 1")
         except (OSError, sqlite3.Error) as exc:
             self.close()

@@ -57,6 +57,7 @@ class PiReader(Reader):
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         parents: dict[str, str | None] | None = {} if full else None
         last_id: str | None = None
+        settings = _SettingEntries()
         for record in records(ref.path, info.integrity, strict=strict):
             info.span.see(record.get("timestamp"))
             entry_id = record.get("id") if isinstance(record.get("id"), str) else None
@@ -65,13 +66,36 @@ class PiReader(Reader):
                 continue
             if entry_id is not None:
                 last_id = entry_id
+                settings.see(entry_id, record.get("type") == "message")
                 if parents is not None:
                     parent = record.get("parentId")
                     parents[entry_id] = parent if isinstance(parent, str) else None
             for entry in _entries(info, record, entry_id):
+                if isinstance(entry, Compaction) and entry.kept_from is not None:
+                    entry.kept_from = settings.message_at(entry.kept_from)
                 yield None, entry
         if parents and last_id is not None:
             info.active_path = _path_to(last_id, parents)
+
+
+class _SettingEntries:
+    """Entries that are not messages (model and thinking changes, labels…), each mapped to the first
+    message after it: a compaction's `firstKeptEntryId` may name one, and keeps the messages from there."""
+
+    def __init__(self) -> None:
+        self.waiting: list[str] = []
+        self.next_message: dict[str, str] = {}
+
+    def see(self, entry_id: str, is_message: bool) -> None:
+        if not is_message:
+            self.waiting.append(entry_id)
+            return
+        for waiting in self.waiting:
+            self.next_message[waiting] = entry_id
+        self.waiting.clear()
+
+    def message_at(self, entry_id: str) -> str:
+        return self.next_message.get(entry_id, entry_id)
 
 
 def _header(info: SessionInfo, record: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from harnez.events import StoredEvent
 from harnez.store.context import ContextRecords
 from harnez.store.db import Database
 from harnez.store.events import EventLog
+from harnez.store.imports import ImportedSessions
 from harnez.store.ledger import Ledger, ModelCall, ToolExecution
 from harnez.store.search import FullTextSearch, SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, SessionTable
@@ -29,6 +30,7 @@ class Store:
         self.ledger = Ledger(db)
         self.context = ContextRecords(db)
         self.search = FullTextSearch(db)
+        self.imports = ImportedSessions(db)
 
     @classmethod
     async def open(cls, path: Path, on_commit: Callable[[list[StoredEvent]], None] | None = None,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.importers.conftest import FIXTURES
 
 CLAUDE = "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/" \
          "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
@@ -87,7 +87,32 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
 
 
 def test_the_fixtures_folder_is_a_place_to_search_too(fixtures: Path) -> None:
-    shown = harnez("read", str(FIXTURES), "--summary", "--json")
+    shown = harnez("read", str(fixtures), "--summary", "--json")
     assert shown.returncode == 0, shown.stderr
     harnesses = {json.loads(line)["harness"] for line in shown.stdout.splitlines()}
     assert harnesses == {"claude-code", "codex", "opencode", "pi"}
+
+
+def test_import_then_list_and_show_from_the_command_line(fixtures: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / CODEX_HOME, home)
+    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harnez", *args], capture_output=True, text=True, timeout=60,
+                              env=env, cwd=tmp_path)
+
+    first = run("import", "--home", str(home), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["imported"] == 1 and "importing: 1/1" in first.stderr
+    again = run("import", "--home", str(home))
+    assert again.returncode == 0 and "0 sessions imported, 0 updated, 1 sources unchanged" in again.stdout
+    listed = run("sessions", "--all")
+    assert "[codex] run echo fixture please" in listed.stdout
+    session_id = listed.stdout.split()[0]
+    shown = run("sessions", "show", session_id)
+    assert "imported from codex session 01a0f21c-5c40-7f72-9aa9-ef0b43570680" in shown.stdout
+    assert "> run echo fixture please" in shown.stdout and "The command printed fixture." in shown.stdout
+    assert json.loads(run("sessions", "--all", "--json").stdout.splitlines()[0])["origin"] == "codex"
+    bad = run("import", "--home", str(home), "--since", "last tuesday")
+    assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
