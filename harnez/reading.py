@@ -55,7 +55,7 @@ def read_command(request: ReadRequest, out: TextIO = sys.stdout, err: TextIO = s
         for ref in refs:
             try:
                 items = _items(readers, ref, request)
-            except (OSError, SessionFormatError) as exc:
+            except (OSError, SessionFormatError, ValueError, TypeError, KeyError, AttributeError) as exc:
                 if single or request.strict:
                     raise SessionFormatError(f"Cannot read {ref.label}: {exc}") from exc
                 print(f"harnez: skipped {ref.label}: {exc}", file=err)

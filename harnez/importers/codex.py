@@ -37,6 +37,7 @@ WIRE = "openai-responses"
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 """Response items that are tool calls, and the field holding their input."""
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
 TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
 REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
 """The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
@@ -101,6 +102,7 @@ class _Rollout:
         kind, payload, time = record.get("type"), record.get("payload"), record.get("timestamp")
         self.info.span.see(time)
         if not isinstance(payload, dict):
+            self._bare(record, kind, time)
             return
         if kind == "session_meta":
             self._meta(payload)
@@ -113,6 +115,14 @@ class _Rollout:
         elif kind == "compacted":
             self.settle()
             self.out.append(Compaction(_compaction_summary(payload), time))
+
+    def _bare(self, record: dict[str, Any], kind: Any, time: str | None) -> None:
+        """Rollouts written before the `type`/`payload` envelope (Codex of early 2025): a first line
+        holding the session's id, then response items at the top level."""
+        if kind is None and isinstance(record.get("id"), str) and self.info.session_id is None:
+            self._meta(record)
+        elif kind in BARE_ITEMS:
+            self._item(record, time)
 
     # session facts ------------------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ async def import_sessions(store: Store, home: Path, *, workspace: Path, harnesse
         for done, ref in enumerate(refs, 1):
             try:
                 await _import_source(known, readers, ref, workspace, batch)
-            except (OSError, HarnezError, sqlite3.Error, ValueError, TypeError, KeyError) as exc:
+            except (OSError, HarnezError, sqlite3.Error, ValueError, TypeError, KeyError, AttributeError) as exc:
                 report.skipped.append((ref.label, str(exc) or type(exc).__name__))
             if batch.full():
                 await batch.flush()

@@ -86,13 +86,16 @@ class OpenCodeReader(Reader):
               full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
         source: _DatabaseCopy | _Store = self._store(ref.path) if ref.path.is_dir() else self._copy(ref.path)
         info = infos[None] = SessionInfo(HARNESS, str(ref.path), session_id=ref.key)
-        _describe(info, source.session(str(ref.key)))
-        for message in source.messages(str(ref.key)):
-            info.integrity.records += 1
-            parts = source.parts(message)
-            info.integrity.records += len(parts)
-            for entry in _message_entries(info, message, parts):
-                yield None, entry
+        try:
+            _describe(info, source.session(str(ref.key)))
+            for message in source.messages(str(ref.key)):
+                info.integrity.records += 1
+                parts = source.parts(message)
+                info.integrity.records += len(parts)
+                for entry in _message_entries(info, message, parts):
+                    yield None, entry
+        except sqlite3.Error as exc:
+            raise SessionFormatError(f"session {ref.key} of {ref.path} cannot be read ({exc}).") from exc
 
     def _copy(self, path: Path) -> _DatabaseCopy:
         path = path.resolve()
@@ -274,6 +277,12 @@ class _DatabaseCopy:
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def refs(self) -> list[SourceRef]:
+        try:
+            return self._refs()
+        except sqlite3.Error as exc:
+            raise SessionFormatError(f"{self.source} has no OpenCode sessions Harnez can read ({exc}).") from exc
+
+    def _refs(self) -> list[SourceRef]:
         rows = self.db.execute(
             "SELECT s.id, s.time_updated, (SELECT COUNT(*) FROM message m WHERE m.session_id = s.id), "
             "(SELECT MAX(m.time_updated) FROM message m WHERE m.session_id = s.id) FROM session s").fetchall()

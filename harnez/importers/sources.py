@@ -101,6 +101,8 @@ def detect(path: Path) -> str | None:
         kind = record.get("type")
         if kind in CODEX_TYPES and "payload" in record:
             return "codex"
+        if record.get("record_type") == "state" or (kind is None and {"id", "instructions"} <= set(record)):
+            return "codex"  # a rollout from before the type/payload envelope
         if kind == "session" and ("cwd" in record or "version" in record):
             return "pi"
         if kind in PI_TYPES or (kind == "message" and "parentId" in record):
