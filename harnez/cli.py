@@ -51,6 +51,21 @@ def _parser() -> argparse.ArgumentParser:
                          help="answer for tools that need approval (default deny; the model sees the refusal)")
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
 
+    read = commands.add_parser("read", help="read Claude Code, Codex, OpenCode or pi sessions (nothing is imported)")
+    read.add_argument("path", type=Path, help="a session file, an OpenCode database or store folder, or a HOME to search")
+    read.add_argument("--harness", choices=("claude-code", "codex", "opencode", "pi"), help="the format (default: recognised)")
+    read.add_argument("--session", metavar="ID", help="only the session (or sub-agent) with this id or id prefix")
+    read.add_argument("--summary", action="store_true", help="figures only, read in one streaming pass")
+    read.add_argument("--json", action="store_true", help="one JSON object per session")
+    read.add_argument("--strict", action="store_true", help="an unparsable record is an error, not counted and skipped")
+
+    imports = commands.add_parser("import", help="import Claude Code, Codex, OpenCode and pi sessions into this database")
+    imports.add_argument("--harness", choices=("claude-code", "codex", "opencode", "pi"), action="append",
+                         help="only this harness (repeat for several; default: all four)")
+    imports.add_argument("--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)")
+    imports.add_argument("--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)")
+    imports.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
@@ -64,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("run", "chat"):
             return _headless(args)
+        if args.command == "read":
+            return _read(args)
+        if args.command == "import":
+            return asyncio.run(_import(args))
         return asyncio.run(_dispatch(args)) if args.command else _tui(args)
     except HarnezError as exc:
         from harnez.redaction import redact
@@ -138,7 +157,8 @@ async def _list_sessions(server, workspace: Path, args: argparse.Namespace) -> i
             print(json.dumps({**record.to_json(), **({"snippet": snippet} if snippet else {})}, ensure_ascii=False))
         else:
             created = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
-            print(f"{record.id[:12]}  {created}  {record.status:<11}  {record.display_title}  ({record.workspace})")
+            origin = f"[{record.origin}] " if record.origin else ""
+            print(f"{record.id[:12]}  {created}  {record.status:<11}  {origin}{record.display_title}  ({record.workspace})")
     if not page.sessions and not args.json:
         where = "any workspace" if args.all else str(workspace)
         print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {where}.", file=sys.stderr)
@@ -154,7 +174,12 @@ async def _show_session(server, args: argparse.Namespace) -> int:
         return EXIT_OK
     from harnez.transcript import render_plain
 
-    print(f"# {record.display_title}\n{record.workspace} · {record.id} · {record.status}\n")
+    print(f"# {record.display_title}\n{record.workspace} · {record.id} · {record.status}")
+    origin = await server.session_origin(record.id)
+    if origin:
+        agent = f" (sub-agent {origin['agent_id']})" if origin["agent_id"] else ""
+        print(f"imported from {origin['harness']} session {origin['original_id']}{agent} · {origin['source']}")
+    print()
     sys.stdout.write(render_plain(events))
     return EXIT_OK
 
@@ -167,6 +192,29 @@ async def _print_events(server, args: argparse.Namespace) -> int:
         return EXIT_OK
     async for event in server.subscribe(record.id, after=args.after, poll=0.2):
         print(event.dumps(), flush=True)
+    return EXIT_OK
+
+
+def _read(args: argparse.Namespace) -> int:
+    from harnez.reading import ReadRequest, read_command
+
+    return read_command(ReadRequest(args.path, args.harness, args.session, args.summary, args.json, args.strict))
+
+
+async def _import(args: argparse.Namespace) -> int:
+    from harnez.reading import ProgressLine, import_report_text, parse_since
+
+    since = parse_since(args.since)
+    workspace = _workspace()
+    server = await _open_server(workspace, _settings(workspace))
+    try:
+        progress = ProgressLine(sys.stderr)
+        report = await server.import_sessions(args.home or Path.home(), workspace=workspace, harnesses=args.harness,
+                                              since=since, progress=progress)
+        progress.done()
+    finally:
+        await server.close()
+    print(json.dumps(report.to_json()) if args.json else import_report_text(report))
     return EXIT_OK
 
 

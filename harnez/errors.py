@@ -13,7 +13,8 @@
     ├── SessionBusyError       another process runs a task in the session (exit code 2; nothing ran)
     ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
     ├── WireError              a model call failed for good (after retries, or not retryable)
-    └── ToolError              a tool could not run; its message is shown to the model
+    ├── ToolError              a tool could not run; its message is shown to the model
+    └── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
 """
 
 from __future__ import annotations
@@ -101,3 +102,9 @@ class WireError(HarnezError):
 
 class ToolError(HarnezError):
     """A tool could not do what it was asked; the message goes back to the model."""
+
+
+class SessionFormatError(HarnezError):
+    """A session file of another harness is not in a format Harnez reads, or `--strict` found a bad record."""
+
+    exit_code = 2

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harnez.agent.approvals import ApprovalDesk
 from harnez.errors import HarnezError, SessionNotFoundError, StoreError, StoreWriteError
+from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.events import Event, StoredEvent, warning
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
@@ -266,6 +267,26 @@ class Server:
                 await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
             del self._drafts[session_id]
             return record
+
+    # imports ----------------------------------------------------------------------------------
+
+    async def import_sessions(self, home: Path, *, workspace: Path, harnesses: Iterable[str] | None = None,
+                              since: float | None = None, progress: Progress | None = None) -> ImportReport:
+        """Import the Claude Code, Codex, OpenCode and pi sessions under `home` (docs/importers.md).
+
+        Importing again updates sessions whose source changed and never duplicates; sessions that
+        record no folder get `workspace`. The sources are only read.
+        """
+        chosen = list(harnesses) if harnesses else None
+        return await import_sessions(self.store, home, workspace=Path(workspace).resolve(),
+                                     **({"harnesses": chosen} if chosen else {}), since=since, progress=progress)
+
+    async def session_origin(self, session_id: str) -> dict | None:
+        """Where an imported session came from: harness, original id, agent id, source; None for Harnez's own."""
+        if session_id in self._drafts:
+            return None
+        record = await self.get_session(session_id)
+        return await self.store.imports.origin(record.num) if record.origin else None
 
     # events -----------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from harnez.store.commands import RunningCommands
 from harnez.store.context import ContextRecords
 from harnez.store.db import Database
 from harnez.store.events import EventLog
+from harnez.store.imports import ImportedSessions
 from harnez.store.ledger import Ledger, ModelCall, ToolExecution
 from harnez.store.search import FullTextSearch, SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, SessionTable
@@ -31,6 +32,7 @@ class Store:
         self.context = ContextRecords(db)
         self.search = FullTextSearch(db)
         self.commands = RunningCommands(db)
+        self.imports = ImportedSessions(db)
 
     @classmethod
     async def open(cls, path: Path, on_commit: Callable[[list[StoredEvent]], None] | None = None,

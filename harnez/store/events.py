@@ -45,7 +45,7 @@ COMPRESS_FROM = 768
 """Payloads of at least this many bytes (tool output, diffs) are stored zlib-compressed."""
 
 
-def _stored_form(payload: dict) -> tuple[str | bytes, dict]:
+def stored_payload(payload: dict) -> tuple[str | bytes, dict]:
     """A payload as stored (compact JSON text, or zlib-compressed JSON bytes when large), and the
     payload itself, with every known credential masked (harnez.redaction)."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -64,7 +64,7 @@ def _packed(text: str) -> str | bytes:
 
 
 def _loads(stored: str | bytes) -> dict:
-    """The payload stored by `_stored_form`."""
+    """The payload stored by `stored_payload`."""
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
@@ -248,7 +248,7 @@ class EventLog:
                 seq = next_seq[p.session_num]
                 next_seq[p.session_num] = seq + 1
                 e = p.event
-                body, payload = _stored_form(e.payload)
+                body, payload = stored_payload(e.payload)
                 rows.append((p.session_num, seq, e.task, e.kind, body, p.time))
                 if e.search_text:
                     docs.append((p.session_num, e.kind, seq, redact(e.search_text)))

@@ -13,7 +13,7 @@ from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
 from harnez.store.db import Database
 
-_COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at"
+_COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,8 @@ class SessionRecord:
     status: str
     created_at: float
     updated_at: float
+    origin: str | None = None
+    """The harness a session was imported from (`claude-code`, `codex`, `opencode`, `pi`); None for Harnez's own."""
 
     @property
     def display_title(self) -> str:
@@ -40,11 +42,12 @@ class SessionRecord:
         """The JSON form used by listings."""
         return {"id": self.id, "title": self.title, "title_source": self.title_source, "workspace": self.workspace,
                 "model": self.model, "status": self.status, "created_at": self.created_at,
-                "updated_at": self.updated_at}
+                "updated_at": self.updated_at, "origin": self.origin}
 
 
 def _record(row: Any) -> SessionRecord:
-    return SessionRecord(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9])
+    return SessionRecord(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9],
+                         row[10])
 
 
 def new_session_id() -> str:

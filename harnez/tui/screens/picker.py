@@ -60,10 +60,16 @@ def snippet_content(snippet: str) -> Content:
     return Content.assemble(*parts)
 
 
+def origin_tag(record: SessionRecord) -> tuple[str | tuple[str, str], ...]:
+    """`  claude-code` (the harness an imported session came from), or nothing for Harnez's own."""
+    origin = getattr(record, "origin", None)
+    return ("  ", (origin, "reverse")) if origin else ()
+
+
 def session_row(record: SessionRecord, snippet: str | None) -> Content:
     """The lines of one picker row: title, id and status; workspace and times; the match."""
     head = Content.assemble((record.display_title, "bold"), "  ", (record.id[:8], "dim"),
-                            "  ", (record.status, "italic"))
+                            "  ", (record.status, "italic"), *origin_tag(record))
     info = Content.assemble((record.workspace, "dim"), "  created ", relative_time(record.created_at),
                             " · active ", relative_time(record.updated_at))
     lines = [head, info]

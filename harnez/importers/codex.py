@@ -1,0 +1,368 @@
+"""Codex CLI sessions: rollouts in `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (and `archived_sessions/`).
+
+A rollout interleaves `response_item`s (what went to and came from the model), `event_msg`s (what
+the CLI showed: typed prompts, token counts, task start and end), `turn_context` (the model of each
+turn) and `compacted`. A model call is a `token_count` whose running total changed; the items the
+model produced since the previous call are its turn. Codex's `input_tokens` include cached input:
+the normalized `input` is the uncached part.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
+from harnez.importers.jsonl import records
+from harnez.importers.normalized import (
+    AssistantTurn,
+    Compaction,
+    Entry,
+    ModelCall,
+    Notice,
+    Reasoning,
+    SessionInfo,
+    Text,
+    ToolCall,
+    ToolResult,
+    TurnMark,
+    Usage,
+    UserMessage,
+)
+
+HARNESS = "codex"
+WIRE = "openai-responses"
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+"""Response items that are tool calls, and the field holding their input."""
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
+TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
+REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
+"""The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
+
+
+class CodexReader(Reader):
+    """Reads Codex rollout files."""
+
+    harness = HARNESS
+
+    def locate(self, home: Path) -> Iterator[SourceRef]:
+        for folder in (home / ".codex" / "sessions", home / ".codex" / "archived_sessions"):
+            if folder.is_dir():
+                for path in sorted(folder.rglob("rollout-*.jsonl")):
+                    yield file_ref(HARNESS, path)
+
+    def refs_for(self, path: Path) -> list[SourceRef]:
+        return [file_ref(HARNESS, path)]
+
+    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
+              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+        info = infos[None] = SessionInfo(HARNESS, str(ref.path))
+        rollout = _Rollout(info)
+        out = rollout.out
+        for record in records(ref.path, info.integrity, strict=strict):
+            rollout.feed(record)
+            if out:
+                for entry in out:
+                    yield None, entry
+                out.clear()
+        rollout.settle()
+        for entry in out:
+            yield None, entry
+
+
+def is_injected(text: str) -> bool:
+    """A user-role item Codex wrote itself (environment context, AGENTS.md, instructions)."""
+    stripped = text.lstrip()
+    return stripped.startswith("<") or stripped.startswith("# AGENTS.md")
+
+
+class _Rollout:
+    """One pass over a rollout; each record's entries are appended to `out` (plain calls, no
+    generator per record: this loop runs for every line of files of hundreds of megabytes)."""
+
+    def __init__(self, info: SessionInfo) -> None:
+        self.info = info
+        self.out: list[Entry] = []
+        self.model: str | None = None
+        self.turn: AssistantTurn | None = None
+        self.held: list[Entry] = []
+        """Tool results that arrived while their turn was still waiting for its token count."""
+        self.last_total: Any = None
+        self.prompts: str | None = None
+        """Where typed prompts come from, once known: `event` (event_msg/user_message), `item`
+        (item_completed UserMessage, Codex 0.158+), or `response` (user response items)."""
+        self.candidate: UserMessage | None = None
+        """A user response item that is a prompt unless a prompt event for it follows."""
+
+    def feed(self, record: dict[str, Any]) -> None:
+        """Read one record; the entries it completes are appended to `out`."""
+        kind, payload, time = record.get("type"), record.get("payload"), record.get("timestamp")
+        self.info.span.see(time)
+        if not isinstance(payload, dict):
+            self._bare(record, kind, time)
+            return
+        if kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            self._context(payload)
+        elif kind == "response_item":
+            self._item(payload, time)
+        elif kind == "event_msg":
+            self._event(payload, time)
+        elif kind == "compacted":
+            self.settle()
+            self.out.append(Compaction(_compaction_summary(payload), time))
+
+    def _bare(self, record: dict[str, Any], kind: Any, time: str | None) -> None:
+        """Rollouts written before the `type`/`payload` envelope (Codex of early 2025): a first line
+        holding the session's id, then response items at the top level."""
+        if kind is None and isinstance(record.get("id"), str) and self.info.session_id is None:
+            self._meta(record)
+        elif kind in BARE_ITEMS:
+            self._item(record, time)
+
+    # session facts ------------------------------------------------------------------------------
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        info = self.info
+        info.add_version(payload.get("cli_version"))
+        if info.session_id is not None:
+            return
+        info.session_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+        info.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        info.span.see(payload.get("timestamp"))
+        source = payload.get("source")
+        agent = source.get("subagent") if isinstance(source, dict) else None
+        if isinstance(agent, str):
+            info.agent_id = info.agent_type = agent
+        elif isinstance(agent, dict):
+            spawn = agent.get("thread_spawn")
+            if isinstance(spawn, dict):
+                info.parent_session_id = _str(spawn.get("parent_thread_id"))
+                info.agent_id = _str(spawn.get("agent_nickname")) or _str(spawn.get("agent_path")) or "sub-agent"
+                info.agent_type = _str(spawn.get("agent_role"))
+            else:
+                info.agent_id = info.agent_type = next(iter(agent), "sub-agent")
+
+    def _context(self, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+            self.info.add_model(model)
+        if self.info.cwd is None and isinstance(payload.get("cwd"), str):
+            self.info.cwd = payload["cwd"]
+
+    # response items -----------------------------------------------------------------------------
+
+    def _item(self, payload: dict[str, Any], time: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            self._message(payload, time)
+        elif kind == "reasoning":
+            self._reasoning(payload, time)
+        elif kind in CALLS:
+            self._output_turn(time)
+            name = payload.get("name") or ("local_shell" if kind == "local_shell_call" else "tool")
+            self._add(ToolCall(str(payload.get("call_id") or payload.get("id") or ""), str(name),
+                               _arguments(payload.get(CALLS[kind]))))
+        elif kind in OUTPUTS:
+            self._settle_prompt()
+            result = ToolResult(str(payload.get("call_id") or ""), output_text(payload.get("output")),
+                                _failed(payload.get("output")), time)
+            if self.turn is not None:
+                self.held.append(result)
+            else:
+                self.out.append(result)
+
+    def _message(self, payload: dict[str, Any], time: str | None) -> None:
+        role, text = payload.get("role"), message_text(payload.get("content"))
+        images = _images(payload.get("content"))
+        if role == "assistant":
+            self._output_turn(time)
+            self._add(Text(text))
+        elif role == "user" and not is_injected(text) and self.prompts in (None, "response"):
+            self._settle_prompt()
+            self.candidate = UserMessage(text, time, "prompt", images)
+        elif role in ("user", "developer", "system"):
+            self._settle_prompt()
+            meta = UserMessage(text, time, "meta", images)
+            if self.turn is not None:
+                self.held.append(meta)
+            else:
+                self.out.append(meta)
+
+    def _reasoning(self, payload: dict[str, Any], time: str | None) -> None:
+        self._output_turn(time)
+        summary = payload.get("summary") if isinstance(payload.get("summary"), list) else []
+        texts = [s.get("text") for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts += [c.get("text") for c in payload.get("content") or [] if isinstance(c, dict)
+                  and isinstance(c.get("text"), str)] if isinstance(payload.get("content"), list) else []
+        self._add(Reasoning("\n\n".join(texts)))
+        if payload.get("encrypted_content") and payload.get("id") and self.turn is not None:
+            self.turn.opaque.append((WIRE, {k: payload[k] for k in REASONING_KEYS if k in payload}))
+
+    def _output_turn(self, time: str | None) -> None:
+        """Open the turn new model output joins; output after a tool's result starts the next turn."""
+        self._settle_prompt()
+        if self.turn is not None and self.held:
+            self.out.append(self._closed_turn(None))
+            self.out.extend(self.held)
+            self.held = []
+        if self.turn is None:
+            self.turn = AssistantTurn(time=time)
+
+    def _add(self, part: Text | Reasoning | ToolCall) -> None:
+        if self.turn is not None:
+            self.turn.parts.append(part)
+
+    def _closed_turn(self, call: ModelCall | None) -> AssistantTurn:
+        turn = self.turn or AssistantTurn(time=call.time if call else None)
+        turn.call = call
+        self.turn = None
+        return turn
+
+    # events -------------------------------------------------------------------------------------
+
+    def _event(self, payload: dict[str, Any], time: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "user_message":
+            self._typed(_str(payload.get("message")) or "", time, "event",
+                                   len(payload.get("images") or []) if isinstance(payload.get("images"), list) else 0)
+        elif kind == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "UserMessage" and self.prompts != "event":
+                self._typed(message_text(item.get("content")), time, "item", 0)
+        elif kind == "token_count":
+            self._token_count(payload, time)
+        elif kind in TURN_EVENTS:
+            self.settle()
+            if kind == "turn_aborted":
+                self.out.append(Notice("aborted", f"Turn aborted ({payload.get('reason') or 'interrupted'}).", time))
+            self.out.append(TurnMark(TURN_EVENTS[kind], time))
+        elif kind == "error":
+            self.settle()
+            self.out.append(Notice("error", _str(payload.get("message")) or "Codex reported an error.", time))
+        elif kind == "thread_name_updated" and _str(payload.get("thread_name")):
+            self.info.title = payload["thread_name"]
+
+    def _typed(self, text: str, time: str | None, source: str, images: int) -> None:
+        """A typed prompt from an event: it replaces the response item holding the same prompt."""
+        self.prompts = source
+        self.candidate = None
+        self.settle()
+        self.out.append(UserMessage(text, time, "prompt", images))
+
+    def _token_count(self, payload: dict[str, Any], time: str | None) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict) or not isinstance(info.get("total_token_usage"), dict):
+            return
+        total = info["total_token_usage"]
+        if total == self.last_total:
+            return
+        last = info.get("last_token_usage")
+        usage = codex_usage(last if isinstance(last, dict) else _difference(total, self.last_total))
+        self.last_total = total
+        self._settle_prompt()
+        self.out.append(self._closed_turn(ModelCall(self.model, usage, time)))
+        self.out.extend(self.held)
+        self.held = []
+
+    def _settle_prompt(self) -> None:
+        if self.candidate is not None:
+            self.prompts = self.prompts or "response"
+            self.out.append(self.candidate)
+            self.candidate = None
+
+    def settle(self) -> None:
+        """Close what is open: a pending prompt, a turn that got no token count, held results."""
+        self._settle_prompt()
+        if self.turn is not None:
+            self.out.append(self._closed_turn(None))
+        self.out.extend(self.held)
+        self.held = []
+
+
+def codex_usage(raw: dict[str, Any]) -> Usage:
+    """Codex token usage: input includes cached input (taken out here); output includes reasoning."""
+    cached = _int(raw.get("cached_input_tokens"))
+    given = _int(raw.get("input_tokens"))
+    return Usage(None if given is None else given - (cached or 0), _int(raw.get("output_tokens")), cached,
+                 _int(raw.get("cache_write_input_tokens")), _int(raw.get("reasoning_output_tokens")))
+
+
+def _difference(total: dict[str, Any], previous: Any) -> dict[str, Any]:
+    before = previous if isinstance(previous, dict) else {}
+    return {k: v - (before.get(k) or 0) for k, v in total.items() if isinstance(v, int)}
+
+
+def message_text(content: Any) -> str:
+    """The text of a message's content items (`input_text`, `output_text`, `text`)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+
+
+def output_text(output: Any) -> str:
+    """A tool output as the model saw it: text as is, JSON `{"output": …}` unwrapped, content items joined."""
+    if isinstance(output, str):
+        if output.startswith('{"output"'):
+            try:
+                parsed = json.loads(output)
+            except ValueError:
+                return output
+            if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+                return parsed["output"]
+        return output
+    if isinstance(output, dict) and isinstance(output.get("text"), str):
+        return output["text"]
+    if isinstance(output, dict) and isinstance(output.get("content"), (str, list)):
+        return output_text(output["content"])
+    if isinstance(output, list):
+        return message_text(output)
+    return "" if output is None else json.dumps(output, ensure_ascii=False)
+
+
+def _failed(output: Any) -> bool:
+    if isinstance(output, dict):
+        return output.get("success") is False
+    return False
+
+
+def _arguments(raw: Any) -> Any:
+    """Function-call arguments are JSON text: parsed when they parse, else kept as text."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _compaction_summary(payload: dict[str, Any]) -> str | None:
+    message = _str(payload.get("message"))
+    if message:
+        return message
+    history = payload.get("replacement_history")
+    if isinstance(history, list):
+        texts = [message_text(item.get("content")) for item in history if isinstance(item, dict)]
+        return "\n\n".join(t for t in texts if t) or None
+    return None
+
+
+def _images(content: Any) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for c in content if isinstance(c, dict) and c.get("type") == "input_image")
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,401 @@
+"""OpenCode sessions: the SQLite database `~/.local/share/opencode/opencode.db` (1.2+), and the older
+JSON store `~/.local/share/opencode/storage/` (`session/<project>/<id>.json`, `message/<session>/*.json`,
+`part/<message>/*.json`; the oldest keeps parts flat in `part/` with their `messageID`).
+
+The database is never opened in place: it is copied (with its WAL) into a private folder, made
+read-only, and read from there. Only the `session`, `message` and `part` tables are read (the
+`event` table replays intermediate states; account and credential tables are never touched).
+An assistant message holds one or more steps (`step-start` … `step-finish`): each step is a model
+call, its usage on the `step-finish` part.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harnez.errors import SessionFormatError
+from harnez.importers.base import Reader, SourceRef, StreamKey
+from harnez.importers.normalized import (
+    AssistantTurn,
+    Compaction,
+    Entry,
+    ModelCall,
+    Notice,
+    Reasoning,
+    SessionInfo,
+    Text,
+    ToolCall,
+    ToolResult,
+    TurnMark,
+    Usage,
+    UserMessage,
+    iso_from_ms,
+)
+
+HARNESS = "opencode"
+DATABASE = "opencode.db"
+RESULT_STATES = ("completed", "error")
+
+
+def data_dir(home: Path) -> Path:
+    return home / ".local" / "share" / "opencode"
+
+
+def is_store(path: Path) -> bool:
+    """A JSON store folder: it has `session/` and `message/` folders."""
+    return (path / "session").is_dir() and (path / "message").is_dir()
+
+
+class OpenCodeReader(Reader):
+    """Reads OpenCode's database (from a private copy) and its older JSON store."""
+
+    harness = HARNESS
+
+    def __init__(self) -> None:
+        self._copies: dict[Path, _DatabaseCopy] = {}
+        self._stores: dict[Path, _Store] = {}
+
+    def close(self) -> None:
+        """Delete the private copies of databases."""
+        for copy in self._copies.values():
+            copy.close()
+        self._copies.clear()
+
+    def locate(self, home: Path) -> Iterator[SourceRef]:
+        folder = data_dir(home)
+        if (folder / DATABASE).is_file():
+            yield from self.refs_for(folder / DATABASE)
+        if is_store(folder / "storage"):
+            yield from self.refs_for(folder / "storage")
+
+    def refs_for(self, path: Path) -> list[SourceRef]:
+        if path.is_dir():
+            return self._store(path).refs() if is_store(path) else []
+        return self._copy(path).refs()
+
+    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
+              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+        source: _DatabaseCopy | _Store = self._store(ref.path) if ref.path.is_dir() else self._copy(ref.path)
+        info = infos[None] = SessionInfo(HARNESS, str(ref.path), session_id=ref.key)
+        try:
+            _describe(info, source.session(str(ref.key)))
+            for message in source.messages(str(ref.key)):
+                info.integrity.records += 1
+                parts = source.parts(message)
+                info.integrity.records += len(parts)
+                for entry in _message_entries(info, message, parts):
+                    yield None, entry
+        except sqlite3.Error as exc:
+            raise SessionFormatError(f"session {ref.key} of {ref.path} cannot be read ({exc}).") from exc
+
+    def _copy(self, path: Path) -> _DatabaseCopy:
+        path = path.resolve()
+        copy = self._copies.get(path)
+        if copy is None or copy.stale():
+            if copy is not None:
+                copy.close()
+            copy = self._copies[path] = _DatabaseCopy(path)
+        return copy
+
+    def _store(self, path: Path) -> _Store:
+        path = path.resolve()
+        if path not in self._stores:
+            self._stores[path] = _Store(path)
+        return self._stores[path]
+
+
+def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
+    if not row:
+        return
+    info.title = _str(row.get("title"))
+    info.cwd = _str(row.get("directory"))
+    info.add_version(row.get("version"))
+    parent = _str(row.get("parent_id")) or _str(row.get("parentID"))
+    if parent:
+        info.parent_session_id, info.agent_id, info.agent_type = parent, info.session_id, "sub-agent"
+    times = row.get("time") if isinstance(row.get("time"), dict) else {}
+    info.span.see(row.get("time_created", times.get("created")))
+
+
+# conversion ---------------------------------------------------------------------------------------
+
+def _message_entries(info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]) -> Iterator[Entry]:
+    times = message.get("time") if isinstance(message.get("time"), dict) else {}
+    created = iso_from_ms(times.get("created"))
+    info.span.see(created)
+    info.span.see(iso_from_ms(times.get("completed")))
+    role = message.get("role")
+    if role == "user":
+        yield from _user(message, parts, created)
+    elif role == "assistant":
+        yield from _assistant(info, message, parts, created)
+        yield from _message_end(message, times, created)
+
+
+def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None) -> Iterator[Entry]:
+    typed = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
+             and not p.get("synthetic")]
+    added = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
+             and p.get("synthetic")]
+    files = sum(1 for p in parts if p.get("type") == "file")
+    summary = message.get("summary") if isinstance(message.get("summary"), dict) else {}
+    text = "\n".join(typed) or _str(summary.get("body")) or _str(summary.get("title")) or ""
+    yield UserMessage(text, time, "prompt", files, _str(message.get("id")))
+    if added:
+        yield UserMessage("\n".join(added), time, "meta")
+
+
+def _assistant(info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]],
+               time: str | None) -> Iterator[Entry]:
+    model = _model(message)
+    info.add_model(model)
+    turn, results, steps = AssistantTurn(time=time, source_id=_str(message.get("id"))), [], 0
+    for part in parts:
+        kind = part.get("type")
+        if kind == "step-finish":
+            steps += 1
+            turn.call = ModelCall(model, opencode_usage(part.get("tokens"), part.get("cost")), time,
+                                  _str(message.get("id")), _str(part.get("reason")))
+            yield turn
+            yield from results
+            turn, results = AssistantTurn(time=time), []
+        elif kind == "compaction":
+            yield Compaction(None, time, trigger="auto" if part.get("auto") else None)
+        else:
+            _part(turn, results, part, time)
+    if turn.parts or results or steps == 0:
+        if steps == 0:
+            turn.call = ModelCall(model, opencode_usage(message.get("tokens"), message.get("cost")), time,
+                                  _str(message.get("id")), _str(message.get("finish")))
+        yield turn
+        yield from results
+
+
+def _part(turn: AssistantTurn, results: list[Entry], part: dict[str, Any], time: str | None) -> None:
+    kind = part.get("type")
+    if kind == "text" and isinstance(part.get("text"), str):
+        turn.parts.append(Text(part["text"]))
+    elif kind == "reasoning" and isinstance(part.get("text"), str):
+        turn.parts.append(Reasoning(part["text"]))
+    elif kind == "tool":
+        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        call_id = str(part.get("callID") or part.get("id") or "")
+        name = str(part.get("tool") or "tool")
+        turn.parts.append(ToolCall(call_id, name, state.get("input")))
+        status = state.get("status")
+        if status in RESULT_STATES:
+            content = state.get("output") if status == "completed" else state.get("error")
+            results.append(ToolResult(call_id, content if isinstance(content, str) else json.dumps(content),
+                                      status == "error", time, name, state.get("metadata")))
+
+
+def _message_end(message: dict[str, Any], times: dict[str, Any], time: str | None) -> Iterator[Entry]:
+    error = message.get("error")
+    if isinstance(error, dict):
+        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        text = _str(data.get("message")) or _str(error.get("name")) or "The model call failed."
+        yield Notice("aborted" if error.get("name") == "MessageAbortedError" else "error", text, time)
+    yield TurnMark("completed" if times.get("completed") or error else "started", time)
+
+
+def _model(message: dict[str, Any]) -> str | None:
+    nested = message.get("model") if isinstance(message.get("model"), dict) else {}
+    provider = _str(message.get("providerID")) or _str(nested.get("providerID"))
+    model = _str(message.get("modelID")) or _str(nested.get("modelID"))
+    return f"{provider}/{model}" if provider and model else model
+
+
+def opencode_usage(tokens: Any, cost: Any) -> Usage | None:
+    """OpenCode tokens: `input` excludes the cache, which is `cache.read` / `cache.write`."""
+    if not isinstance(tokens, dict):
+        return None
+    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    if isinstance(cost, dict):
+        cost = cost.get("usd")
+    return Usage(_int(tokens.get("input")), _int(tokens.get("output")), _int(cache.get("read")),
+                 _int(cache.get("write")), _int(tokens.get("reasoning")),
+                 float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _json(text: Any) -> dict[str, Any]:
+    try:
+        data = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# the database ---------------------------------------------------------------------------------------
+
+class _DatabaseCopy:
+    """A private, read-only copy of an OpenCode database (and its WAL), deleted on close."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+        self._stamp = _stamp(source)
+        self._folder = Path(tempfile.mkdtemp(prefix="harnez-opencode-"))
+        atexit.register(shutil.rmtree, self._folder, True)
+        copy = self._folder / DATABASE
+        try:
+            shutil.copyfile(source, copy)
+            if Path(f"{source}-wal").is_file():
+                shutil.copyfile(f"{source}-wal", f"{copy}-wal")
+                _fold_wal(copy)
+            os.chmod(copy, stat.S_IRUSR)
+            # One run reads it from worker threads one at a time (never at once): any thread may use it.
+            self.db = sqlite3.connect(f"file:{copy}?mode=ro", uri=True, check_same_thread=False)
+            self.db.execute("SELECT 1 FROM session LIMIT 1")
+        except (OSError, sqlite3.Error) as exc:
+            self.close()
+            raise SessionFormatError(f"{source} is not an OpenCode database Harnez can read ({exc}).") from exc
+        self.db.row_factory = sqlite3.Row
+
+    def stale(self) -> bool:
+        return _stamp(self.source) != self._stamp
+
+    def close(self) -> None:
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def refs(self) -> list[SourceRef]:
+        try:
+            return self._refs()
+        except sqlite3.Error as exc:
+            raise SessionFormatError(f"{self.source} has no OpenCode sessions Harnez can read ({exc}).") from exc
+
+    def _refs(self) -> list[SourceRef]:
+        rows = self.db.execute(
+            "SELECT s.id, s.time_updated, (SELECT COUNT(*) FROM message m WHERE m.session_id = s.id), "
+            "(SELECT MAX(m.time_updated) FROM message m WHERE m.session_id = s.id) FROM session s").fetchall()
+        orphans = self.db.execute(
+            "SELECT session_id, MAX(time_updated), COUNT(*), MAX(time_updated) FROM message "
+            "WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id").fetchall()
+        refs = []
+        for session, updated, count, last in [*rows, *orphans]:
+            newest = max(v for v in (updated, last, 0) if isinstance(v, (int, float)))
+            refs.append(SourceRef(HARNESS, self.source, session, False, f"{updated}:{count}:{last}", newest / 1000.0))
+        return sorted(refs, key=lambda r: r.key or "")
+
+    def session(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM session WHERE id = ?", (key,)).fetchone()
+        return dict(row) if row else None
+
+    def messages(self, key: str) -> Iterator[dict[str, Any]]:
+        for row in self.db.execute("SELECT id, time_created, data FROM message WHERE session_id = ? "
+                                   "ORDER BY time_created, id", (key,)):
+            data = _json(row["data"])
+            data["id"] = row["id"]
+            data.setdefault("time", {"created": row["time_created"]})
+            yield data
+
+    def parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT id, data FROM part WHERE message_id = ? ORDER BY id", (message["id"],))
+        return [{**_json(row["data"]), "id": row["id"]} for row in rows]
+
+
+def _fold_wal(copy: Path) -> None:
+    """Apply the copied WAL to the copy and leave a plain database file (the source is not touched)."""
+    db = sqlite3.connect(copy)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        db.close()
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    info = path.stat()
+    wal = Path(f"{path}-wal")
+    return info.st_size, info.st_mtime_ns, wal.stat().st_mtime_ns if wal.exists() else 0
+
+
+# the JSON store -----------------------------------------------------------------------------------
+
+class _Store:
+    """The JSON store of OpenCode before 1.2."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._flat_parts: dict[str, list[Path]] | None = None
+        self._sessions: dict[str, Path] | None = None
+
+    def refs(self) -> list[SourceRef]:
+        sessions: dict[str, Path] = dict(self._session_files())
+        for folder in (self.root / "message").iterdir():
+            if folder.is_dir():
+                sessions.setdefault(folder.name, folder)
+        refs = []
+        for session, path in sorted(sessions.items()):
+            messages = self.root / "message" / session
+            listed = sorted(messages.glob("*.json")) if messages.is_dir() else []
+            newest = max([path.stat().st_mtime_ns, *(m.stat().st_mtime_ns for m in listed)])
+            refs.append(SourceRef(HARNESS, self.root, session, False,
+                                  f"{path.stat().st_mtime_ns}:{len(listed)}:{newest}", newest / 1e9))
+        return refs
+
+    def session(self, key: str) -> dict[str, Any] | None:
+        path = self._session_files().get(key)
+        return _json_file(path) if path is not None else None
+
+    def _session_files(self) -> dict[str, Path]:
+        """Session files by the id they hold (the file name when they hold none)."""
+        if self._sessions is None:
+            self._sessions = {}
+            for path in sorted((self.root / "session").glob("*/*.json")):
+                self._sessions[_str(_json_file(path).get("id")) or path.stem] = path
+        return self._sessions
+
+    def messages(self, key: str) -> Iterator[dict[str, Any]]:
+        loaded = [(_json_file(p), p) for p in sorted((self.root / "message" / key).glob("*.json"))]
+        loaded.sort(key=lambda pair: (_created(pair[0]), pair[1].name))
+        for data, path in loaded:
+            data.setdefault("id", path.stem)
+            yield data
+
+    def parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        message_id = str(message.get("id"))
+        folder = self.root / "part" / message_id
+        paths = sorted(folder.glob("*.json")) if folder.is_dir() else self._flat().get(message_id, [])
+        return [_json_file(path) for path in paths]
+
+    def _flat(self) -> dict[str, list[Path]]:
+        """Parts kept flat in `part/` (the oldest layout), by message id."""
+        if self._flat_parts is None:
+            self._flat_parts = {}
+            for path in sorted((self.root / "part").glob("*.json")):
+                owner = _json_file(path).get("messageID")
+                if isinstance(owner, str):
+                    self._flat_parts.setdefault(owner, []).append(path)
+        return self._flat_parts
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        return _json(path.read_bytes())
+    except OSError:
+        return {}
+
+
+def _created(message: dict[str, Any]) -> float:
+    times = message.get("time") if isinstance(message.get("time"), dict) else {}
+    created = times.get("created")
+    return float(created) if isinstance(created, (int, float)) else 0.0

@@ -1,0 +1,162 @@
+"""A normalized session as Harnez events, tasks and ledger rows — the one place that builds events from it.
+
+Each prompt starts a task, as in Harnez: `user-message`, then per assistant turn `turn-started`, the
+reasoning and text as one `reasoning-delta` / `text-delta` each, `tool-requested` per call, `usage`
+(and `cost` when the harness recorded one), `turn-completed`; then `tool-completed` per result,
+`compacted` per compaction, `error` per failed call, and `finished` when the next prompt (or the end)
+comes. The last task ends as the session ended: completed, failed (error), cancelled (aborted) or
+interrupted (the records stop mid-turn).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from harnez.events import Event
+from harnez.importers.normalized import (
+    AssistantTurn,
+    Compaction,
+    Notice,
+    Reasoning,
+    Session,
+    Text,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    time_key,
+)
+from harnez.store.imports import ImportedTask
+
+STOPS = {"completed": "completed", "error": "failed", "aborted": "cancelled", "open": "interrupted"}
+OPEN_ERROR = "The imported session stops mid-turn (it may still have been running when it was imported)."
+
+
+@dataclass(slots=True)
+class Replay:
+    """The events, tasks and ledger rows of one session."""
+
+    events: list[tuple[Event, float]] = field(default_factory=list)
+    tasks: list[ImportedTask] = field(default_factory=list)
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_executions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def replay(session: Session) -> Replay:
+    """Walk the session's entries once."""
+    walk = _Walk(session)
+    for entry in session.entries:
+        walk.entry(entry)
+    walk.end(STOPS[session.summary().tally.ending()])
+    return walk.result
+
+
+class _Walk:
+    def __init__(self, session: Session) -> None:
+        self.result = Replay()
+        self.harness = session.info.harness
+        self.now = time_key(session.info.span.first) or time.time()
+        self.task: int | None = None
+        self.turn = 0
+        self.trouble: str | None = None
+        """`failed` or `cancelled` when the current task's last step was an error or an interruption."""
+        self.calls: dict[str, ToolCall] = {}
+
+    def emit(self, kind: str, payload: dict[str, Any], search_text: str | None = None) -> None:
+        self.result.events.append((Event(kind, payload, task=self.task, search_text=search_text), self.now))
+
+    def at(self, stamp: Any) -> None:
+        moment = time_key(stamp)
+        if moment is not None and moment >= self.now:
+            self.now = moment
+
+    def entry(self, entry: Any) -> None:
+        self.at(getattr(entry, "time", None))
+        if isinstance(entry, UserMessage) and entry.kind == "prompt":
+            self._prompt(entry)
+        elif isinstance(entry, AssistantTurn):
+            self._turn(entry)
+        elif isinstance(entry, ToolResult):
+            self._result(entry)
+        elif isinstance(entry, Compaction):
+            self.emit("compacted", {"before_tokens": entry.tokens_before, "after_tokens": None,
+                                    "summarised": bool(entry.summary)})
+        elif isinstance(entry, Notice) and entry.kind in ("error", "aborted"):
+            if entry.kind == "error":
+                self.emit("error", {"message": entry.text})
+            self.trouble = "failed" if entry.kind == "error" else "cancelled"
+
+    def _prompt(self, message: UserMessage) -> None:
+        self.end(self.trouble or "completed")
+        text = message.text + (f"\n[{message.images} image(s) not imported]" if message.images else "")
+        self.result.tasks.append(ImportedTask(text, "completed", None, None, self.now, self.now, 0))
+        self.task, self.turn, self.trouble = len(self.result.tasks), 0, None
+        self.emit("user-message", {"text": text, "mode": "prompt"}, search_text=text)
+
+    def _turn(self, turn: AssistantTurn) -> None:
+        if not turn.parts and turn.call is None:
+            return
+        self.turn += 1
+        self.trouble = None
+        self.emit("turn-started", {"turn": self.turn})
+        for part in turn.parts:
+            if isinstance(part, Reasoning) and part.text:
+                self.emit("reasoning-delta", {"text": part.text})
+            elif isinstance(part, Text) and part.text:
+                self.emit("text-delta", {"text": part.text})
+            elif isinstance(part, ToolCall):
+                self.calls[part.id] = part
+                self.emit("tool-requested", {"call_id": part.id, "name": part.name, "arguments": arguments(part)})
+        call = turn.call
+        if call is not None:
+            self._account(call)
+        self.emit("turn-completed", {"turn": self.turn, "stop_reason": call.stop_reason if call else None},
+                  search_text=turn.text or None)
+
+    def _account(self, call: Any) -> None:
+        usage = call.usage
+        if usage is not None:
+            self.emit("usage", {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read,
+                                "cache_write": usage.cache_write, "reasoning": usage.reasoning, "model": call.model})
+            if usage.cost is not None:
+                self.emit("cost", {"usd": usage.cost})
+        if self.task is not None:
+            current = self.result.tasks[self.task - 1]
+            current.turns += 1
+            current.model = current.model or call.model
+        self.result.model_calls.append({
+            "task": self.task, "provider": self.harness, "wire": None, "model_requested": call.model or "unknown",
+            "model_served": call.model, "input_tokens": usage.input if usage else None,
+            "output_tokens": usage.output if usage else None, "cache_read_tokens": usage.cache_read if usage else None,
+            "cache_write_tokens": usage.cache_write if usage else None,
+            "reasoning_tokens": usage.reasoning if usage else None, "cost_usd": usage.cost if usage else None,
+            "outcome": "completed", "created_at": self.now})
+
+    def _result(self, result: ToolResult) -> None:
+        call = self.calls.pop(result.call_id, None)
+        name = result.name or (call.name if call else "tool")
+        self.emit("tool-completed", {"call_id": result.call_id, "name": name, "content": result.content,
+                                     "details": {}, "is_error": result.is_error})
+        self.result.tool_executions.append({
+            "task": self.task, "call_id": result.call_id, "tool": name,
+            "arguments": json.dumps(arguments(call) if call else {}, ensure_ascii=False), "result": result.content,
+            "is_error": int(result.is_error), "outcome": "error" if result.is_error else "completed",
+            "created_at": self.now})
+
+    def end(self, stop: str) -> None:
+        """Finish the current task (if any) with a stop."""
+        if self.task is None:
+            return
+        current = self.result.tasks[self.task - 1]
+        current.state, current.finished_at = stop, self.now
+        current.error = OPEN_ERROR if stop == "interrupted" else None
+        self.emit("finished", {"stop": stop, "turns": current.turns, "error": current.error})
+
+
+def arguments(call: ToolCall) -> dict[str, Any]:
+    """A call's input as an object, as Harnez keeps arguments: freeform text goes under `input`."""
+    if isinstance(call.arguments, dict):
+        return call.arguments
+    return {} if call.arguments is None else {"input": call.arguments}

@@ -1,0 +1,252 @@
+"""Imported sessions: a session of another harness written in one transaction, found again by its origin."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiosqlite
+
+from harnez.events import Event
+from harnez.store.context import pack
+from harnez.store.db import Database
+from harnez.redaction import redact
+from harnez.store.events import stored_payload
+from harnez.store.sessions import new_session_id
+
+IMPORTED_TITLE = "imported"
+"""The `title_source` of a title that came with the session: automatic naming never replaces it."""
+
+
+@dataclass(slots=True)
+class ImportedTask:
+    """A task of an imported session: one prompt and what followed it."""
+
+    input: str
+    state: str
+    model: str | None
+    error: str | None
+    created_at: float
+    finished_at: float
+    turns: int
+
+
+@dataclass(slots=True)
+class ImportRecord:
+    """Everything one imported session becomes. Events' and context records' `task` is the 1-based
+    index of its task in `tasks` (None: before the first prompt)."""
+
+    harness: str
+    original_id: str
+    agent_id: str
+    parent_original_id: str | None
+    source: str
+    source_key: str
+    fingerprint: str
+    workspace: str
+    title: str | None
+    status: str
+    created_at: float
+    updated_at: float
+    tasks: list[ImportedTask] = field(default_factory=list)
+    events: list[tuple[Event, float]] = field(default_factory=list)
+    context: list[tuple[str, int | None, dict[str, Any], str | None]] = field(default_factory=list)
+    """(role, task, item, wire) of each context record."""
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_executions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    """What writing a record did: `imported` (new), `updated`, or `kept` (continued in Harnez since its
+    import, so the source's newer records were not written over it)."""
+
+    action: str
+    session_id: str
+
+
+@dataclass(slots=True)
+class KnownImports:
+    """Fingerprints by (harness, source, source key), and sources by (harness, original id, agent id)."""
+
+    fingerprints: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
+    sources: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+
+class ImportedSessions:
+    """Reads and writes of imported sessions."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def known(self) -> KnownImports:
+        """What earlier imports wrote, read once before an import."""
+        rows = await self._db.fetchall(
+            "SELECT harness, source, source_key, fingerprint, original_id, agent_id FROM imported_sessions")
+        known = KnownImports()
+        for harness, source, key, fingerprint, original_id, agent_id in rows:
+            known.fingerprints.setdefault((harness, source, key), set()).add(fingerprint)
+            known.sources[(harness, original_id, agent_id)] = source
+        return known
+
+    async def fingerprints(self, harness: str, source: str, source_key: str = "") -> set[str]:
+        """The fingerprints stored for the sessions of one source (empty when none was imported)."""
+        rows = await self._db.fetchall(
+            "SELECT fingerprint FROM imported_sessions WHERE harness = ? AND source = ? AND source_key = ?",
+            (harness, source, source_key))
+        return {row[0] for row in rows}
+
+    async def source_of(self, harness: str, original_id: str, agent_id: str = "") -> str | None:
+        """The source an imported session was last read from (None when it was never imported)."""
+        row = await self._db.fetchone(
+            "SELECT source FROM imported_sessions WHERE harness = ? AND original_id = ? AND agent_id = ?",
+            (harness, original_id, agent_id))
+        return row[0] if row else None
+
+    async def origin(self, session_num: int) -> dict[str, Any] | None:
+        """Where an imported session came from (None for Harnez's own sessions)."""
+        row = await self._db.fetchone(
+            "SELECT harness, original_id, agent_id, parent_original_id, source, source_key, imported_at "
+            "FROM imported_sessions WHERE session = ?", (session_num,))
+        if row is None:
+            return None
+        return {"harness": row[0], "original_id": row[1], "agent_id": row[2] or None,
+                "parent_original_id": row[3], "source": row[4], "source_key": row[5] or None,
+                "imported_at": row[6]}
+
+    async def write(self, record: ImportRecord) -> ImportOutcome:
+        """Insert one session, or replace what an earlier import wrote of it."""
+        return (await self.write_many([record]))[0]
+
+    async def write_many(self, records: list[ImportRecord]) -> list[ImportOutcome]:
+        """Insert the sessions, or replace what an earlier import wrote of them, in one transaction.
+
+        Rows get their numbers here (inside BEGIN IMMEDIATE, so no other writer takes them), which
+        lets every table be written with one statement for the whole batch.
+        """
+        async with self._db.transaction() as conn:
+            found = await _existing(conn, records)
+            outcomes: list[ImportOutcome] = []
+            fresh: list[tuple[int, ImportRecord]] = []
+            replaced: list[tuple[int, ImportRecord]] = []
+            next_num = (await _one(conn, "SELECT COALESCE(MAX(num), 0) FROM sessions", ()))[0] + 1
+            for record in records:
+                existing = found.get((record.harness, record.original_id, record.agent_id))
+                if existing is None:
+                    fresh.append((next_num, record))
+                    outcomes.append(ImportOutcome("imported", new_session_id()))
+                    next_num += 1
+                elif existing[2] > existing[1]:  # events past the imported ones: continued in Harnez
+                    outcomes.append(ImportOutcome("kept", existing[3]))
+                else:
+                    replaced.append((existing[0], record))
+                    outcomes.append(ImportOutcome("updated", existing[3]))
+            ids = iter([o.session_id for o in outcomes if o.action == "imported"])
+            await _insert_sessions(conn, [(num, next(ids), record) for num, record in fresh])
+            await _clear(conn, replaced)
+            await _insert_contents(conn, fresh + replaced)
+        return outcomes
+
+
+async def _one(conn: aiosqlite.Connection, sql: str, params: tuple) -> Any:
+    async with conn.execute(sql, params) as cursor:
+        return await cursor.fetchone()
+
+
+async def _existing(conn: aiosqlite.Connection, records: list[ImportRecord]) -> dict[tuple, tuple]:
+    """(harness, original id, agent id) → (session num, events imported, events now, session id)."""
+    keys = [(r.harness, r.original_id, r.agent_id) for r in records]
+    if not keys:
+        return {}
+    values = ", ".join("(?, ?, ?)" for _ in keys)
+    async with conn.execute(
+            "SELECT i.harness, i.original_id, i.agent_id, i.session, i.imported_events, "
+            "(SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.session = i.session), s.id "
+            "FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+            f"WHERE (i.harness, i.original_id, i.agent_id) IN (VALUES {values})",
+            [part for key in keys for part in key]) as cursor:
+        rows = await cursor.fetchall()
+    return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
+
+
+async def _insert_sessions(conn: aiosqlite.Connection, fresh: list[tuple[int, str, ImportRecord]]) -> None:
+    await conn.executemany(
+        "INSERT INTO sessions (num, id, workspace, title, title_source, naming_used, model, status, created_at, "
+        "updated_at, origin) VALUES (?, ?, ?, ?, ?, 1, NULL, ?, ?, ?, ?)",
+        [(num, session_id, r.workspace, r.title, IMPORTED_TITLE if r.title else None, r.status, r.created_at,
+          r.updated_at, r.harness) for num, session_id, r in fresh])
+    docs = [(num, "workspace", r.workspace) for num, _, r in fresh]
+    docs += [(num, "title", r.title) for num, _, r in fresh if r.title]
+    await conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (?, ?, ?)", docs)
+
+
+async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRecord]]) -> None:
+    """Remove what an earlier import wrote of these sessions; a title the person gave is kept."""
+    if not replaced:
+        return
+    nums = [num for num, _ in replaced]
+    marks = ", ".join("?" for _ in nums)
+    for table in ("events", "context_records", "model_calls", "tool_executions", "tasks"):
+        await conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
+    await conn.execute(f"DELETE FROM search_docs WHERE session IN ({marks}) AND kind NOT IN ('title', 'workspace')",
+                       nums)
+    await conn.executemany("UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
+                           [(r.status, r.created_at, r.updated_at, r.harness, num) for num, r in replaced])
+    titled = [(r.title, IMPORTED_TITLE, num) for num, r in replaced if r.title]
+    await conn.executemany("UPDATE sessions SET title = ?, title_source = ? WHERE num = ? "
+                           "AND COALESCE(title_source, '') != 'user'", titled)
+    await conn.executemany("DELETE FROM search_docs WHERE session = ? AND kind = 'title' AND EXISTS (SELECT 1 FROM "
+                           "sessions WHERE num = ? AND title_source = ?)",
+                           [(num, num, IMPORTED_TITLE) for _, _, num in titled])
+    await conn.executemany("INSERT INTO search_docs (session, kind, text) SELECT ?, 'title', ? WHERE EXISTS "
+                           "(SELECT 1 FROM sessions WHERE num = ? AND title_source = ?)",
+                           [(num, title, num, IMPORTED_TITLE) for title, _, num in titled])
+
+
+async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
+    """Tasks, events, search documents, context records, ledgers and origins of the sessions."""
+    next_task = (await _one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1
+    tasks, events, docs, context, ledgers, origins = [], [], [], [], {"model_calls": [], "tool_executions": []}, []
+    for num, r in sessions:
+        task_ids = list(range(next_task, next_task + len(r.tasks)))
+        next_task += len(r.tasks)
+        tasks += [(task_id, num, t.state, redact(t.input), t.model, t.state, t.error and redact(t.error),
+                   t.created_at, t.created_at, t.finished_at, t.turns) for task_id, t in zip(task_ids, r.tasks)]
+        for seq, (event, moment) in enumerate(r.events, 1):
+            body, _ = stored_payload(event.payload)
+            events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))
+            if event.search_text:
+                docs.append((num, event.kind, seq, redact(event.search_text)))
+        context += [(num, _task(task, task_ids), role, wire, pack(item), r.updated_at)
+                    for role, task, item, wire in r.context]
+        for table, rows in (("model_calls", r.model_calls), ("tool_executions", r.tool_executions)):
+            ledgers[table] += [{**row, "session": num, "task": _task(row["task"], task_ids)} for row in rows]
+        origins.append((num, r.harness, r.original_id, r.agent_id, r.parent_original_id, r.source, r.source_key,
+                        r.fingerprint, len(r.events), time.time()))
+    await conn.executemany(
+        "INSERT INTO tasks (id, session, state, input, model, stop_reason, error, created_at, started_at, "
+        "finished_at, turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", tasks)
+    await conn.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+                           events)
+    await conn.executemany("INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs)
+    await conn.executemany(
+        "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)", context)
+    for table, rows in ledgers.items():
+        if rows:
+            names = list(rows[0])
+            marks = ", ".join("?" for _ in names)
+            await conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                                   [tuple(_scrubbed(row[n]) for n in names) for row in rows])
+    await conn.executemany(
+        "INSERT OR REPLACE INTO imported_sessions (session, harness, original_id, agent_id, parent_original_id, "
+        "source, source_key, fingerprint, imported_events, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        origins)
+
+
+def _scrubbed(value: Any) -> Any:
+    return redact(value) if isinstance(value, str) else value
+
+
+def _task(index: int | None, task_ids: list[int]) -> int | None:
+    return task_ids[index - 1] if index else None

@@ -1,0 +1,118 @@
+"""`harnez read` as a real process: summaries, transcripts, damaged files, strict mode, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+CLAUDE = "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/" \
+         "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+CODEX_HOME = "codex/lazyagents-0.158.0/home"
+
+
+def harnez(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harnez", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_summary_json_prints_one_object_per_session_with_the_documented_fields(fixtures: Path) -> None:
+    shown = harnez("read", str(fixtures / CLAUDE), "--summary", "--json")
+    assert shown.returncode == 0, shown.stderr
+    [line] = shown.stdout.splitlines()
+    summary = json.loads(line)
+    assert {"harness", "session_id", "agent_id", "source", "user_messages", "model_calls", "tool_calls",
+            "tool_results", "usage", "models", "ending", "integrity", "started_at", "ended_at"} <= set(summary)
+    assert summary["harness"] == "claude-code"
+    assert summary["ending"] == {"status": "completed"}
+    assert set(summary["integrity"]) == {"records", "unparsed_records", "torn_tail"}
+
+
+def test_a_home_is_searched_in_the_harness_layout_and_a_session_picked_by_id(fixtures: Path) -> None:
+    shown = harnez("read", str(fixtures / CODEX_HOME), "--harness", "codex", "--session", "01a0f21c", "--json")
+    assert shown.returncode == 0, shown.stderr
+    [line] = shown.stdout.splitlines()
+    session = json.loads(line)
+    assert session["session_id"] == "01a0f21c-5c40-7f72-9aa9-ef0b43570680"
+    kinds = [entry["type"] for entry in session["entries"]]
+    assert kinds.count("assistant") == 2 and "tool_result" in kinds
+
+
+def test_the_transcript_shows_prompts_tools_and_answers(fixtures: Path) -> None:
+    shown = harnez("read", str(fixtures / CLAUDE))
+    assert shown.returncode == 0, shown.stderr
+    assert "> add myapp directory and create myapp/hoge.py" in shown.stdout
+    assert "[tool Write]" in shown.stdout and "File created successfully" in shown.stdout
+
+
+def test_an_unparsable_record_is_counted_and_strict_mode_refuses_it(fixtures: Path, tmp_path: Path) -> None:
+    lines = (fixtures / CLAUDE).read_text(encoding="utf-8").splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(lines[:5] + ["{not json at all\n"] + lines[5:]), encoding="utf-8")
+    shown = harnez("read", str(damaged), "--summary", "--json")
+    assert shown.returncode == 0, shown.stderr
+    summary = json.loads(shown.stdout)
+    assert summary["integrity"] == {"records": 27, "unparsed_records": 1, "torn_tail": False}
+    assert summary["model_calls"] == 6
+    strict = harnez("read", str(damaged), "--summary", "--strict")
+    assert strict.returncode == 2
+    assert "Line 6" in strict.stderr and "not a JSON object" in strict.stderr and "Traceback" not in strict.stderr
+
+
+def test_one_bad_file_in_a_home_is_reported_and_skipped(fixtures: Path, tmp_path: Path) -> None:
+    project = tmp_path / ".claude" / "projects" / "-work"
+    project.mkdir(parents=True)
+    shutil.copy(fixtures / CLAUDE, project / "good.jsonl")
+    (project / "unreadable.jsonl").mkdir()  # a folder where a file should be: reading it fails
+    shown = harnez("read", str(tmp_path), "--summary", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert "skipped" in shown.stderr and "unreadable.jsonl" in shown.stderr
+
+
+def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
+    missing = harnez("read", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n", encoding="utf-8")
+    unknown = harnez("read", str(other))
+    assert unknown.returncode == 2 and "--harness" in unknown.stderr
+    empty = harnez("read", str(tmp_path), "--summary")
+    assert empty.returncode == 2 and "no session" in empty.stderr.lower()
+    for shown in (missing, unknown, empty):
+        assert len(shown.stderr.strip().splitlines()) == 1 and "Traceback" not in shown.stderr
+
+
+def test_the_fixtures_folder_is_a_place_to_search_too(fixtures: Path) -> None:
+    shown = harnez("read", str(fixtures), "--summary", "--json")
+    assert shown.returncode == 0, shown.stderr
+    harnesses = {json.loads(line)["harness"] for line in shown.stdout.splitlines()}
+    assert harnesses == {"claude-code", "codex", "opencode", "pi"}
+
+
+def test_import_then_list_and_show_from_the_command_line(fixtures: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / CODEX_HOME, home)
+    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harnez", *args], capture_output=True, text=True, timeout=60,
+                              env=env, cwd=tmp_path)
+
+    first = run("import", "--home", str(home), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["imported"] == 1 and "importing: 1/1" in first.stderr
+    again = run("import", "--home", str(home))
+    assert again.returncode == 0 and "0 sessions imported, 0 updated, 1 sources unchanged" in again.stdout
+    listed = run("sessions", "--all")
+    assert "[codex] run echo fixture please" in listed.stdout
+    session_id = listed.stdout.split()[0]
+    shown = run("sessions", "show", session_id)
+    assert "imported from codex session 01a0f21c-5c40-7f72-9aa9-ef0b43570680" in shown.stdout
+    assert "> run echo fixture please" in shown.stdout and "The command printed fixture." in shown.stdout
+    assert json.loads(run("sessions", "--all", "--json").stdout.splitlines()[0])["origin"] == "codex"
+    bad = run("import", "--home", str(home), "--since", "last tuesday")
+    assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
