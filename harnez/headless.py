@@ -128,7 +128,13 @@ async def run_task(server: Server, session_id: str, after: int, prompt: str, opt
     events = server.subscribe(session_id, after=after)
     stream = asyncio.ensure_future(events.__anext__())
     await asyncio.sleep(0)
-    task_id = await server.submit(session_id, prompt, model=opts.model, options=opts.task_options)
+    try:
+        task_id = await server.submit(session_id, prompt, model=opts.model, options=opts.task_options)
+    except BaseException:
+        stream.cancel()
+        await asyncio.gather(stream, return_exceptions=True)  # its error is the one being raised
+        await events.aclose()
+        raise
     stop = "failed"
     with _cancel_on_interrupt(server, session_id):
         while True:

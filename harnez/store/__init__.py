@@ -26,6 +26,7 @@ class Store:
     def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None) -> None:
         self.db = db
         self.events = EventLog(db, on_commit)
+        db.on_failure = self.events.fail  # a failure met by any write stops the log too
         self.sessions = SessionTable(db)
         self.tasks = TaskTable(db)
         self.ledger = Ledger(db)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from contextvars import ContextVar
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,8 @@ class Database:
         self.path = path
         self.notices: list[str] = []
         """What opening changed that the person should hear of (files made private)."""
+        self.on_failure: Callable[[StoreWriteError], None] | None = None
+        """Told of the first write that fails for good, wherever it happens (the event log stops)."""
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
@@ -151,13 +153,20 @@ class Database:
             await self._settle("ROLLBACK")
 
     def _storage_failure(self, exc: BaseException) -> StoreError | None:
-        """A write's SQLite error as a StoreError; None for a constraint the caller handles."""
+        """A write's SQLite error as a StoreError; None for a constraint the caller handles.
+
+        A failure for good (not a busy lock) is also reported to `on_failure`, so a full disk met by
+        any write — a context record, a title, a task row — stops the whole store, not one caller.
+        """
         if isinstance(exc, sqlite3.IntegrityError) or not isinstance(exc, sqlite3.Error):
             return None
         if is_busy(exc):
             return StoreBusyError(f"The database {self.path} stayed locked by another process for "
                                   f"{BUSY_TIMEOUT_MS / 1000:g} s; close the other Harnez or try again.")
-        return write_failure(self.path, exc)
+        failure = write_failure(self.path, exc)
+        if self.on_failure is not None:
+            self.on_failure(failure)
+        return failure
 
     @asynccontextmanager
     async def _savepoint(self, name: str, depth: int) -> AsyncIterator[None]:

@@ -232,10 +232,17 @@ class EventLog:
                 pause = min(pause * 2, BUSY_BACKOFF[1])
 
     def _fail(self, failure: StoreWriteError, batch: list[_Pending]) -> None:
-        """Saving failed for good: fail this batch and everything pending, and say so once."""
+        _settle_all(batch, failure)
+        self.fail(failure)
+
+    def fail(self, failure: StoreWriteError) -> None:
+        """Saving failed for good (here or in any other write): fail everything pending and every later
+        append, and tell `on_failure` once. The first failure is the one reported."""
+        if self.failure is not None:
+            return
         self.failure = failure
         waiting, self._pending = self._pending, []
-        _settle_all(batch + waiting, failure)
+        _settle_all(waiting, failure)
         if self.on_failure is not None:
             self.on_failure(failure)
 

@@ -129,12 +129,14 @@ def apply(conn: sqlite3.Connection, migration: Migration) -> None:
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
             (migration.version, migration.name, time.time()),
         )
+        conn.execute("COMMIT")
     except sqlite3.Error as exc:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+            conn.execute("ROLLBACK")
         raise MigrationError(
-            f"Migration {migration.name} failed ({exc}); the database stays at version {migration.version - 1}."
+            f"Migration {migration.name} failed ({exc}); the database stays at version "
+            f"{migration.version - 1}.{_advice(exc)}"
         ) from exc
-    conn.execute("COMMIT")
 
 
 def migrate(path: Path, folder: Path | None = None) -> int:
@@ -145,16 +147,24 @@ def migrate(path: Path, folder: Path | None = None) -> int:
     check_not_newer(path, current, head)
     if current == head:
         return current
-    if current > 0:
-        backup(path, current)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute(VERSION_TABLE)
-        for migration in migrations[current:]:
-            apply(conn, migration)
-    finally:
-        conn.close()
+        if current > 0:
+            backup(path, current)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute(VERSION_TABLE)
+            for migration in migrations[current:]:
+                apply(conn, migration)
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise MigrationError(f"Cannot prepare the database {path} ({exc}); it stays at version "
+                             f"{schema_version(path) if path.exists() else 0}.{_advice(exc)}") from exc
     return head
+
+
+def _advice(exc: BaseException) -> str:
+    return " Free some disk space, then start Harnez again." if "full" in str(exc).lower() else ""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import unicodedata
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
-from harnez.errors import HarnezError
+from harnez.errors import HarnezError, StoreError
 from harnez.settings import ModelRef, TitleSettings, parse_title_source
 from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
 
@@ -87,10 +88,13 @@ class TitlePolicy:
     async def _name(self, session_id: str, prompt: str) -> None:
         try:
             await self._name_from_source(session_id, prompt)
+        except StoreError:
+            return  # saving failed for good: the task and every front end already report it
         except Exception as exc:  # noqa: BLE001 - a bug in naming must not kill the loop; logged and warned
             log.exception("naming session %s failed", session_id)
-            await self.store.warn(session_id, "title-failed",
-                                  f"Automatic naming failed unexpectedly ({type(exc).__name__}); the title is unchanged.")
+            with contextlib.suppress(StoreError):
+                await self.store.warn(session_id, "title-failed", "Automatic naming failed unexpectedly "
+                                      f"({type(exc).__name__}); the title is unchanged.")
 
     async def _name_from_source(self, session_id: str, prompt: str) -> None:
         text = self.settings.source

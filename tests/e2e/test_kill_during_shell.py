@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import signal
 import time
 from pathlib import Path
@@ -24,6 +26,11 @@ def _wait_for(check, what: str, seconds: float = 20) -> None:  # type: ignore[no
     raise AssertionError(f"never happened: {what}")
 
 
+def _recorded(database: Path) -> bool:
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        return conn.execute("SELECT COUNT(*) FROM running_commands").fetchone()[0] == 1
+
+
 def _pid(path: Path) -> int | None:
     text = path.read_text().strip() if path.exists() else ""
     return int(text) if text else None
@@ -36,6 +43,7 @@ def test_a_command_does_not_outlive_a_killed_harnez(headless: HeadlessWorkspace)
     _wait_for(lambda: _pid(ws / "loop.pid") and (ws / "ticks.txt").exists(), "the loop started")
     bash, loop = _pid(ws / "bash.pid"), _pid(ws / "loop.pid")
     assert bash and loop
+    _wait_for(lambda: _recorded(headless.database), "the command's process group was recorded")
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=10)
 

@@ -67,14 +67,20 @@ def _tmpfs(folder: Path, size_kb: int) -> Iterator[None]:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
-def test_a_real_full_disk_ends_the_run_with_one_clear_message(headless: HeadlessWorkspace, tmp_path: Path) -> None:
+@pytest.mark.parametrize("size_kb", [150, 260, 400])  # full while migrating, at the first prompt, mid-answer
+def test_a_real_full_disk_ends_the_run_with_one_clear_message(
+        headless: HeadlessWorkspace, tmp_path: Path, size_kb: int) -> None:
     disk = tmp_path / "disk"
-    with _tmpfs(disk, 400):
+    with _tmpfs(disk, size_kb):
         headless.model.add(_slow_answer())
         env = {**headless.env, "HARNEZ_DATABASE_PATH": str(disk / "harnez.sqlite")}
         result = subprocess.run([sys.executable, "-m", "harnez", "run", "--input", "write a long answer"],
                                 cwd=headless.path, env=env, capture_output=True, text=True, timeout=60)
-        _assert_clear_failure(result)
+        if "Migration" in result.stderr:  # could not even create the tables: nothing ran (exit 2)
+            assert result.returncode == 2 and "disk is full" in result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        else:
+            _assert_clear_failure(result)
 
 
 @pytest.fixture
