@@ -18,6 +18,7 @@ from harnez.settings import Settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
+from harnez.store.tasks import TaskRecord
 from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool
@@ -265,6 +266,17 @@ class Server:
             return []
         record = await self.get_session(session_id)
         return await self.store.events.read_before(record.num, record.id, before, limit)
+
+    async def last_seq(self, session_id: str) -> int:
+        """The newest committed sequence number of a session (0 for a draft or an empty log)."""
+        if session_id in self._drafts:
+            return 0
+        record = await self.get_session(session_id)
+        return await self.store.events.last_seq(record.num)
+
+    async def task(self, task_id: int) -> TaskRecord | None:
+        """A task's record (state, input, model, stop reason, error, times), or None."""
+        return await self.store.tasks.get(task_id)
 
     async def session_totals(self, session_id: str, up_to: int | None = None) -> SessionTotals:
         """Tokens, cost and context in use over the whole session (events with seq ≤ up_to)."""
