@@ -13,7 +13,7 @@ from harnez import __version__
 from harnez.http import DEFAULT_VERSION, VERSIONS
 from harnez.http.payloads import json_body
 from harnez.server.harnesses import BASES, Harness, SkillFile
-from harnez.server.uhp import HarnessHost
+from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost
 
 CAPABILITIES = {"streaming": True, "sessions": True, "cancellation": True, "files_input": True,
                 "files_output": True, "session_listing": True, "harness_management": True,
@@ -28,7 +28,8 @@ async def discovery(request: Request) -> Response:
     """What this server is; served without a token and the same for everyone."""
     return JSONResponse({"object": "uhp.discovery", "protocol": "uhp", "versions": list(VERSIONS),
                          "default_version": DEFAULT_VERSION, "conformance_class": "full",
-                         "capabilities": CAPABILITIES, "implementation": {"name": "Harnez", "version": __version__}})
+                         "capabilities": CAPABILITIES, "implementation": {"name": "Harnez", "version": __version__,
+                                            "max_upload_bytes": MAX_UPLOAD_BYTES}})
 
 
 def skill_file_json(file: SkillFile) -> dict[str, Any]:

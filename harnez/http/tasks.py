@@ -81,6 +81,8 @@ async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncIterator[di
         await events.aclose()
     if stream.finished is None:
         stream.finished = {"stop": "failed", "error": "The session was deleted while the task ran."}
+    else:
+        await host.settle(row)
     for translated in stream.finish(await _annotations(host, row, stream, base_url)):
         yield translated
     response = response_object(facts, stream)

@@ -193,9 +193,10 @@ class HarnessHost:
                       "elsewhere; retry in a moment.")
 
     async def response(self, response_id: str) -> ResponseRow:
-        """A readable response; Refusal `response_not_found` for an unknown, deleted or unstored one."""
+        """A readable response; Refusal `response_not_found` for an unknown or deleted one, or one whose
+        session was deleted."""
         row = await self.tables.response(response_id)
-        if row is None or row.deleted:
+        if row is None or row.deleted or row.session_num is None:
             raise Refusal("response_not_found", f"No response with id {response_id!r}.")
         return row
 
@@ -207,6 +208,12 @@ class HarnessHost:
     async def delete_response(self, response_id: str) -> None:
         """Delete a stored response (never cancels its task: the conversation keeps it)."""
         await self.tables.delete_response((await self.response(response_id)).id)
+
+    async def settle(self, row: ResponseRow) -> None:
+        """Wait until the server has closed the task's bookkeeping (session status, chain) after `finished`,
+        so that a client continuing the session at once never finds it busy."""
+        if self.running_task(row.session_id) == row.task:
+            await self.server.wait(row.session_id)
 
     def running_task(self, session_id: str) -> int | None:
         run = self.server.running(session_id)
