@@ -107,7 +107,7 @@ async def harness_models(request: Request) -> Response:
     """The models a harness can run: its default (also the authorized fallback) and the others on offer."""
     host = _host(request)
     found = await host.harnesses.get(request.path_params["harness_id"])
-    default = found.default_model
+    default = host.harnesses.default_model(found)
     data: dict[str, Any] = {"harness_id": found.id, "models": await _model_rows(host, default)}
     if default:
         data.update(backend=default.partition("/")[0], default=default, fallback=default)

@@ -157,6 +157,10 @@ class HarnessCatalog:
                 return list(bundle.files)
         raise Refusal("harnez_skill_not_found", f"The harness has no skill named {skill!r}.")
 
+    def default_model(self, harness: Harness) -> str | None:
+        """The model a task of this harness runs when it names none: the harness's, else the server's."""
+        return harness.default_model or self.settings.model
+
     def availability(self, model: str | None) -> str | None:
         """None when `model` can run now (its provider is configured and its key variable set), else why not."""
         if not model:

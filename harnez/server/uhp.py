@@ -148,7 +148,7 @@ class HarnessHost:
     def _choose_model(self, asked: str | None, current: str | None,
                       harness: Harness) -> tuple[str, str | None, str | None]:
         """(model to run, requested model when substituted, why): the asked one, else the default."""
-        fallback = current or harness.default_model
+        fallback = current or self.harnesses.default_model(harness)
         fallback_problem = self.harnesses.availability(fallback)
         if asked:
             problem = self.harnesses.availability(asked)
