@@ -121,12 +121,11 @@ class HarnessHost:
             start_seq = await self.server.last_seq(session_id)
             task_id = await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
         record = await self.server.get_session(session_id)
-        await self.tables.add_session(record.num, harness.id, harness.workspace is not None)
         row = ResponseRow(response_id, task_id, record.num, record.id, harness.id, previous, model,
                           requested, reason, request.input_items, {"max_step": options["max_steps"],
                                                                    "timeout": options["timeout"]},
                           request.metadata, request.store, False, start_seq, time.time())
-        await self.tables.add_response(row)
+        await self.tables.add_response(row, fixed_workspace=harness.workspace is not None)
         return row
 
     async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:

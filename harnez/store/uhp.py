@@ -138,13 +138,6 @@ class UhpTables:
 
     # sessions ----------------------------------------------------------------------------------
 
-    async def add_session(self, session_num: int, harness_id: str, fixed_workspace: bool) -> None:
-        """Mark a session as made over HTTP, by a harness (once; later calls change nothing)."""
-        async with self._db.transaction() as conn:
-            await conn.execute(
-                "INSERT OR IGNORE INTO uhp_sessions (session, harness, fixed_workspace, created_at) VALUES (?, ?, ?, ?)",
-                (session_num, harness_id, int(fixed_workspace), time.time()))
-
     async def session_harness(self, session_num: int) -> tuple[str, bool] | None:
         """(harness id, fixed workspace) of a session made over HTTP; None for any other session."""
         row = await self._db.fetchone("SELECT harness, fixed_workspace FROM uhp_sessions WHERE session = ?",
@@ -172,8 +165,13 @@ class UhpTables:
 
     # responses ---------------------------------------------------------------------------------
 
-    async def add_response(self, row: ResponseRow) -> None:
+    async def add_response(self, row: ResponseRow, fixed_workspace: bool = False) -> None:
+        """Record a response, and its session as made over HTTP by its harness (once), in one transaction."""
+        assert row.session_num is not None
         async with self._db.transaction() as conn:
+            await conn.execute(
+                "INSERT OR IGNORE INTO uhp_sessions (session, harness, fixed_workspace, created_at) VALUES (?, ?, ?, ?)",
+                (row.session_num, row.harness, int(fixed_workspace), row.created_at))
             await conn.execute(
                 f"INSERT INTO uhp_responses ({_RESPONSE_COLUMNS}) VALUES ({', '.join('?' * 16)})",
                 (row.id, row.task, row.session_num, row.session_id, row.harness, row.previous, row.model,
