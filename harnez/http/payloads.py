@@ -9,15 +9,26 @@ from starlette.requests import Request
 
 from harnez.http.errors import ApiError
 from harnez.http.translate import ResponseFacts
-from harnez.server.uhp import container_ref, session_ref
+from harnez.server.uhp import MAX_UPLOAD_BYTES, container_ref, session_ref
+
+MAX_BODY_BYTES = MAX_UPLOAD_BYTES * 4 // 3 + 1024 * 1024
+"""The largest JSON body read: one inline file of the upload limit (base64) and some text."""
 
 SESSION_STATUS = {"running": "in_progress", "interrupted": "failed"}
 """Harnez session statuses that UHP names otherwise (the rest keep their name: idle, completed, …)."""
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object; `invalid_input` for anything else."""
-    raw = await request.body()
+    """The request's JSON object; `invalid_input` for anything else, 413 past MAX_BODY_BYTES."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ApiError("file_too_large", f"The request body is larger than {MAX_BODY_BYTES} bytes; upload "
+                           "large files with POST /v1/files and name them by file_id.",
+                           detail={"max_bytes": MAX_BODY_BYTES})
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
         body = json.loads(raw) if raw.strip() else None
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -109,17 +109,20 @@ class HarnessHost:
         session_id, harness, previous = await self._session_of(request)
         current = None if previous is None else await self.server.session_model(session_id)
         model, requested, reason = self._choose_model(request.model, current, harness)
+        uploads = [await self._upload_of(file_id) for file_id in request.file_ids]
+        options = harness.task_options(request.max_step, request.timeout, request.instructions)
         if previous is None:
             session_id = self._new_session(harness, model)
-        async with self._session_locks.setdefault(session_id, asyncio.Lock()):
-            if self.server.running(session_id) is not None:
-                raise Refusal("session_busy", "A task is already running in this session; wait until it "
-                              "ends, then send this one again.")
-            workspace = Path(await self._workspace(session_id))
-            prompt = await self._prepare(workspace, harness, request)
-            options = harness.task_options(request.max_step, request.timeout, request.instructions)
-            start_seq = await self.server.last_seq(session_id)
-            task_id = await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
+            try:
+                start_seq, task_id = 0, await self._submit(session_id, harness, request, uploads, model, options)
+            except BaseException:
+                await asyncio.shield(self._discard(session_id))
+                raise
+        else:
+            async with self._session_locks.setdefault(session_id, asyncio.Lock()):
+                await self._check_idle(session_id)
+                start_seq = await self.server.last_seq(session_id)
+                task_id = await self._submit(session_id, harness, request, uploads, model, options)
         record = await self.server.get_session(session_id)
         row = ResponseRow(response_id, task_id, record.num, record.id, harness.id, previous, model,
                           requested, reason, request.input_items, {"max_step": options["max_steps"],
@@ -127,6 +130,38 @@ class HarnessHost:
                           request.metadata, request.store, False, start_seq, time.time())
         await self.tables.add_response(row, fixed_workspace=harness.workspace is not None)
         return row
+
+    async def _submit(self, session_id: str, harness: Harness, request: TaskRequest,
+                      uploads: list[tuple[UploadRow, bytes]], model: str, options: dict[str, Any]) -> int:
+        """Place the inputs and skills, then start the task (shielded: a dropped request never halves it)."""
+        workspace = Path(await self._workspace(session_id))
+        prompt = await self._prepare(workspace, harness, request.text, uploads)
+        return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
+
+    async def _check_idle(self, session_id: str) -> None:
+        """Refuse a second task in a session; a task that has ended but is still closing is waited for."""
+        run = self.server.running(session_id)
+        if run is None:
+            return
+        task = await self.server.task(run.task_id)
+        if task is not None and task.state not in ("queued", "running"):
+            await self.server.wait(session_id)
+        if self.server.running(session_id) is not None:
+            raise Refusal("session_busy", "A task is already running in this session; wait until it ends, "
+                          "then send this one again.")
+
+    async def _discard(self, session_id: str) -> None:
+        """Forget a new session whose first task could not start (its draft and its folder)."""
+        workspace = await self._workspace(session_id)
+        with contextlib.suppress(SessionNotFoundError):
+            await self.server.delete_session(session_id)
+        await asyncio.to_thread(self.folders.remove, workspace)
+
+    async def _upload_of(self, file_id: str) -> tuple[UploadRow, bytes]:
+        found = await self.tables.upload(file_id)
+        if found is None:
+            raise Refusal("file_not_found", f"No file with id {file_id!r}.", param="input")
+        return found
 
     async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:
         """(session id, harness, previous response id): a continued session's, or a new one's harness."""
@@ -168,19 +203,17 @@ class HarnessHost:
         draft = self.server.draft(session_id)
         return draft.workspace if draft is not None else (await self.server.get_session(session_id)).workspace
 
-    async def _prepare(self, workspace: Path, harness: Harness, request: TaskRequest) -> str:
+    async def _prepare(self, workspace: Path, harness: Harness, text: str,
+                       uploads: list[tuple[UploadRow, bytes]]) -> str:
         """Place input files and skill folders in the workspace; the prompt that names the files."""
         mentions = []
-        for file_id in request.file_ids:
-            found = await self.tables.upload(file_id)
-            if found is None:
-                raise Refusal("file_not_found", f"No file with id {file_id!r}.", param="input")
-            upload, content = found
+        for upload, content in uploads:
             mentions.append("@" + await asyncio.to_thread(self.folders.place_input, workspace, upload.id,
                                                           upload.filename, content))
-        await asyncio.to_thread(self.folders.place_skills, workspace, harness.skills)
+        if harness.skills:
+            await asyncio.to_thread(self.folders.place_skills, workspace, harness.skills)
         attached = "Attached files: " + " ".join(mentions) if mentions else ""
-        return "\n\n".join(part for part in (request.text.strip(), attached) if part)
+        return "\n\n".join(part for part in (text.strip(), attached) if part)
 
     async def _known_response(self, response_id: str) -> ResponseRow:
         for _ in range(100):  # another process may still be writing the first request's row

@@ -124,8 +124,10 @@ def test_an_uploaded_file_and_an_image_are_accepted_by_id(served: Served, client
         {"type": "input_image", "image_url": f"data:image/png;base64,{png}"}]}]}, answer("Revenue rose."))
     sent = json.dumps(served.model.requests[-1].body["messages"])
     assert "revenue up 12%" in sent and "binary file" in sent and body["status"] == "completed"
+    before = client.get("/v1/sessions", params={"limit": 100}).json()["sessions"]
     unknown = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_id": "file_nope"}]})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "file_not_found"
+    assert client.get("/v1/sessions", params={"limit": 100}).json()["sessions"] == before  # nothing was started
 
 
 def test_oversized_and_malformed_files_are_refused(served: Served, client: httpx.Client) -> None:
@@ -133,6 +135,8 @@ def test_oversized_and_malformed_files_are_refused(served: Served, client: httpx
     for size in (limit + 1, limit + 1024 * 1024):  # refused while reading the part, and from its length
         big = client.post("/v1/files", files={"file": ("big.bin", b"x" * size, "application/octet-stream")})
         assert big.status_code == 413 and big.json()["error"]["detail"]["max_bytes"] == limit
+    huge = client.post("/v1/responses", content=b'{"input": "' + b"x" * (limit * 2) + b'"}')
+    assert huge.status_code == 413 and huge.json()["error"]["code"] == "file_too_large"
     bad = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_data": "data:nonsense"}]})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
     remote = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_data": "https://x/y"}]})

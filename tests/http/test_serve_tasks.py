@@ -225,6 +225,15 @@ def test_a_busy_session_refuses_a_second_task(served: Served, client: httpx.Clie
     _wait_status(client, first["id"], "completed")
 
 
+def test_a_session_continues_as_soon_as_its_task_reads_completed(served: Served, client: httpx.Client) -> None:
+    for round_ in range(3):
+        served.model.add(answer(f"background {round_}"), answer(f"next {round_}"))
+        started = client.post("/v1/responses", json={"input": "bg", "background": True}).json()
+        _wait_status(client, started["id"], "completed")
+        follow = client.post("/v1/responses", json={"input": "next", "previous_response_id": started["id"]})
+        assert follow.status_code == 200 and follow.json()["status"] == "completed"
+
+
 def test_cancel_keeps_the_output_ends_cancelled_and_is_idempotent(served: Served, client: httpx.Client) -> None:
     served.model.add({"reply": [{"text": ["partial ", "answer ", "never"]}], "hold": "cancel-me",
                       "hold_after_chunks": 2})
