@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from harnez.testing.scripted_model import ScriptedModel
-from tests.http.helpers import SECRET, TOKEN, Served
+from tests.http.helpers import SECRET, TOKEN, Served, validate_response
 
 HARNEZ = Path(sys.executable).with_name("harnez")
 
@@ -57,5 +57,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture
 def client(served: Served) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+    """An httpx client with the token; every JSON answer is checked against the UHP JSON Schema."""
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30,
+                      event_hooks={"response": [validate_response]}) as http:
         yield http

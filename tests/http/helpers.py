@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -54,6 +55,45 @@ def _schema() -> dict[str, Any]:
 def validate(instance: Any, definition: str) -> None:
     """Fail unless `instance` matches `$defs/<definition>` of the UHP JSON Schema."""
     jsonschema.Draft202012Validator({**_schema(), "$ref": f"#/$defs/{definition}"}).validate(instance)
+
+
+SCHEMA_OF = [  # (method, path pattern, definition of the body or of each item of `key`, key)
+    ("GET", r"/v1/uhp", "Discovery", None),
+    ("*", r"/v1/responses(/resp_\w+(/cancel)?)?", "Response", None),
+    ("GET", r"/v1/harnesses", "Harness", "harnesses"),
+    ("POST", r"/v1/harnesses", "Harness", None),
+    ("GET|PUT", r"/v1/harnesses/chrn_\w+", "Harness", None),
+    ("GET", r"/v1/harnesses/chrn_\w+/models", "HarnessModels", None),
+    ("GET", r"/v1/models", "ModelCatalog", None),
+    ("GET", r"/v1/sessions", "SessionList", None),
+    ("GET", r"/v1/sessions/hsess\w+", "Session", None),
+    ("POST", r"/v1/sessions/hsess\w+/cancel", "Session", None),
+    ("GET", r"/v1/sessions/hsess\w+/files", "File", "files"),
+    ("POST", r"/v1/files", "File", None),
+]
+
+
+def validate_response(response: httpx.Response) -> None:
+    """An httpx response hook: every JSON body from the server matches the UHP JSON Schema.
+
+    Errors match ErrorEnvelope; the objects of the endpoints above match their definition.
+    Event streams are left to `stream_task` (every event is validated there).
+    """
+    if not response.headers.get("content-type", "").startswith("application/json"):
+        return
+    response.read()
+    body = response.json()
+    if response.status_code >= 400:
+        validate(body, "ErrorEnvelope")
+        return
+    path, method = response.request.url.path, response.request.method
+    for methods, pattern, definition, key in SCHEMA_OF:
+        if (methods == "*" or method in methods.split("|")) and re.fullmatch(pattern, path):
+            if path.endswith("/v1/responses/" + path.rsplit("/", 1)[-1]) and method == "DELETE":
+                return
+            for item in body[key] if key else [body]:
+                validate(item, definition)
+            return
 
 
 def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
