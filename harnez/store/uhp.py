@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnez.store.db import Database
-from harnez.store.sessions import _COLUMNS as SESSION_COLUMNS
-from harnez.store.sessions import SessionPage, _record, decode_cursor, encode_cursor
+from harnez.store.sessions import SessionPage, SessionTable, decode_cursor, encode_cursor
 
 IDEMPOTENCY_SECONDS = 24 * 3600
 """How long an idempotency key is remembered."""
@@ -146,7 +145,6 @@ class UhpTables:
 
     async def session_page(self, harness_id: str | None, cursor: str | None, limit: int) -> SessionPage:
         """HTTP sessions newest first by last activity, with the picker's keyset cursors."""
-        columns = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
         where, params = [], []
         if harness_id is not None:
             where.append("u.harness = ?")
@@ -155,13 +153,16 @@ class UhpTables:
             updated, num = decode_cursor(cursor)
             where.append("(s.updated_at < ? OR (s.updated_at = ? AND s.num < ?))")
             params += [updated, updated, num]
-        sql = f"SELECT {columns} FROM sessions s JOIN uhp_sessions u ON u.session = s.num"
+        sql = "SELECT s.num, s.updated_at FROM sessions s JOIN uhp_sessions u ON u.session = s.num"
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = await self._db.fetchall(sql + " ORDER BY s.updated_at DESC, s.num DESC LIMIT ?", [*params, limit + 1])
-        records = [_record(r) for r in rows[:limit]]
-        more = len(rows) > limit and records
-        return SessionPage(records, encode_cursor(records[-1].updated_at, records[-1].num) if more else None, {})
+        nums = [row[0] for row in rows[:limit]]
+        found = await SessionTable(self._db).by_nums(nums)
+        records = [found[num] for num in nums if num in found]
+        # The cursor is the keys this query ordered by, not the rows read after it (activity moves them).
+        last = rows[limit - 1] if len(rows) > limit else None
+        return SessionPage(records, encode_cursor(last[1], last[0]) if last else None, {})
 
     # responses ---------------------------------------------------------------------------------
 
