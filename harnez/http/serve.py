@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import signal
 import socket
 import sys
+from collections.abc import Callable, Iterator
+from types import FrameType
 from pathlib import Path
 
 import uvicorn
@@ -16,6 +20,36 @@ from harnez.server.server import Server
 from harnez.server.uhp import HarnessHost
 
 LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+class Uvicorn(uvicorn.Server):
+    """uvicorn's server, except that SIGINT and SIGTERM end `serve()` rather than being raised again after
+    it: the caller then closes the Harnez server itself (tasks cancelled and recorded, database closed).
+
+    `on_exit` runs at the first signal: it cancels the running tasks, so that open streams end with
+    their terminal event at once instead of waiting out the graceful-shutdown timeout.
+    """
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], object] | None = None) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        first = not self.should_exit
+        super().handle_exit(sig, frame)
+        if first and self._on_exit is not None:
+            self._on_exit()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
 
 
 def is_loopback(host: str) -> bool:
@@ -49,7 +83,7 @@ async def serve(server: Server, *, host: str, port: int, token: str | None, work
     harness_host = await HarnessHost(server, workspaces, fixed_workspace).open()
     config = uvicorn.Config(create_app(harness_host, token), log_level="warning", access_log=False,
                             lifespan="off", timeout_graceful_shutdown=5, timeout_keep_alive=30)
-    runner = uvicorn.Server(config)
+    runner = Uvicorn(config, on_exit=lambda: asyncio.ensure_future(harness_host.cancel_all()))
     serving = asyncio.create_task(runner.serve(sockets=[sock]))
     while not runner.started and not serving.done():
         await asyncio.sleep(0.01)

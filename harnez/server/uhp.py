@@ -259,6 +259,10 @@ class HarnessHost:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(cancelling), wait)
 
+    async def cancel_all(self) -> None:
+        """Cancel every running task (the server is stopping); each ends `cancelled`, its output kept."""
+        await asyncio.gather(*(self.server.cancel(session_id) for session_id in self.server.chains.sessions()))
+
     # sessions ----------------------------------------------------------------------------------
 
     async def session(self, ref: str) -> SessionRecord:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import signal
 import socket
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -10,7 +13,7 @@ import httpx
 
 from harnez.testing.scripted_model import ScriptedModel
 from tests.http.conftest import HARNEZ, start_serve
-from tests.http.helpers import TOKEN, answer, writes
+from tests.http.helpers import TOKEN, answer, sse_events, writes
 
 
 def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(tmp_path: Path,
@@ -57,3 +60,27 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
                                  text=True, env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"}, timeout=30)
     assert refused.returncode == 2 and f"Cannot listen on 127.0.0.1:{port}" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_sigterm_cancels_running_tasks_and_closes_cleanly(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    served = start_serve(tmp_path, scripted_model)
+    scripted_model.add({"reply": [{"text": ["kept ", "never"]}], "hold": "sigterm", "hold_after_chunks": 2})
+    try:
+        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
+            with client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response:
+                events = sse_events(response)
+                for event in events:
+                    if event["type"] == "response.output_text.delta":
+                        break
+                served.process.send_signal(signal.SIGTERM)
+                rest = list(events)  # the stream ends with its terminal event, not a cut connection
+                stderr = served.stop()
+    finally:
+        scripted_model.release("sigterm")
+    assert rest[-1]["type"] == "response.failed" and rest[-1]["response"]["status"] == "cancelled"
+    assert "kept" in json.dumps(rest[-1]["response"]["output"])
+    assert served.process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    with sqlite3.connect(served.database) as db:
+        states = [row[0] for row in db.execute("SELECT state FROM tasks")]
+    assert states == ["cancelled"]
