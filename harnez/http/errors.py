@@ -13,7 +13,7 @@ STATUS_BY_CODE = {
     "unsupported_base": 422, "missing_credential": 401, "invalid_credential": 401, "insufficient_scope": 403,
     "rate_limited": 429, "harness_unavailable": 503, "preview_unavailable": 501, "preview_failed": 502,
     "harnez_skill_not_found": 404, "harnez_share_not_found": 404, "harnez_unknown_endpoint": 404,
-    "harnez_method_not_allowed": 405, "harnez_idempotency_pending": 409, "harnez_internal_error": 500,
+    "harnez_method_not_allowed": 405, "harnez_workspace_unsafe": 409, "harnez_idempotency_pending": 409, "harnez_internal_error": 500,
 }
 """HTTP status of each code; `harnez_…` codes are this server's own (UHP asks for a vendor prefix)."""
 

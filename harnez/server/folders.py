@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harnez.server.harnesses import Skill
+from harnez.server.harnesses import Refusal, Skill
 
 INPUTS_DIR = ".uhp-inputs"
 """Where files sent as task input are placed in a workspace (the prompt names them with `@path`)."""
@@ -59,7 +59,13 @@ class SessionFolders:
         """Write an input file into the workspace; the path to mention it by, relative to the workspace."""
         relative = f"{INPUTS_DIR}/{file_id}/{safe_name(filename)}"
         target = workspace / relative
+        unsafe = Refusal("harnez_workspace_unsafe", f"{INPUTS_DIR} in the session's workspace leads outside "
+                         "it (a link); remove it, then send the file again. Nothing was written.")
+        if not _inside(workspace, workspace / INPUTS_DIR):
+            raise unsafe
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not _inside(workspace, target.parent) or target.is_symlink():
+            raise unsafe
         target.write_bytes(content)
         return relative
 
@@ -67,6 +73,8 @@ class SessionFolders:
         """Write each enabled skill folder whole; a disabled one is removed."""
         for skill in skills:
             folder = workspace / SKILLS_DIR / skill.name
+            if not _inside(workspace, folder.parent) or folder.is_symlink():
+                continue  # a link the agent made out of the workspace: never written through
             if folder.exists():
                 shutil.rmtree(folder)
             if not skill.enabled:
