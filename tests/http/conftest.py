@@ -32,7 +32,8 @@ def start_serve(root: Path, model: ScriptedModel, *extra: str, settings: dict | 
               "retry": {"max_attempts": 2, "base_delay": 0.01, "max_delay": 0.05}, **(settings or {})}
     (project / ".harnez" / "settings.json").write_text(json.dumps(config))
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
-    env.update(HARNEZ_HOME=str(home), HARNEZ_TEST_KEY=SECRET, PYTHONUNBUFFERED="1")
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), HARNEZ_HOME=str(home),
+               HARNEZ_TEST_KEY=SECRET, PYTHONUNBUFFERED="1")
     if token is not None:
         env["HARNEZ_SERVE_TOKEN"] = token
     process = subprocess.Popen([str(HARNEZ), "serve", "--port", "0", *extra], cwd=project, env=env, text=True,
