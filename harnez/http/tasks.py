@@ -113,6 +113,7 @@ async def snapshot(host: HarnessHost, row: Any, base_url: str) -> dict[str, Any]
         after = batch[-1].seq
     if stream.finished is not None:
         stream.finish(await _annotations(host, row, stream, base_url))
+        await host.hide_unstored(row)
     return response_object(response_facts(row), stream)
 
 

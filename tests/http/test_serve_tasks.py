@@ -290,6 +290,15 @@ def test_deleting_a_response_hides_it_but_not_its_session(served: Served, client
     assert client.get(f"/v1/sessions/{body['metadata']['session_id']}").status_code == 200
 
 
+def test_an_unstored_response_is_returned_once_then_forgotten(served: Served, client: httpx.Client) -> None:
+    served.model.add(answer("ephemeral"))
+    body = client.post("/v1/responses", json={"input": "x", "store": False}).json()
+    assert body["status"] == "completed" and body["store"] is False
+    assert client.get(f"/v1/responses/{body['id']}").json()["error"]["code"] == "response_not_found"
+    follow = client.post("/v1/responses", json={"input": "y", "previous_response_id": body["id"]})
+    assert follow.json()["error"]["code"] == "response_not_found"
+
+
 def test_no_credential_is_stored_or_served(served: Served, client: httpx.Client) -> None:
     for file in served.database.parent.glob("harnez.sqlite*"):
         data = file.read_bytes()
