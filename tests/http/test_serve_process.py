@@ -77,6 +77,7 @@ def test_sigterm_cancels_running_tasks_and_closes_cleanly(tmp_path: Path, script
                 stderr = served.stop()
     finally:
         scripted_model.release("sigterm")
+        served.stop()
     assert rest[-1]["type"] == "response.failed" and rest[-1]["response"]["status"] == "cancelled"
     assert "kept" in json.dumps(rest[-1]["response"]["output"])
     assert served.process.returncode == 0, stderr
