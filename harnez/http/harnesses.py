@@ -50,7 +50,7 @@ def harness_json(harness: Harness) -> dict[str, Any]:
     if harness.default_model:
         data["defaultModel"] = harness.default_model
     if harness.builtin:
-        data["default"] = True
+        data["harnez_default"] = True
     return data
 
 

@@ -49,7 +49,7 @@ def session_json(record: Any, harness_id: str) -> dict[str, Any]:
     """A Session object (record: harnez.store.sessions.SessionRecord)."""
     data = {"id": session_ref(record.id), "object": "session", "harness_id": harness_id,
             "status": SESSION_STATUS.get(record.status, record.status), "created_at": int(record.created_at),
-            "updated_at": int(record.updated_at), "container_id": container_ref(record.id)}
+            "updated_at": int(record.updated_at), "harnez_container_id": container_ref(record.id)}
     if record.title:
         data["title"] = record.title
     return data

@@ -36,7 +36,7 @@ async def get_session(request: Request) -> Response:
     host = _host(request)
     record = await host.session(request.path_params["session_id"])
     data = session_json(record, await host.session_harness(record))
-    data["response_ids"] = [row.id for row in await host.session_responses(record)]
+    data["harnez_response_ids"] = [row.id for row in await host.session_responses(record)]
     return JSONResponse(data)
 
 
@@ -73,7 +73,7 @@ async def cancel_session(request: Request) -> Response:
     record = await host.session(request.path_params["session_id"])
     await host.cancel_session(record)
     fresh = await host.session(request.path_params["session_id"])
-    return JSONResponse({**session_json(fresh, await host.session_harness(fresh)), "cancel_requested": True})
+    return JSONResponse({**session_json(fresh, await host.session_harness(fresh))})
 
 
 async def delete_session(request: Request) -> Response:

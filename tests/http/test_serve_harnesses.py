@@ -52,7 +52,7 @@ def test_an_unknown_base_is_refused_naming_the_supported_ones(client: httpx.Clie
 
 
 def test_the_default_harness_cannot_be_changed_through_the_api(client: httpx.Client) -> None:
-    default = next(h for h in client.get("/v1/harnesses").json()["harnesses"] if h.get("default"))
+    default = next(h for h in client.get("/v1/harnesses").json()["harnesses"] if h.get("harnez_default"))
     assert client.put(f"/v1/harnesses/{default['id']}", json={"name": "mine"}).status_code == 403
     assert client.delete(f"/v1/harnesses/{default['id']}").status_code == 403
 

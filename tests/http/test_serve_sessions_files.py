@@ -51,7 +51,7 @@ def test_a_session_can_be_inspected_with_its_turns(served: Served, client: httpx
     found = client.get(f"/v1/sessions/{session}").json()
     validate(found, "Session")
     assert found["id"] == session and found["harness_id"] == first["metadata"]["harness_id"]
-    assert found["status"] == "completed" and found["response_ids"] == [first["id"], second["id"]]
+    assert found["status"] == "completed" and found["harnez_response_ids"] == [first["id"], second["id"]]
     turns = client.get(f"/v1/sessions/{session}/turns").json()["turns"]
     assert [(t["response_id"], t["input"], t["output_text"]) for t in turns] == [
         (first["id"], "name a bird", "Pelican."), (second["id"], "another", "Heron.")]

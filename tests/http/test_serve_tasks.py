@@ -26,7 +26,7 @@ def _wait_status(client: httpx.Client, response_id: str, *statuses: str) -> dict
 
 
 def _default_harness(client: httpx.Client) -> dict:
-    return next(h for h in client.get("/v1/harnesses").json()["harnesses"] if h.get("default"))
+    return next(h for h in client.get("/v1/harnesses").json()["harnesses"] if h.get("harnez_default"))
 
 
 # discovery, versions, auth, errors ---------------------------------------------------------------
