@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from harnez.errors import HarnezError, SessionNotFoundError
+from harnez.errors import HarnezError, SessionNotFoundError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -66,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
     imports.add_argument("--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)")
     imports.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
+    serve = commands.add_parser("serve", help="serve the Unified Harness Protocol over HTTP (docs/uhp.md)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=3000, help="port to listen on (default 3000; 0 picks one)")
+    serve.add_argument("--token-env", default="HARNEZ_SERVE_TOKEN", metavar="NAME",
+                       help="environment variable holding the bearer token clients must send")
+    serve.add_argument("--approve", choices=("deny", "allow"), default="deny",
+                       help="answer for tools that need approval (default deny; the model sees the refusal)")
+    serve.add_argument("--workspaces", type=Path, metavar="DIR",
+                       help="where each HTTP session gets its own folder (default: beside the database)")
+    serve.add_argument("--workspace", type=Path, metavar="DIR",
+                       help="a fixed workspace for every session of the default harness (a shared repository)")
+    serve.add_argument("--session-dir", type=Path, metavar="DIR",
+                       help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
@@ -83,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _read(args)
         if args.command == "import":
             return asyncio.run(_import(args))
+        if args.command == "serve":
+            return asyncio.run(_serve(args))
         return asyncio.run(_dispatch(args)) if args.command else _tui(args)
     except HarnezError as exc:
         from harnez.redaction import redact
@@ -215,6 +231,39 @@ async def _import(args: argparse.Namespace) -> int:
     finally:
         await server.close()
     print(json.dumps(report.to_json()) if args.json else import_report_text(report))
+    return EXIT_OK
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    """`harnez serve`: the server with the agent (approvals by --approve), behind the UHP application."""
+    from harnez.http.serve import is_loopback
+
+    from harnez.redaction import SECRETS
+
+    SECRETS.learn(args.token_env)  # masked wherever it could surface, withheld from shell commands
+    token = os.environ.get(args.token_env) or None
+    if token is None and not is_loopback(args.host):
+        raise UsageError(f"Refusing to serve on {args.host} without a token: export one in {args.token_env} "
+                         "(or name another variable with --token-env), or serve on 127.0.0.1.")
+    workspace = _workspace()
+    settings = _settings(workspace)
+    database = (args.session_dir / "harnez.sqlite" if args.session_dir is not None
+                else settings.database_file(workspace, os.environ))
+    fixed = args.workspace.resolve() if args.workspace is not None else None
+    if fixed is not None and not fixed.is_dir():
+        raise UsageError(f"--workspace {fixed} is not a folder; create it or name another.")
+    from harnez.agent.work import AgentWork
+    from harnez.http.serve import serve
+    from harnez.server import Server
+    from harnez.titles.model import make_model_titler
+
+    server = await Server.open(database, settings, AgentWork(settings, approve=args.approve))
+    server.set_model_titler(make_model_titler(settings, server.session_model))
+    try:
+        await serve(server, host=args.host, port=args.port, token=token, fixed_workspace=fixed,
+                    workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve())
+    finally:
+        await server.close()
     return EXIT_OK
 
 

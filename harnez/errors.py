@@ -2,6 +2,7 @@
 
     HarnezError
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
+    ├── UsageError             a command-line request that cannot be served as given (CLI exit code 2)
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
     │   ├── MigrationError     a migration failed; the database stays at its previous version
@@ -35,6 +36,12 @@ class HarnezError(Exception):
 
 class SettingsError(HarnezError):
     """A settings file is malformed or holds an invalid value."""
+
+    exit_code = 2
+
+
+class UsageError(HarnezError):
+    """A command was asked for something it cannot do as given (a taken port, a missing folder)."""
 
     exit_code = 2
 

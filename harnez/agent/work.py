@@ -53,10 +53,15 @@ class TaskOptions:
     mode: str | None
     compact: bool = False
     """Compact the conversation now instead of running a model turn (`/compact`)."""
+    instructions: str | None = None
+    """Standing guidance added to the system prompt for this task (a UHP harness or request)."""
+    disabled_tools: tuple[str, ...] = ()
+    """Tools withheld from the model for this task, on top of those settings deny."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
-        """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode."""
+        """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
+        (text), disabled_tools (tool names)."""
         max_steps = options.get("max_steps") or DEFAULT_MAX_STEPS
         if not isinstance(max_steps, int) or max_steps < 1:
             raise HarnezError(f"max_steps must be a whole number of at least 1, not {max_steps!r}.")
@@ -67,8 +72,14 @@ class TaskOptions:
         if mode is not None and mode not in MODES:
             raise HarnezError(f"Unknown permission mode {mode!r}; use one of {', '.join(MODES)}.")
         approve = check_policy(options.get("approve", default_approve))
+        instructions = options.get("instructions")
+        if instructions is not None and not isinstance(instructions, str):
+            raise HarnezError(f"instructions must be text, not {type(instructions).__name__}.")
+        disabled = options.get("disabled_tools") or ()
+        if not isinstance(disabled, (list, tuple)) or not all(isinstance(n, str) for n in disabled):
+            raise HarnezError(f"disabled_tools must be a list of tool names, not {disabled!r}.")
         return cls(Budget(max_steps, float(timeout) if timeout else None), approve, mode,
-                   bool(options.get("compact")))
+                   bool(options.get("compact")), instructions or None, tuple(disabled))
 
 
 class AgentWork:
@@ -95,12 +106,14 @@ class AgentWork:
                               "<provider>/<model>, or set `model` in settings.json.")
         return resolve_ref(settings, parse_model_ref(ref))
 
-    def registry(self, settings: Settings | None = None) -> tuple[ToolRegistry, list[str]]:
-        """The tools offered, and those withheld because settings deny them outright."""
+    def registry(self, settings: Settings | None = None,
+                 disabled: tuple[str, ...] = ()) -> tuple[ToolRegistry, list[str]]:
+        """The tools offered, and those withheld because settings deny them outright (or `disabled`)."""
         if self._tools is not None:
             return self._tools(), []
         settings = settings or self.settings
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
+        denied |= {tool.name for tool in builtin_tools() if tool.name in disabled}
         offered = [tool for tool in builtin_tools() if tool.name not in denied]
         return ToolRegistry(offered), sorted(denied)
 
@@ -111,7 +124,7 @@ class AgentWork:
             model = self.resolve(run.model, settings)
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
-        registry, withheld = self.registry(settings)
+        registry, withheld = self.registry(settings, options.disabled_tools)
         workspace = Path(run.session.workspace)
         history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
         if not options.compact:
@@ -121,6 +134,8 @@ class AgentWork:
             await history.add(UserMessage(await attach_files(run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
+        if options.instructions:
+            system += "\n\n# Instructions for this task\n" + options.instructions
         specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
         wire = open_wire(model.endpoint, settings.retry)
         try:

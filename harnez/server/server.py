@@ -20,6 +20,7 @@ from harnez.store import Store
 from harnez.store.commands import boot_id
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
+from harnez.store.tasks import TaskRecord
 from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool, stop_orphaned_group
@@ -65,6 +66,7 @@ class Server:
         self.titles = TitlePolicy(self, settings.session.title)
         self._closed = False
         self._workspace_settings: dict[Path, Settings] = {}
+        self._hosted_roots: set[Path] = set()
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
         """Choose how `model/...` title sources reach a model."""
@@ -309,6 +311,17 @@ class Server:
         record = await self.get_session(session_id)
         return await self.store.events.read_before(record.num, record.id, before, limit)
 
+    async def last_seq(self, session_id: str) -> int:
+        """The newest committed sequence number of a session (0 for a draft or an empty log)."""
+        if session_id in self._drafts:
+            return 0
+        record = await self.get_session(session_id)
+        return await self.store.events.last_seq(record.num)
+
+    async def task(self, task_id: int) -> TaskRecord | None:
+        """A task's record (state, input, model, stop reason, error, times), or None."""
+        return await self.store.tasks.get(task_id)
+
     async def session_totals(self, session_id: str, up_to: int | None = None) -> SessionTotals:
         """Tokens, cost and context in use over the whole session (events with seq ≤ up_to)."""
         totals = SessionTotals()
@@ -509,6 +522,14 @@ class Server:
 
     # settings ---------------------------------------------------------------------------------
 
+    def host_workspaces(self, root: Path) -> None:
+        """Sessions whose workspace is `root` or lies under it run under this server's own settings.
+
+        For folders this process makes or serves on its operator's behalf (`harnez serve`'s session
+        folders and fixed workspaces): they have no project settings of their own to honour.
+        """
+        self._hosted_roots.add(Path(root).resolve())
+
     def settings_for(self, workspace: str | Path) -> Settings:
         """The settings a session runs under: the global file and its OWN workspace's project file.
 
@@ -517,7 +538,8 @@ class Server:
         session. Raises SettingsError when that workspace's project file is broken.
         """
         folder = Path(workspace).resolve()
-        if self.settings.workspace is None or self.settings.workspace == folder:
+        if self.settings.workspace is None or self.settings.workspace == folder or any(
+                root == folder or root in folder.parents for root in self._hosted_roots):
             return self.settings
         found = self._workspace_settings.get(folder)
         if found is None:

@@ -61,6 +61,14 @@ class OutputTail:
         return f"[… {self.dropped} earlier bytes of output dropped; the last {len(self.data)} follow]\n{body}"
 
 
+class StartInterrupted(asyncio.CancelledError):
+    """A cancellation that arrived while a command started; `job` is the started command."""
+
+    def __init__(self, job: ShellJob) -> None:
+        super().__init__("cancelled while starting")
+        self.job = job
+
+
 class ShellJob:
     """One running command: its process group, and a pump copying its output into a tail."""
 
@@ -75,6 +83,20 @@ class ShellJob:
     async def start(
         cls, command: str, workspace: Path, on_output: Callable[[str], None] | None,
         pass_env: frozenset[str] = frozenset(),
+    ) -> ShellJob:
+        """Start the command. A cancellation meanwhile lets the start finish, then arrives as
+        `StartInterrupted` carrying the job, so the caller stops it like any running command (a
+        half-started one would be left running, its output unread)."""
+        starting = asyncio.ensure_future(cls._start(command, workspace, on_output, pass_env))
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            raise StartInterrupted(await starting) from None
+
+    @classmethod
+    async def _start(
+        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None,
+        pass_env: frozenset[str],
     ) -> ShellJob:
         read_fd, write_fd = os.pipe()
         try:
@@ -216,7 +238,10 @@ class ShellTool(Tool):
 
     async def run(self, args: ShellParams, ctx: ToolContext) -> ToolResult:
         started = time.monotonic()
-        job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output, ctx.pass_env)
+        try:
+            job = await ShellJob.start(args.command, ctx.workspace, ctx.on_output, ctx.pass_env)
+        except StartInterrupted as interrupted:
+            raise await _stopped(interrupted.job, args, started) from None
         token = None
         try:
             if ctx.processes is not None:
@@ -227,14 +252,19 @@ class ShellTool(Tool):
                 await job.kill()
             await job.finish_output(grace=EOF_GRACE if exited else 0.2)
         except asyncio.CancelledError:
-            await job.kill()
-            await job.finish_output(grace=0.2)
-            raise ToolCancelled(_result(job, args, started, cancelled=True)) from None
+            raise await _stopped(job, args, started) from None
         finally:
             if ctx.processes is not None and token is not None:
                 with contextlib.suppress(HarnezError):  # a failed write is reported by the task itself
                     await asyncio.shield(ctx.processes.ended(token))
         return _result(job, args, started, timed_out=not exited)
+
+
+async def _stopped(job: ShellJob, args: ShellParams, started: float) -> ToolCancelled:
+    """Kill a cancelled command's group; the cancellation to raise, carrying what it printed."""
+    await job.kill()
+    await job.finish_output(grace=0.2)
+    return ToolCancelled(_result(job, args, started, cancelled=True))
 
 
 def _result(job: ShellJob, args: ShellParams, started: float, *, cancelled: bool = False,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import json
 import re
+import ssl
 import time
 from dataclasses import replace
 from collections.abc import AsyncIterator
@@ -32,6 +34,16 @@ from harnez.wires.catalogue import UNKNOWN_MODEL, Endpoint, known_spec
 from harnez.wires.sse import SseMalformed, iter_sse
 
 RETRYABLE_STATUSES = frozenset((408, 409, 425, 429, 500, 502, 503, 504, 529))
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's roots), built once per process.
+
+    Loading the certificate store takes ~80 ms of CPU on the event loop; every task opens a wire,
+    so building it per client stalled every running stream for that long each time a task started.
+    """
+    return httpx.create_ssl_context()
 
 
 class Translator:
@@ -75,7 +87,7 @@ class HttpWire:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout)
+            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout), verify=tls_context()
         )
 
     def __repr__(self) -> str:

@@ -132,3 +132,20 @@ async def test_cancel_escalates_to_sigkill_for_a_process_ignoring_sigterm(worksp
 async def test_empty_command_is_an_argument_error(call) -> None:
     result = await call("shell", command="")
     assert result.is_error and "command" in result.content
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 3, 5, 8])
+async def test_a_cancellation_while_the_command_starts_still_stops_it(tmp_path: Path, yields: int) -> None:
+    marker = tmp_path / "pid"
+    running = asyncio.ensure_future(ShellTool().run(
+        ShellParams(command=f"echo $$ > {marker}; sleep 30"), ToolContext(tmp_path)))
+    for _ in range(yields):  # land the cancellation at different points of starting
+        await asyncio.sleep(0)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError) as raised:
+        await running
+    await asyncio.sleep(0.3)  # a command left running writes its pid by now
+    pid = int(marker.read_text()) if marker.exists() and marker.read_text().strip() else None
+    assert pid is None or await wait_until_gone([pid]) == []
+    if isinstance(raised.value, ToolCancelled):
+        assert raised.value.result.cancelled

@@ -1,0 +1,97 @@
+"""Run the UHP application with uvicorn in the process (and event loop) of the `Server` it serves."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from types import FrameType
+from pathlib import Path
+
+import uvicorn
+
+from harnez.errors import UsageError
+from harnez.http.app import create_app
+from harnez.server.server import Server
+from harnez.server.uhp import HarnessHost
+
+LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+class Uvicorn(uvicorn.Server):
+    """uvicorn's server, except that SIGINT and SIGTERM end `serve()` rather than being raised again after
+    it: the caller then closes the Harnez server itself (tasks cancelled and recorded, database closed).
+
+    `on_exit` runs at the first signal: it cancels the running tasks, so that open streams end with
+    their terminal event at once instead of waiting out the graceful-shutdown timeout.
+    """
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], object] | None = None) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        first = not self.should_exit
+        super().handle_exit(sig, frame)
+        if first and self._on_exit is not None:
+            self._on_exit()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the server on this machine."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket; a clear error (exit 2) when the address is taken or unknown."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        raise UsageError(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port or --host.") from None
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(server: Server, *, host: str, port: int, token: str | None, workspaces: Path,
+                fixed_workspace: Path | None = None) -> None:
+    """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound."""
+    sock = bind(host, port)
+    harness_host = await HarnessHost(server, workspaces, fixed_workspace).open()
+    config = uvicorn.Config(create_app(harness_host, token), log_level="warning", access_log=False,
+                            lifespan="off", timeout_graceful_shutdown=5, timeout_keep_alive=30)
+    runner = Uvicorn(config, on_exit=lambda: asyncio.ensure_future(harness_host.cancel_all()))
+    serving = asyncio.create_task(runner.serve(sockets=[sock]))
+    while not runner.started and not serving.done():
+        await asyncio.sleep(0.01)
+    if runner.started:
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        print(f"harnez serve: listening on http://{shown}:{bound_port}", flush=True)
+        if token is None:
+            print("harnez serve: no token is set, so any local process can use this server; set one with "
+                  "--token-env NAME", file=sys.stderr, flush=True)
+    await serving

@@ -1,0 +1,201 @@
+"""Tasks: `POST /v1/responses` (blocking, streaming, background), reading, cancelling, deleting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from harnez.http.errors import ApiError
+from harnez.http.inputs import optional_int, optional_text, parse_input
+from harnez.http.payloads import json_body, response_facts
+from harnez.http.translate import TaskStream, response_object, terminal_event
+from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
+
+KEEPALIVE_SECONDS = 15.0
+"""A comment line is sent when a stream has been quiet this long (UHP asks for at least every 30 s)."""
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _host(request: Request) -> HarnessHost:
+    return request.app.state.host
+
+
+async def create_response(request: Request) -> Response:
+    """Run a task: the final Response, an event stream, or (background) the Response at once."""
+    host = _host(request)
+    body = await json_body(request)
+    if "input" not in body:
+        raise ApiError.invalid("input is required: the work to do, as text or input items.", "input")
+    task = await _task_request(host, body, request.headers.get("idempotency-key"))
+    row, _ = await host.start(task)
+    if body.get("stream") is True:
+        return stream_response(follow(host, row, str(request.base_url)))
+    if body.get("background") is True:
+        return JSONResponse(await snapshot(host, row, str(request.base_url)))
+    return JSONResponse(await final(host, row, str(request.base_url)))
+
+
+async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None) -> TaskRequest:
+    parsed = parse_input(body["input"])
+    metadata = body.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ApiError.invalid("metadata must be an object.", "metadata")
+    harness_id = metadata.get("harness_id")
+    if harness_id is not None and not isinstance(harness_id, str):
+        raise ApiError.invalid("metadata.harness_id must be text.", "metadata.harness_id")
+    for inline in parsed.inline:
+        upload = await host.upload(inline.filename, inline.media_type, inline.content)
+        parsed.file_ids.append(upload.id)
+        parsed.items[inline.where[0]]["content"][inline.where[1]]["file_id"] = upload.id
+    guidance = [*parsed.instructions, optional_text(body, "instructions") or ""]
+    return TaskRequest(
+        text=parsed.text, input_items=parsed.items, file_ids=parsed.file_ids, model=optional_text(body, "model"),
+        harness_id=harness_id, previous_response_id=optional_text(body, "previous_response_id"),
+        instructions="\n\n".join(g for g in guidance if g) or None, max_step=optional_int(body, "max_step"),
+        timeout=optional_int(body, "timeout_seconds"), store=body.get("store") is not False,
+        metadata={k: v for k, v in metadata.items() if k != "harness_id"},
+        idempotency_key=key[:255] if key else None)
+
+
+async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncIterator[dict[str, Any]]:
+    """The UHP events of a response's task, from `response.created` to its terminal event (live)."""
+    facts, stream = response_facts(row), TaskStream(row.task)
+    opening = response_object(facts, stream, status="in_progress")
+    yield {"type": "response.created", "response": opening}
+    yield {"type": "response.in_progress", "response": opening}
+    events = host.server.subscribe(row.session_id, after=row.start_seq)
+    try:
+        async for event in events:
+            for translated in stream.feed(event):
+                yield translated
+            if event.kind == "finished" and event.task == row.task:
+                break
+    finally:
+        await events.aclose()
+    if stream.finished is None:
+        stream.finished = {"stop": "failed", "error": "The session was deleted while the task ran."}
+    else:
+        await host.settle(row)
+    for translated in stream.finish(await _annotations(host, row, stream, base_url)):
+        yield translated
+    response = response_object(facts, stream)
+    await host.hide_unstored(row)
+    yield terminal_event(response)
+
+
+async def final(host: HarnessHost, row: Any, base_url: str) -> dict[str, Any]:
+    """Wait for the task to end; its final Response (the one the stream's terminal event carries)."""
+    last: dict[str, Any] = {}
+    async for event in follow(host, row, base_url):
+        last = event
+    return last["response"]
+
+
+async def snapshot(host: HarnessHost, row: Any, base_url: str) -> dict[str, Any]:
+    """The Response as it stands now, from the stored events (final once the task ended)."""
+    stream = TaskStream(row.task)
+    after = row.start_seq
+    while stream.finished is None:
+        batch = await host.server.events_after(row.session_id, after, 2000)
+        for event in batch:
+            stream.feed(event)
+            if event.kind == "finished" and event.task == row.task:
+                break
+        if len(batch) < 2000:
+            break
+        after = batch[-1].seq
+    if stream.finished is not None:
+        stream.finish(await _annotations(host, row, stream, base_url))
+        await host.hide_unstored(row)
+    return response_object(response_facts(row), stream)
+
+
+async def _annotations(host: HarnessHost, row: Any, stream: TaskStream, base_url: str) -> list[dict[str, Any]]:
+    """Citations of the files the task wrote, for its last message."""
+    if not stream.written:
+        return []
+    record = await host.server.get_session(row.session_id)
+    files = await host.task_artifacts(record, stream.written)
+    text = next((i["content"][0]["text"] for i in reversed(stream.output) if i["type"] == "message"), "")
+    container = container_ref(row.session_id)
+    return [{"type": "container_file_citation", "container_id": container, "file_id": file_id,
+             "filename": file.path, "start_index": 0, "end_index": len(text),
+             "download_url": f"{base_url.rstrip('/')}/v1/containers/{container}/files/{file_id}/content"}
+            for file_id, file in files]
+
+
+def stream_response(events: AsyncIterator[dict[str, Any]], after: int = -1) -> StreamingResponse:
+    """Server-Sent Events, one frame per event, sent as each is made; numbered 0, 1, 2, …"""
+    return StreamingResponse(_frames(events, after), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def _frames(events: AsyncIterator[dict[str, Any]], after: int) -> AsyncIterator[bytes]:
+    number = 0
+    pending = asyncio.ensure_future(anext(events))
+    try:
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
+            if not done:
+                yield b": keep-alive\n\n"
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = asyncio.ensure_future(anext(events))
+            if number > after:
+                data = json.dumps({**event, "sequence_number": number}, ensure_ascii=False, separators=(",", ":"))
+                yield f"id: {number}\nevent: {event['type']}\ndata: {data}\n\n".encode()
+            number += 1
+    finally:
+        pending.cancel()
+        with contextlib.suppress(BaseException):
+            await pending
+        await events.aclose()
+
+
+async def get_response(request: Request) -> Response:
+    """A Response as it stands; `?stream=true` replays its events and follows it live (Last-Event-ID resumes)."""
+    host = _host(request)
+    row = await host.response(request.path_params["response_id"])
+    if request.query_params.get("stream") == "true":
+        last = request.headers.get("last-event-id", "")
+        return stream_response(follow(host, row, str(request.base_url)), int(last) if last.isdigit() else -1)
+    return JSONResponse(await snapshot(host, row, str(request.base_url)))
+
+
+async def cancel_response(request: Request) -> Response:
+    """Stop the task if it runs (answer within a second); a finished one is returned unchanged."""
+    host = _host(request)
+    row = await host.response(request.path_params["response_id"])
+    await host.cancel_task(row)
+    return JSONResponse(await snapshot(host, row, str(request.base_url)))
+
+
+async def delete_response(request: Request) -> Response:
+    """Forget a stored response; its task is not cancelled and stays in the session's history."""
+    host = _host(request)
+    response_id = request.path_params["response_id"]
+    await host.delete_response(response_id)
+    return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+
+
+async def input_items(request: Request) -> Response:
+    row = await _host(request).response(request.path_params["response_id"])
+    return JSONResponse({"object": "list", "data": row.input})
+
+
+routes = [
+    Route("/v1/responses", create_response, methods=["POST"]),
+    Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
+    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
+    Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
+]

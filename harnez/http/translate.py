@@ -1,0 +1,367 @@
+"""Stored Harnez events → UHP stream events and Response objects (pure; the one place that reads payloads).
+
+A UHP response is one Harnez task. `TaskStream` reads that task's stored events in order and says,
+for each, which UHP events it makes, while it assembles the `output` array; `response_object` dresses
+the result as a Response. The stream, a blocking request and a later `GET` all feed the same events
+through the same code, so they agree by construction — and `harnez events` tells the same story.
+
+    Harnez event            UHP
+    text-delta              message item (opened on the first delta) + output_text.delta
+    reasoning-delta         reasoning item + reasoning_summary_text.delta
+    tool-arguments-delta    function_call item + function_call_arguments.delta
+    tool-requested          function_call_arguments.done + output_item.done
+    tool-completed          function_call_output item (added, done)
+    turn-retried            the turn's items end `incomplete` and empty (Harnez discards them)
+    usage                   summed into `usage`
+    started                 `model` (the model that ran)
+    finished                the status: completed, failed, incomplete, cancelled
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+WRITING_TOOLS = frozenset({"write", "edit"})
+_URL = re.compile(r"https?://\S+")
+_PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+){2,}/?")
+
+
+class EventLike(Protocol):
+    """What is read of a stored event (harnez.events.StoredEvent)."""
+
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+    task: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFacts:
+    """What the Response says besides the events: ids, times, the request's model and budgets."""
+
+    id: str
+    created_at: float
+    session: str
+    harness: str
+    model: str | None
+    previous: str | None = None
+    store: bool = True
+    requested_model: str | None = None
+    fallback_reason: str | None = None
+    max_step: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Open:
+    index: int
+    kind: str
+    text: list[str] = field(default_factory=list)
+
+
+class TaskStream:
+    """One task's events in, UHP events out; `output`, `usage`, `model` and the end as they stand."""
+
+    def __init__(self, task_id: int) -> None:
+        self.task_id = task_id
+        self.output: list[dict[str, Any]] = []
+        self.usage: dict[str, int] | None = None
+        self.model: str | None = None
+        self.finished: dict[str, Any] | None = None
+        self.written: list[str] = []
+        """Paths the task wrote with the write and edit tools (relative or absolute, as the model gave them)."""
+        self._text: _Open | None = None
+        self._calls: dict[str, _Open] = {}
+        self._requested: dict[str, dict[str, Any]] = {}
+        self._turn: list[int] = []
+        self._call_failed = False
+
+    def feed(self, event: EventLike) -> list[dict[str, Any]]:
+        """The UHP events one stored event of this task makes (none for events of other tasks)."""
+        if event.task != self.task_id:
+            return []
+        handler = getattr(self, "_on_" + event.kind.replace("-", "_"), None)
+        return handler(event.seq, event.payload) if handler else []
+
+    def finish(self, annotations: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+        """Close what is open; `annotations` (artifact citations) go on the last message if it is open."""
+        out: list[dict[str, Any]] = []
+        if self._text is not None and self._text.kind == "message":
+            item = self.output[self._text.index]
+            part = item["content"][0]
+            for number, annotation in enumerate(annotations):
+                part["annotations"].append(annotation)
+                out.append({"type": "response.output_text.annotation.added", "item_id": item["id"],
+                            "output_index": self._text.index, "content_index": 0, "annotation_index": number,
+                            "annotation": annotation})
+        out += self._close_text()
+        for call in list(self._calls.values()):
+            out += self._close_call(call, "incomplete")
+        self._calls.clear()
+        return out
+
+    # lifecycle ---------------------------------------------------------------------------------
+
+    def _on_started(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        self.model = payload.get("model") or self.model
+        return []
+
+    def _on_turn_started(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        self._turn = []
+        return []
+
+    def _on_turn_completed(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        self._call_failed = payload.get("stop_reason") == "error"
+        return []
+
+    def _on_turn_retried(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """Harnez discards a retried call's deltas: its items end `incomplete`, their content emptied."""
+        for index in self._turn:
+            _void(self.output[index])
+        out = self._close_text(status="incomplete")
+        for call in list(self._calls.values()):
+            out += self._close_call(call, "incomplete")
+        self._calls.clear()
+        self._turn = []
+        return out
+
+    def _on_usage(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        usage = self.usage or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+        fields = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
+                  "cache_write_tokens": "cache_write"}
+        for name, key in fields.items():
+            if isinstance(payload.get(key), int):
+                usage[name] = usage.get(name, 0) + payload[key]
+        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+        self.usage = usage
+        return []
+
+    def _on_error(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"type": "error", "code": "harness_error", "message": scrub(str(payload.get("message", ""))),
+                 "param": None}]
+
+    def _on_finished(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        self.finished = dict(payload)
+        return []
+
+    # text --------------------------------------------------------------------------------------
+
+    def _on_text_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._delta("message", seq, str(payload.get("text", "")))
+
+    def _on_reasoning_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._delta("reasoning", seq, str(payload.get("text", "")))
+
+    def _delta(self, kind: str, seq: int, text: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self._text is None or self._text.kind != kind:
+            out += self._close_text()
+            out += self._open_text(kind, seq)
+        opened = self._text
+        assert opened is not None
+        opened.text.append(text)
+        item_id = self.output[opened.index]["id"]
+        if kind == "message":
+            self.output[opened.index]["content"][0]["text"] += text
+            out.append({"type": "response.output_text.delta", "item_id": item_id, "output_index": opened.index,
+                        "content_index": 0, "delta": text})
+        else:
+            self.output[opened.index]["summary"][0]["text"] += text
+            out.append({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                        "output_index": opened.index, "summary_index": 0, "delta": text})
+        return out
+
+    def _open_text(self, kind: str, seq: int) -> list[dict[str, Any]]:
+        if kind == "message":
+            item = {"id": f"msg_{self.task_id}_{seq}", "type": "message", "role": "assistant",
+                    "status": "in_progress", "content": []}
+            part = {"type": "output_text", "text": "", "annotations": []}
+            opened = self._add(item)
+            item["content"].append(copy.deepcopy(part))
+            return [opened, {"type": "response.content_part.added", "item_id": item["id"],
+                             "output_index": len(self.output) - 1, "content_index": 0, "part": part}]
+        item = {"id": f"rs_{self.task_id}_{seq}", "type": "reasoning", "status": "in_progress", "summary": []}
+        part = {"type": "summary_text", "text": ""}
+        opened = self._add(item)
+        item["summary"].append(copy.deepcopy(part))
+        return [opened, {"type": "response.reasoning_summary_part.added", "item_id": item["id"],
+                         "output_index": len(self.output) - 1, "summary_index": 0, "part": part}]
+
+    def _close_text(self, status: str = "completed") -> list[dict[str, Any]]:
+        opened, self._text = self._text, None
+        if opened is None:
+            return []
+        item = self.output[opened.index]
+        if item["status"] != "incomplete":
+            item["status"] = status
+        base = {"item_id": item["id"], "output_index": opened.index}
+        if item["type"] == "message":
+            part = item["content"][0]
+            closing = [{"type": "response.output_text.done", **base, "content_index": 0, "text": part["text"]},
+                       {"type": "response.content_part.done", **base, "content_index": 0, "part": copy.deepcopy(part)}]
+        else:
+            closing = [{"type": "response.reasoning_summary_part.done", **base, "summary_index": 0,
+                        "part": copy.deepcopy(item["summary"][0])}]
+        return closing + [self._done(opened.index)]
+
+    # tools -------------------------------------------------------------------------------------
+
+    def _on_tool_arguments_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        call_id = str(payload.get("call_id", ""))
+        out = self._close_text()
+        if call_id not in self._calls:
+            out.append(self._open_call(seq, call_id, payload.get("tool")))
+        call = self._calls[call_id]
+        delta = str(payload.get("delta", ""))
+        call.text.append(delta)
+        self.output[call.index]["arguments"] += delta
+        out.append({"type": "response.function_call_arguments.delta", "item_id": self.output[call.index]["id"],
+                    "output_index": call.index, "delta": delta})
+        return out
+
+    def _on_tool_requested(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        call_id = str(payload.get("call_id", ""))
+        self._requested[call_id] = payload
+        out = self._close_text()
+        if call_id not in self._calls:
+            out.append(self._open_call(seq, call_id, payload.get("name")))
+        call = self._calls.pop(call_id)
+        item = self.output[call.index]
+        item["name"] = str(payload.get("name") or item["name"])
+        if not call.text:
+            arguments = payload.get("arguments")
+            item["arguments"] = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+        out.append({"type": "response.function_call_arguments.done", "item_id": item["id"],
+                    "output_index": call.index, "arguments": item["arguments"]})
+        return out + self._close_call(call, "completed")
+
+    def _on_tool_completed(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        call_id = str(payload.get("call_id", ""))
+        requested = self._requested.get(call_id, {})
+        arguments = requested.get("arguments")
+        if requested.get("name") in WRITING_TOOLS and not payload.get("is_error") and isinstance(arguments, dict):
+            if isinstance(arguments.get("path"), str) and arguments["path"] not in self.written:
+                self.written.append(arguments["path"])
+        out = self._close_text()
+        item = {"id": f"fco_{self.task_id}_{seq}", "type": "function_call_output", "call_id": call_id,
+                "output": "", "status": "in_progress"}
+        out.append(self._add(item))
+        item["output"] = str(payload.get("content", ""))
+        item["status"] = "incomplete" if payload.get("cancelled") else "completed"
+        return out + [self._done(len(self.output) - 1)]
+
+    def _open_call(self, seq: int, call_id: str, name: Any) -> dict[str, Any]:
+        item = {"id": f"fc_{self.task_id}_{seq}", "type": "function_call", "call_id": call_id,
+                "name": str(name or ""), "arguments": "", "status": "in_progress"}
+        added = self._add(item)
+        self._calls[call_id] = _Open(len(self.output) - 1, "call")
+        return added
+
+    def _close_call(self, call: _Open, status: str) -> list[dict[str, Any]]:
+        item = self.output[call.index]
+        if item["status"] != "incomplete":
+            item["status"] = status
+        return [self._done(call.index)]
+
+    # items -------------------------------------------------------------------------------------
+
+    def _add(self, item: dict[str, Any]) -> dict[str, Any]:
+        self.output.append(item)
+        index = len(self.output) - 1
+        self._turn.append(index)
+        if item["type"] in ("message", "reasoning"):
+            self._text = _Open(index, item["type"])
+        return {"type": "response.output_item.added", "output_index": index, "item": copy.deepcopy(item)}
+
+    def _done(self, index: int) -> dict[str, Any]:
+        return {"type": "response.output_item.done", "output_index": index, "item": copy.deepcopy(self.output[index])}
+
+    # the end -----------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """The UHP status: in_progress until `finished`, then what the stop means."""
+        if self.finished is None:
+            return "in_progress"
+        stop = self.finished.get("stop")
+        return {"completed": "completed", "cancelled": "cancelled", "incomplete": "incomplete"}.get(stop, "failed")
+
+    def error(self) -> dict[str, Any] | None:
+        """The Response's `error`: non-null only when the task failed."""
+        if self.status != "failed" or self.finished is None:
+            return None
+        if self.finished.get("stop") == "interrupted":
+            message = "The server stopped before this task finished; continue the session to try again."
+        else:
+            message = scrub(str(self.finished.get("error") or "The task failed."))
+        code = "provider_error" if self._call_failed else "harness_error"
+        return {"type": "harness_error", "code": code, "message": message, "param": None, "detail": None}
+
+    def incomplete_details(self, max_step: int | None) -> dict[str, Any] | None:
+        if self.status != "incomplete" or self.finished is None:
+            return None
+        turns = self.finished.get("turns") or 0
+        reason = "max_step" if max_step and turns >= max_step else "timeout"
+        return {"reason": reason, "message": scrub(str(self.finished.get("error") or ""))}
+
+
+def response_object(facts: ResponseFacts, stream: TaskStream, *, status: str | None = None) -> dict[str, Any]:
+    """The Response for a task as it stands (`status` overrides, e.g. `in_progress` for `response.created`)."""
+    metadata = {**facts.metadata, "session_id": facts.session, "harness_id": facts.harness}
+    if facts.requested_model:
+        metadata.update(requested_model=facts.requested_model, model_fallback=True,
+                        model_fallback_reason=scrub(facts.fallback_reason or "the requested model is not available"))
+    current = status or stream.status
+    return {
+        "id": facts.id, "object": "response", "created_at": int(facts.created_at), "status": current,
+        "error": stream.error() if current == stream.status else None,
+        "incomplete_details": stream.incomplete_details(facts.max_step) if current == stream.status else None,
+        "previous_response_id": facts.previous, "model": stream.model or facts.model or "",
+        "output": copy.deepcopy(stream.output) if status is None else [], "store": facts.store,
+        "usage": copy.deepcopy(stream.usage), "metadata": metadata,
+    }
+
+
+def terminal_event(response: dict[str, Any]) -> dict[str, Any]:
+    """The one event that ends a stream; a cancelled task ends with `response.failed`, status `cancelled`."""
+    kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(response["status"],
+                                                                                         "response.failed")
+    return {"type": kind, "response": response}
+
+
+def output_text(output: list[dict[str, Any]]) -> str:
+    """The assistant text of an output array (completed message items only)."""
+    return "".join(part.get("text", "") for item in output if item.get("type") == "message"
+                   and item.get("status") != "incomplete" for part in item.get("content", ()))
+
+
+def input_text(items: list[Any]) -> str:
+    """The text of request input items (as stored for `input_items`)."""
+    texts = []
+    for item in items:
+        for part in item.get("content", ()) if isinstance(item, dict) else ():
+            if isinstance(part, dict) and part.get("type") == "input_text":
+                texts.append(str(part.get("text", "")))
+    return "\n\n".join(texts)
+
+
+def scrub(message: str) -> str:
+    """A message safe to show a client: addresses and file paths replaced by what they are."""
+    return _PATH.sub("<path>", _URL.sub("<address>", message))
+
+
+def _void(item: dict[str, Any]) -> None:
+    """A retried call's item: `incomplete`, with the discarded content gone."""
+    item["status"] = "incomplete"
+    if item["type"] == "message":
+        for part in item["content"]:
+            part["text"], part["annotations"] = "", []
+    elif item["type"] == "reasoning":
+        for part in item["summary"]:
+            part["text"] = ""
+    elif item["type"] == "function_call":
+        item["arguments"] = ""

@@ -1,0 +1,137 @@
+"""Workspace folders of HTTP sessions: one per session, what is placed in it, and what its tasks wrote."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harnez.server.harnesses import Refusal, Skill
+
+INPUTS_DIR = ".uhp-inputs"
+"""Where files sent as task input are placed in a workspace (the prompt names them with `@path`)."""
+SKILLS_DIR = Path(".harnez") / "skills"
+"""Where a harness's skill folders are written (Harnez reads the workspace's skills from there)."""
+HIDDEN = frozenset({".harnez", INPUTS_DIR, ".git"})
+"""Top-level folders that are never artifacts."""
+ARTIFACT_LIMIT = 1000
+"""The most artifacts one session lists."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceFile:
+    """A file in a workspace: its path relative to the workspace (with `/`), size and change time."""
+
+    path: str
+    bytes: int
+    modified: float
+
+
+def safe_name(filename: str) -> str:
+    """A file name fit for a path the agent can mention: no folders, no spaces, never empty or dotted."""
+    name = _UNSAFE.sub("_", Path(filename.replace("\\", "/")).name).strip("._") or "file"
+    return name[:120]
+
+
+class SessionFolders:
+    """The folders under `root` (the `--workspaces` directory) that HTTP sessions work in."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+
+    def new(self) -> Path:
+        """A fresh, empty folder for a new session."""
+        folder = self.root / uuid.uuid4().hex
+        folder.mkdir(parents=True)
+        return folder
+
+    def owns(self, workspace: str | Path) -> bool:
+        """Whether a workspace is one of this server's session folders (and so its own to delete)."""
+        path = Path(workspace).resolve()
+        return path.parent == self.root
+
+    def place_input(self, workspace: Path, file_id: str, filename: str, content: bytes) -> str:
+        """Write an input file into the workspace; the path to mention it by, relative to the workspace."""
+        relative = f"{INPUTS_DIR}/{file_id}/{safe_name(filename)}"
+        target = workspace / relative
+        unsafe = Refusal("harnez_workspace_unsafe", f"{INPUTS_DIR} in the session's workspace leads outside "
+                         "it (a link); remove it, then send the file again. Nothing was written.")
+        if not _inside(workspace, workspace / INPUTS_DIR):
+            raise unsafe
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not _inside(workspace, target.parent) or target.is_symlink():
+            raise unsafe
+        target.write_bytes(content)
+        return relative
+
+    def place_skills(self, workspace: Path, skills: Iterable[Skill]) -> None:
+        """Write each enabled skill folder whole; a disabled one is removed."""
+        for skill in skills:
+            folder = workspace / SKILLS_DIR / skill.name
+            if not _inside(workspace, folder.parent) or folder.is_symlink():
+                continue  # a link the agent made out of the workspace: never written through
+            if folder.exists():
+                shutil.rmtree(folder)
+            if not skill.enabled:
+                continue
+            for file in skill.files:
+                target = folder / file.path
+                if not _inside(folder, target):
+                    continue  # refused when the harness was saved; checked again here all the same
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(file.content)
+
+    def scan(self, workspace: Path) -> list[WorkspaceFile]:
+        """Every file in a session folder except the hidden ones, sorted by path (at most ARTIFACT_LIMIT)."""
+        found: list[WorkspaceFile] = []
+        for directory, folders, files in os.walk(workspace):
+            here = Path(directory)
+            if here == workspace:
+                folders[:] = [f for f in folders if f not in HIDDEN]
+            folders.sort()
+            for name in sorted(files):
+                path = here / name
+                if path.is_symlink() or not path.is_file():
+                    continue
+                stat = path.stat()
+                found.append(WorkspaceFile(path.relative_to(workspace).as_posix(), stat.st_size, stat.st_mtime))
+                if len(found) >= ARTIFACT_LIMIT:
+                    return found
+        return found
+
+    def existing(self, workspace: Path, paths: Iterable[str]) -> list[WorkspaceFile]:
+        """Those of `paths` (relative or absolute) that are files inside the workspace now."""
+        found: dict[str, WorkspaceFile] = {}
+        for raw in paths:
+            target = self.open(workspace, raw)
+            if target is not None:
+                relative = target.relative_to(workspace.resolve()).as_posix()
+                stat = target.stat()
+                found.setdefault(relative, WorkspaceFile(relative, stat.st_size, stat.st_mtime))
+        return sorted(found.values(), key=lambda f: f.path)
+
+    def open(self, workspace: Path, relative: str) -> Path | None:
+        """The file at `relative` when it is a regular file inside the workspace (symlinks resolved)."""
+        root = Path(workspace).resolve()
+        target = (root / relative).resolve()
+        if not _inside(root, target) or not target.is_file():
+            return None
+        return target
+
+    def remove(self, workspace: str | Path) -> None:
+        """Delete a session folder of this server (never a fixed workspace)."""
+        if self.owns(workspace):
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _inside(root: Path, target: Path) -> bool:
+    try:
+        target.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True

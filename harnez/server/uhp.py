@@ -1,0 +1,382 @@
+"""The engine side of `harnez serve`: UHP responses as Harnez tasks, HTTP sessions, files and shares.
+
+Every front-end-facing rule of the protocol that is not about HTTP lives here: which harness and
+model a task runs with, that a busy session refuses a second task, idempotency keys, where a
+session works, which files are its artifacts. `harnez.http` only parses, calls and renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harnez.errors import SessionNotFoundError
+from harnez.server.folders import SessionFolders, WorkspaceFile
+from harnez.server.harnesses import Harness, HarnessCatalog, Refusal
+from harnez.server.server import Server
+from harnez.store.sessions import SessionPage, SessionRecord
+from harnez.store.uhp import ResponseRow, UhpTables, UploadRow
+
+SESSION_PREFIX = "hsess"
+CONTAINER_PREFIX = "cntr_"
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+"""The largest file accepted as task input (upload or inline); larger ones are refused, never cut."""
+
+
+@dataclass(slots=True)
+class TaskRequest:
+    """What a `POST /v1/responses` asks for, already parsed."""
+
+    text: str
+    input_items: list[Any]
+    file_ids: list[str] = field(default_factory=list)
+    model: str | None = None
+    harness_id: str | None = None
+    previous_response_id: str | None = None
+    instructions: str | None = None
+    max_step: int | None = None
+    timeout: int | None = None
+    store: bool = True
+    metadata: dict[str, Any] = field(default_factory=dict)
+    idempotency_key: str | None = None
+
+
+def session_ref(session_id: str) -> str:
+    """The UHP id of a Harnez session."""
+    return SESSION_PREFIX + session_id
+
+
+def container_ref(session_id: str) -> str:
+    """The UHP container id of a session's files."""
+    return CONTAINER_PREFIX + session_id
+
+
+class HarnessHost:
+    """Runs UHP work on one `Server`: the harness catalogue, session folders and the `uhp_*` tables."""
+
+    def __init__(self, server: Server, workspaces: Path, fixed_workspace: Path | None = None) -> None:
+        self.server = server
+        self.tables = UhpTables(server.store.db)
+        self.folders = SessionFolders(workspaces)
+        server.host_workspaces(workspaces)
+        if fixed_workspace is not None:
+            server.host_workspaces(fixed_workspace)
+        self.harnesses = HarnessCatalog(self.tables, server.settings,
+                                        str(Path(fixed_workspace).resolve()) if fixed_workspace else None)
+        self._starting: dict[str, asyncio.Future[ResponseRow]] = {}
+        self._session_locks: dict[str, asyncio.Lock] = {}
+
+    async def open(self) -> HarnessHost:
+        """Make sure the default harness exists (and follows the settings)."""
+        await self.harnesses.ensure_default()
+        return self
+
+    # tasks -------------------------------------------------------------------------------------
+
+    async def start(self, request: TaskRequest) -> tuple[ResponseRow, bool]:
+        """Start a task as a new response; with a known idempotency key, the first request's response.
+
+        Returns (response, replayed). A repeated key never starts a second task: it gets the
+        response the first request created, even while that one is still starting.
+        """
+        key = request.idempotency_key
+        if key is None:
+            return await self._start(request, "resp_" + uuid.uuid4().hex), False
+        if key in self._starting:
+            return await asyncio.shield(self._starting[key]), True
+        response_id = "resp_" + uuid.uuid4().hex
+        claimed = await self.tables.claim_key(key, response_id)
+        if claimed != response_id:
+            return await self._known_response(claimed), True
+        pending: asyncio.Future[ResponseRow] = asyncio.get_running_loop().create_future()
+        self._starting[key] = pending
+        try:
+            row = await self._start(request, response_id)
+            pending.set_result(row)
+            return row, False
+        except BaseException as exc:
+            await asyncio.shield(self.tables.forget_key(key))
+            pending.set_exception(exc)
+            pending.exception()  # retrieved: a lone first request must not log "never retrieved"
+            raise
+        finally:
+            self._starting.pop(key, None)
+
+    async def _start(self, request: TaskRequest, response_id: str) -> ResponseRow:
+        session_id, harness, previous = await self._session_of(request)
+        if harness.workspace:  # a harness's fixed folder runs under the operator's settings too
+            self.server.host_workspaces(Path(harness.workspace))
+        current = None if previous is None else await self.server.session_model(session_id)
+        model, requested, reason = self._choose_model(request.model, current, harness)
+        uploads = [await self._upload_of(file_id) for file_id in request.file_ids]
+        options = harness.task_options(request.max_step, request.timeout, request.instructions)
+        if previous is None:
+            session_id = self._new_session(harness, model)
+            try:
+                start_seq, task_id = 0, await self._submit(session_id, harness, request, uploads, model, options)
+            except BaseException:
+                await asyncio.shield(self._discard(session_id))
+                raise
+        else:
+            async with self._session_locks.setdefault(session_id, asyncio.Lock()):
+                await self._check_idle(session_id)
+                start_seq = await self.server.last_seq(session_id)
+                task_id = await self._submit(session_id, harness, request, uploads, model, options)
+        record = await self.server.get_session(session_id)
+        row = ResponseRow(response_id, task_id, record.num, record.id, harness.id, previous, model,
+                          requested, reason, request.input_items, {"max_step": options["max_steps"],
+                                                                   "timeout": options["timeout"]},
+                          request.metadata, request.store, False, start_seq, time.time())
+        await self.tables.add_response(row, fixed_workspace=harness.workspace is not None)
+        return row
+
+    async def _submit(self, session_id: str, harness: Harness, request: TaskRequest,
+                      uploads: list[tuple[UploadRow, bytes]], model: str, options: dict[str, Any]) -> int:
+        """Place the inputs and skills, then start the task (shielded: a dropped request never halves it)."""
+        workspace = Path(await self._workspace(session_id))
+        prompt = await self._prepare(workspace, harness, request.text, uploads)
+        return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
+
+    async def _check_idle(self, session_id: str) -> None:
+        """Refuse a second task in a session; a task that has ended but is still closing is waited for."""
+        run = self.server.running(session_id)
+        if run is None:
+            return
+        task = await self.server.task(run.task_id)
+        if task is not None and task.state not in ("queued", "running"):
+            await self.server.wait(session_id)
+        if self.server.running(session_id) is not None:
+            raise Refusal("session_busy", "A task is already running in this session; wait until it ends, "
+                          "then send this one again.")
+
+    async def _discard(self, session_id: str) -> None:
+        """Forget a new session whose first task could not start (its draft and its folder)."""
+        workspace = await self._workspace(session_id)
+        with contextlib.suppress(SessionNotFoundError):
+            await self.server.delete_session(session_id)
+        await asyncio.to_thread(self.folders.remove, workspace)
+
+    async def _upload_of(self, file_id: str) -> tuple[UploadRow, bytes]:
+        found = await self.tables.upload(file_id)
+        if found is None:
+            raise Refusal("file_not_found", f"No file with id {file_id!r}.", param="input")
+        return found
+
+    async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:
+        """(session id, harness, previous response id): a continued session's, or a new one's harness."""
+        if request.previous_response_id is None:
+            return "", await self.harnesses.get(request.harness_id), None
+        previous = await self.tables.response(request.previous_response_id)
+        if previous is None or previous.deleted:
+            raise Refusal("response_not_found", f"No response with id {request.previous_response_id!r}.",
+                          param="previous_response_id")
+        if previous.session_num is None:
+            raise Refusal("session_expired", "The session of that response was deleted; start a new one.",
+                          param="previous_response_id")
+        if request.harness_id is not None and request.harness_id != previous.harness:
+            raise Refusal("harness_mismatch", "The session continues with the harness that started it, not "
+                          "the one named in metadata.harness_id.", param="metadata.harness_id")
+        return previous.session_id, await self.harnesses.get(previous.harness), previous.id
+
+    def _choose_model(self, asked: str | None, current: str | None,
+                      harness: Harness) -> tuple[str, str | None, str | None]:
+        """(model to run, requested model when substituted, why): the asked one, else the default."""
+        fallback = current or self.harnesses.default_model(harness)
+        fallback_problem = self.harnesses.availability(fallback)
+        if asked:
+            problem = self.harnesses.availability(asked)
+            if problem is None:
+                return asked, None, None
+            if fallback_problem is None:
+                return fallback, asked, f"model {asked!r} is not available for this harness: {problem}"
+            raise Refusal("model_unavailable", f"The model {asked!r} cannot run here: {problem}.", param="model")
+        if fallback_problem is not None:
+            raise Refusal("model_unavailable", f"No model can run this task: {fallback_problem}.", param="model")
+        return fallback, None, None  # type: ignore[return-value]
+
+    def _new_session(self, harness: Harness, model: str) -> str:
+        workspace = Path(harness.workspace) if harness.workspace else self.folders.new()
+        return self.server.create_session(workspace, model).id
+
+    async def _workspace(self, session_id: str) -> str:
+        draft = self.server.draft(session_id)
+        return draft.workspace if draft is not None else (await self.server.get_session(session_id)).workspace
+
+    async def _prepare(self, workspace: Path, harness: Harness, text: str,
+                       uploads: list[tuple[UploadRow, bytes]]) -> str:
+        """Place input files and skill folders in the workspace; the prompt that names the files."""
+        mentions = []
+        for upload, content in uploads:
+            mentions.append("@" + await asyncio.to_thread(self.folders.place_input, workspace, upload.id,
+                                                          upload.filename, content))
+        if harness.skills:
+            await asyncio.to_thread(self.folders.place_skills, workspace, harness.skills)
+        attached = "Attached files: " + " ".join(mentions) if mentions else ""
+        return "\n\n".join(part for part in (text.strip(), attached) if part)
+
+    async def _known_response(self, response_id: str) -> ResponseRow:
+        for _ in range(100):  # another process may still be writing the first request's row
+            row = await self.tables.response(response_id)
+            if row is not None:
+                return row
+            await asyncio.sleep(0.05)
+        raise Refusal("harnez_idempotency_pending", "A request with this Idempotency-Key is still starting "
+                      "elsewhere; retry in a moment.")
+
+    async def response(self, response_id: str) -> ResponseRow:
+        """A readable response; Refusal `response_not_found` for an unknown or deleted one, or one whose
+        session was deleted."""
+        row = await self.tables.response(response_id)
+        if row is None or row.deleted or row.session_num is None:
+            raise Refusal("response_not_found", f"No response with id {response_id!r}.")
+        return row
+
+    async def hide_unstored(self, row: ResponseRow) -> None:
+        """A finished `store: false` response is no longer kept for reading."""
+        if not row.stored:
+            await self.tables.delete_response(row.id)
+
+    async def delete_response(self, response_id: str) -> None:
+        """Delete a stored response (never cancels its task: the conversation keeps it)."""
+        await self.tables.delete_response((await self.response(response_id)).id)
+
+    async def settle(self, row: ResponseRow) -> None:
+        """Wait until the server has closed the task's bookkeeping (session status, chain) after `finished`,
+        so that a client continuing the session at once never finds it busy."""
+        if self.running_task(row.session_id) == row.task:
+            await self.server.wait(row.session_id)
+
+    def running_task(self, session_id: str) -> int | None:
+        run = self.server.running(session_id)
+        return run.task_id if run is not None else None
+
+    async def cancel_task(self, row: ResponseRow, wait: float = 1.0) -> None:
+        """Cancel a response's task if it is the one running; reply within `wait` seconds either way."""
+        if row.task is None or self.running_task(row.session_id) != row.task:
+            return
+        cancelling = asyncio.ensure_future(self.server.cancel(row.session_id))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(cancelling), wait)
+
+    async def cancel_all(self) -> None:
+        """Cancel every running task (the server is stopping); each ends `cancelled`, its output kept."""
+        await asyncio.gather(*(self.server.cancel(session_id) for session_id in self.server.chains.sessions()))
+
+    # sessions ----------------------------------------------------------------------------------
+
+    async def session(self, ref: str) -> SessionRecord:
+        """An HTTP session by UHP id (`hsess…`); Refusal `session_not_found` for any other."""
+        hex_id = ref.removeprefix(SESSION_PREFIX)
+        if not ref.startswith(SESSION_PREFIX) or len(hex_id) != 32:
+            raise Refusal("session_not_found", f"No session with id {ref!r}.")
+        try:
+            record = await self.server.get_session(hex_id)
+        except SessionNotFoundError:
+            raise Refusal("session_not_found", f"No session with id {ref!r}.") from None
+        if await self.tables.session_harness(record.num) is None:
+            raise Refusal("session_not_found", f"No session with id {ref!r}.")
+        return record
+
+    async def session_harness(self, record: SessionRecord) -> str:
+        found = await self.tables.session_harness(record.num)
+        return found[0] if found else ""
+
+    async def list_sessions(self, harness_id: str | None, cursor: str | None, limit: int) -> SessionPage:
+        try:
+            return await self.tables.session_page(harness_id, cursor, limit)
+        except ValueError:
+            raise Refusal("invalid_input", "The cursor is not one this server gave; pass next_cursor as "
+                          "received.", param="cursor") from None
+
+    async def session_responses(self, record: SessionRecord) -> list[ResponseRow]:
+        return [row for row in await self.tables.session_responses(record.num) if not row.deleted]
+
+    async def cancel_session(self, record: SessionRecord, wait: float = 1.0) -> None:
+        cancelling = asyncio.ensure_future(self.server.cancel(record.id))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(cancelling), wait)
+
+    async def delete_session(self, record: SessionRecord) -> None:
+        """Cancel its task, delete the session and its own workspace folder."""
+        await self.server.delete_session(record.id)
+        self._session_locks.pop(record.id, None)
+        await asyncio.to_thread(self.folders.remove, record.workspace)
+
+    # files -------------------------------------------------------------------------------------
+
+    async def upload(self, filename: str, media_type: str, content: bytes) -> UploadRow:
+        """Keep a file for use as task input; Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
+        if len(content) > MAX_UPLOAD_BYTES:
+            raise too_large()
+        row = UploadRow("file_" + uuid.uuid4().hex, filename or "file", media_type or "application/octet-stream",
+                        len(content), time.time())
+        await self.tables.add_upload(row, content)
+        return row
+
+    async def artifacts(self, record: SessionRecord, written: Iterable[str]) -> list[tuple[str, float, WorkspaceFile]]:
+        """(file id, first seen, file) of every artifact of a session.
+
+        A session folder of its own: every file in it. A fixed workspace: the files its tasks wrote
+        with the write and edit tools (`written`, read from its events).
+        """
+        workspace = Path(record.workspace)
+        fixed = (await self.tables.session_harness(record.num) or ("", True))[1]
+        files = await asyncio.to_thread(self.folders.existing if fixed else self.folders.scan, workspace,
+                                        *([list(written)] if fixed else []))
+        ids = await self.tables.artifact_ids(record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex)
+        return [(ids[f.path][0], ids[f.path][1], f) for f in files]
+
+    async def task_artifacts(self, record: SessionRecord, written: Iterable[str]) -> list[tuple[str, WorkspaceFile]]:
+        """(file id, file) of the files a task wrote with the write and edit tools that still exist."""
+        files = await asyncio.to_thread(self.folders.existing, Path(record.workspace), list(written))
+        ids = await self.tables.artifact_ids(record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex)
+        return [(ids[f.path][0], f) for f in files]
+
+    async def artifact(self, container: str, file_id: str) -> tuple[SessionRecord, Path]:
+        """The session and file of an artifact id; Refusal `file_not_found` unless both ids agree."""
+        found = await self.tables.artifact(file_id)
+        missing = Refusal("file_not_found", f"No file with id {file_id!r} in container {container!r}.")
+        if found is None:
+            raise missing
+        records = await self.server.store.sessions.by_nums([found[0]])
+        record = records.get(found[0])
+        if record is None or container != container_ref(record.id):
+            raise missing
+        path = await asyncio.to_thread(self.folders.open, Path(record.workspace), found[1])
+        if path is None:
+            raise missing
+        return record, path
+
+    # shares ------------------------------------------------------------------------------------
+
+    async def share(self, record: SessionRecord, create: bool) -> tuple[str, float]:
+        """The session's live share; with `create`, made when there is none."""
+        found = await self.tables.share(record.num)
+        if found is None and create:
+            await self.tables.add_share("shr_" + uuid.uuid4().hex, record.num)
+            found = await self.tables.share(record.num)
+        if found is None:
+            raise Refusal("harnez_share_not_found", "This session is not shared; POST to its share endpoint first.")
+        return found
+
+    async def revoke_share(self, record: SessionRecord) -> bool:
+        return await self.tables.revoke_share(record.num)
+
+    async def shared(self, share_id: str) -> SessionRecord:
+        """The session a live share shows; Refusal `harnez_share_not_found` once revoked."""
+        num = await self.tables.shared_session(share_id)
+        record = (await self.server.store.sessions.by_nums([num])).get(num) if num is not None else None
+        if record is None:
+            raise Refusal("harnez_share_not_found", f"No shared session {share_id!r}; it may have been revoked.")
+        return record
+
+
+def too_large() -> Refusal:
+    return Refusal("file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES} bytes, the most this server "
+                   "accepts.", detail={"max_bytes": MAX_UPLOAD_BYTES})

@@ -1,0 +1,110 @@
+"""`harnez serve`, Full class: harnesses created, updated and deleted; skills, MCP servers, disabled tools."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from tests.http.helpers import Served, answer, validate
+
+SKILL = {"name": "vault-manual", "enabled": True, "files": [
+    {"path": "SKILL.md", "content": "---\nname: vault-manual\ndescription: How to open the vault.\n---\n\nSee refs.\n"},
+    {"path": "references/codes.md", "content": "code 1234\n"},
+    {"path": "assets/logo.bin", "content_b64": "AAECAwQF/w=="}]}
+
+
+def _create(client: httpx.Client, **body) -> dict:
+    made = client.post("/v1/harnesses", json={"name": "Research", "base": "harnez", **body})
+    assert made.status_code == 200, made.text
+    validate(made.json(), "Harness")
+    return made.json()
+
+
+def test_a_harness_is_created_updated_and_deleted_without_its_history(served: Served, client: httpx.Client) -> None:
+    made = _create(client, default_model="chat/scripted-model", system_prompt="Answer in French.", max_step=5)
+    assert made["id"].startswith("chrn_") and made["defaultModel"] == "chat/scripted-model"
+    assert made["systemPrompt"] == "Answer in French." and made["maxStep"] == 5 and made["baseLabel"] == "Harnez"
+    served.model.add(answer("Bonjour."))
+    task = client.post("/v1/responses", json={"input": "hi", "metadata": {"harness_id": made["id"]}}).json()
+    assert task["metadata"]["harness_id"] == made["id"]
+    system = json.dumps(served.model.requests[-1].body["messages"][0])
+    assert "Answer in French." in system
+    renamed = client.put(f"/v1/harnesses/{made['id']}", json={"name": "Renamed", "base": "harnez"}).json()
+    assert renamed["name"] == "Renamed" and renamed["createdAt"] == made["createdAt"]
+    assert renamed["systemPrompt"] == "Answer in French."  # keys left out keep their values
+    moved = client.put(f"/v1/harnesses/{made['id']}", json={"base": "claude-code"})
+    assert moved.status_code == 400 and moved.json()["error"]["param"] == "base"
+    assert client.delete(f"/v1/harnesses/{made['id']}").json()["deleted"] is True
+    assert client.get(f"/v1/harnesses/{made['id']}").json()["error"]["code"] == "harness_not_found"
+    assert client.get(f"/v1/responses/{task['id']}").json()["status"] == "completed"
+    assert client.get(f"/v1/sessions/{task['metadata']['session_id']}").status_code == 200
+    orphan = client.post("/v1/responses", json={"input": "again", "previous_response_id": task["id"]})
+    assert orphan.status_code == 404 and orphan.json()["error"]["code"] == "harness_not_found"
+
+
+def test_an_unknown_base_is_refused_naming_the_supported_ones(client: httpx.Client) -> None:
+    refused = client.post("/v1/harnesses", json={"name": "x", "base": "definitely-not-a-real-harness"})
+    assert refused.status_code == 422
+    validate(refused.json(), "ErrorEnvelope")
+    assert refused.json()["error"]["code"] == "unsupported_base"
+    assert refused.json()["error"]["detail"]["supported"] == ["harnez"]
+
+
+def test_the_default_harness_cannot_be_changed_through_the_api(client: httpx.Client) -> None:
+    default = next(h for h in client.get("/v1/harnesses").json()["harnesses"] if h.get("harnez_default"))
+    assert client.put(f"/v1/harnesses/{default['id']}", json={"name": "mine"}).status_code == 403
+    assert client.delete(f"/v1/harnesses/{default['id']}").status_code == 403
+
+
+def test_a_skill_folder_round_trips_byte_for_byte_and_survives_a_rename(client: httpx.Client) -> None:
+    made = _create(client, skills=[SKILL])
+    files = client.get(f"/v1/harnesses/{made['id']}/skills/vault-manual/files").json()["files"]
+    assert sorted(f["path"] for f in files) == ["SKILL.md", "assets/logo.bin", "references/codes.md"]
+    assert next(f for f in files if f["path"] == "assets/logo.bin")["content_b64"] == "AAECAwQF/w=="
+    read = client.get(f"/v1/harnesses/{made['id']}").json()
+    client.put(f"/v1/harnesses/{made['id']}", json={"name": "renamed", "base": read["base"], "skills": read["skills"],
+                                                    "mcp_servers": read["mcpServers"],
+                                                    "disabled_tools": read["disabledTools"]})
+    client.put(f"/v1/harnesses/{made['id']}", json={"name": "renamed again"})
+    again = client.get(f"/v1/harnesses/{made['id']}/skills/vault-manual/files").json()["files"]
+    assert again == files
+
+
+def test_bad_skill_bundles_are_refused_at_configuration_time(client: httpx.Client) -> None:
+    bundles = [{"name": "no-manifest", "files": [{"path": "notes.md", "content": "x"}]},
+               {"name": "escape", "files": [{"path": "SKILL.md", "content": "x"}, {"path": "../x", "content": "x"}]},
+               {"name": "absolute", "files": [{"path": "SKILL.md", "content": "x"}, {"path": "/etc/x", "content": "x"}]},
+               {"name": "bad b64", "files": [{"path": "SKILL.md", "content_b64": "not base64!"}]}]
+    for bundle in bundles:
+        refused = client.post("/v1/harnesses", json={"name": "bad", "base": "harnez", "skills": [bundle]})
+        assert refused.status_code in (400, 422), bundle
+        assert refused.json()["error"]["code"] == "invalid_input"
+
+
+def test_mcp_servers_and_disabled_tools_persist_and_credentials_are_refused(client: httpx.Client) -> None:
+    mcp = [{"name": "vault", "url": "https://mcp.example.invalid/mcp", "transport": "http", "enabled": False,
+            "auth": "env:VAULT_TOKEN"}]
+    made = _create(client, mcp_servers=mcp, disabled_tools=["WebSearch", "shell"])
+    read = client.get(f"/v1/harnesses/{made['id']}").json()
+    validate(read["mcpServers"][0], "McpServer")
+    assert read["mcpServers"][0]["enabled"] is False and read["mcpServers"][0]["auth"] == "env:VAULT_TOKEN"
+    assert read["disabledTools"] == ["WebSearch", "shell"]
+    for entry in ({**mcp[0], "auth": "Bearer sk-live-123"}, {**mcp[0], "headers": {"Authorization": "x"}}):
+        refused = client.post("/v1/harnesses", json={"base": "harnez", "mcp_servers": [entry]})
+        assert refused.status_code == 400 and "sk-live" not in refused.text
+
+
+def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(served: Served, client: httpx.Client) -> None:
+    made = _create(client, skills=[SKILL], disabled_tools=["shell", "WebSearch"], max_step=1)
+    served.model.add({"reply": [{"tool_call": {"id": "c1", "name": "read",
+                                                "arguments": {"path": ".harnez/skills/vault-manual/references/codes.md"}}}]})
+    body = client.post("/v1/responses", json={"input": "open the vault", "metadata": {"harness_id": made["id"]}}).json()
+    assert served.model.requests, body
+    request = served.model.requests[-1].body
+    offered = [tool["function"]["name"] for tool in request["tools"]]
+    assert "shell" not in offered and "read" in offered
+    system = request["messages"][0]["content"]
+    assert "vault-manual" in system and "WebSearch" in system
+    assert body["status"] == "incomplete" and body["incomplete_details"]["reason"] == "max_step"
+    assert "code 1234" in body["output"][-1]["output"]  # the whole folder was there to read

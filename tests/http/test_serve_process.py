@@ -1,0 +1,87 @@
+"""`harnez serve` as a command: a fixed workspace, serving without a token on loopback, a taken port."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from harnez.testing.scripted_model import ScriptedModel
+from tests.http.conftest import HARNEZ, start_serve
+from tests.http.helpers import TOKEN, answer, sse_events, writes
+
+
+def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(tmp_path: Path,
+                                                                   scripted_model: ScriptedModel) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("# The team's repository\n")
+    served = start_serve(tmp_path / "serve", scripted_model, "--workspace", str(repo))
+    try:
+        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
+            scripted_model.add(*writes("notes/plan.md", "the plan\n"), answer("second"))
+            first = client.post("/v1/responses", json={"input": "write the plan"}).json()
+            second = client.post("/v1/responses", json={"input": "another session"}).json()
+            assert first["metadata"]["session_id"] != second["metadata"]["session_id"]
+            assert (repo / "notes" / "plan.md").read_text() == "the plan\n"
+            files = client.get(f"/v1/sessions/{first['metadata']['session_id']}/files").json()["files"]
+            assert [f["filename"] for f in files] == ["notes/plan.md"]  # what it wrote, not the whole repository
+            assert client.get(f"/v1/sessions/{second['metadata']['session_id']}/files").json()["files"] == []
+            assert client.delete(f"/v1/traces/{first['metadata']['session_id']}").status_code == 200
+        assert (repo / "README.md").exists() and (repo / "notes" / "plan.md").exists()
+    finally:
+        served.stop()
+
+
+def test_without_a_token_loopback_is_served_open_and_says_so(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    served = start_serve(tmp_path, scripted_model, token=None)
+    try:
+        scripted_model.add(answer("open"))
+        # As the README's curl sends it: no Content-Type header saying JSON.
+        done = httpx.post(f"{served.url}/v1/responses", content=b'{"input": "hello"}',
+                          headers={"Content-Type": "application/x-www-form-urlencoded"}, timeout=30)
+        assert done.status_code == 200 and done.json()["status"] == "completed"
+    finally:
+        stderr = served.stop()
+    assert "no token is set" in stderr and "Traceback" not in stderr
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        refused = subprocess.run([str(HARNEZ), "serve", "--port", str(port)], cwd=tmp_path, capture_output=True,
+                                 text=True, env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"}, timeout=30)
+    assert refused.returncode == 2 and f"Cannot listen on 127.0.0.1:{port}" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_sigterm_cancels_running_tasks_and_closes_cleanly(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    served = start_serve(tmp_path, scripted_model)
+    scripted_model.add({"reply": [{"text": ["kept ", "never"]}], "hold": "sigterm", "hold_after_chunks": 2})
+    try:
+        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
+            with client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response:
+                events = sse_events(response)
+                for event in events:
+                    if event["type"] == "response.output_text.delta":
+                        break
+                served.process.send_signal(signal.SIGTERM)
+                rest = list(events)  # the stream ends with its terminal event, not a cut connection
+                stderr = served.stop()
+    finally:
+        scripted_model.release("sigterm")
+        served.stop()
+    assert rest[-1]["type"] == "response.failed" and rest[-1]["response"]["status"] == "cancelled"
+    assert "kept" in json.dumps(rest[-1]["response"]["output"])
+    assert served.process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    with sqlite3.connect(served.database) as db:
+        states = [row[0] for row in db.execute("SELECT state FROM tasks")]
+    assert states == ["cancelled"]

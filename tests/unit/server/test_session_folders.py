@@ -1,0 +1,71 @@
+"""Session folders of `harnez serve`: inputs and skills are written inside the workspace only, and
+artifacts are the workspace's own regular files — links the agent made never lead out of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harnez.server.folders import SessionFolders, safe_name
+from harnez.server.harnesses import Refusal, Skill, SkillFile
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> SessionFolders:
+    return SessionFolders(tmp_path / "workspaces")
+
+
+def test_inputs_are_placed_under_a_safe_name_inside_the_workspace(folders: SessionFolders) -> None:
+    workspace = folders.new()
+    relative = folders.place_input(workspace, "file_1", "../../etc/my report.md", b"hello")
+    assert relative == ".uhp-inputs/file_1/my_report.md" and (workspace / relative).read_bytes() == b"hello"
+    assert safe_name("..") == "file" and safe_name("a b\\c.txt") == "c.txt"
+
+
+def test_an_inputs_folder_linked_out_of_the_workspace_is_refused(folders: SessionFolders, tmp_path: Path) -> None:
+    workspace, outside = folders.new(), tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, workspace / ".uhp-inputs")
+    with pytest.raises(Refusal):
+        folders.place_input(workspace, "file_1", "a.txt", b"x")
+    assert list(outside.iterdir()) == []
+
+
+def test_skills_are_written_whole_and_never_through_a_link(folders: SessionFolders, tmp_path: Path) -> None:
+    workspace, outside = folders.new(), tmp_path / "outside"
+    outside.mkdir()
+    skill = Skill("vault", True, (SkillFile("SKILL.md", b"---\nname: vault\n---\n"), SkillFile("refs/a.md", b"a")))
+    folders.place_skills(workspace, [skill])
+    assert (workspace / ".harnez/skills/vault/refs/a.md").read_bytes() == b"a"
+    folders.place_skills(workspace, [Skill("vault", False, skill.files)])
+    assert not (workspace / ".harnez/skills/vault").exists()
+    os.symlink(outside, workspace / ".harnez/skills/vault")
+    folders.place_skills(workspace, [skill])
+    assert list(outside.iterdir()) == []
+
+
+def test_artifacts_are_the_workspaces_own_files_only(folders: SessionFolders, tmp_path: Path) -> None:
+    workspace, secret = folders.new(), tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "report.md").write_text("report")
+    (workspace / ".harnez").mkdir()
+    (workspace / ".harnez" / "settings.json").write_text("{}")
+    os.symlink(secret, workspace / "leak.txt")
+    os.symlink(tmp_path, workspace / "up")
+    assert [f.path for f in folders.scan(workspace)] == ["docs/report.md"]
+    assert folders.open(workspace, "docs/report.md") is not None
+    for probe in ("leak.txt", "up/secret.txt", "../secret.txt", "/etc/passwd", "docs"):
+        assert folders.open(workspace, probe) is None, probe
+    assert [f.path for f in folders.existing(workspace, ["docs/report.md", "leak.txt", str(secret)])] == [
+        "docs/report.md"]
+
+
+def test_only_session_folders_are_removed(folders: SessionFolders, tmp_path: Path) -> None:
+    workspace, fixed = folders.new(), tmp_path / "repo"
+    fixed.mkdir()
+    folders.remove(fixed)
+    folders.remove(workspace)
+    assert fixed.exists() and not workspace.exists()
