@@ -1,6 +1,7 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
     HarnezError
+    ├── UsageError             a command-line option or input is unusable (CLI exit code 2)
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
@@ -26,6 +27,12 @@ class HarnezError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class UsageError(HarnezError):
+    """A command was given an option or input it cannot use (a blank prompt, a bad number)."""
+
+    exit_code = 2
 
 
 class SettingsError(HarnezError):

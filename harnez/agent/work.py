@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -18,7 +19,7 @@ from harnez.agent.context import History
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.turns import Emit, StreamFn, TaskAccounting
-from harnez.errors import HarnezError
+from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
@@ -55,11 +56,13 @@ class TaskOptions:
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode."""
-        max_steps = options.get("max_steps") or DEFAULT_MAX_STEPS
-        if not isinstance(max_steps, int) or max_steps < 1:
+        max_steps = options.get("max_steps")
+        max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise HarnezError(f"max_steps must be a whole number of at least 1, not {max_steps!r}.")
         timeout = options.get("timeout")
-        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not math.isfinite(timeout) or timeout <= 0):
             raise HarnezError(f"timeout must be a number of seconds above 0, not {timeout!r}.")
         mode = options.get("mode")
         if mode is not None and mode not in MODES:
@@ -88,7 +91,7 @@ class AgentWork:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
         ref = model or self.settings.model
         if not ref:
-            raise HarnezError("No model is configured: choose one with /model in the app, pass --model "
+            raise ModelConfigError("No model is configured: choose one with /model in the app, pass --model "
                               "<provider>/<model>, or set `model` in settings.json.")
         return resolve_ref(self.settings, parse_model_ref(ref))
 
