@@ -52,6 +52,7 @@ WARNING_CODES: dict[str, str] = {
     "title-failed": "Automatic naming failed; the fallback title stays.",
     "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
+    "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
 }
 
 

@@ -19,6 +19,7 @@ from harnez.agent.context import History
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.turns import Emit, StreamFn, TaskAccounting
+from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
@@ -111,15 +112,19 @@ class AgentWork:
             return LoopOutcome("failed", 0, exc.message)
         registry, withheld = self.registry()
         workspace = Path(run.session.workspace)
-        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
-        if not options.compact:
-            if run.session.id not in self._grants:
-                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
-            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
-            await history.add(UserMessage(await attach_files(run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
         specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
+        if not options.compact:
+            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
+            prompt = await attach_files(run.prompt, workspace)
+            refusal = prompt_refusal(model, prompt, prompt_room(model, system, _schema_tokens(specs)))
+            if refusal is not None:
+                return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
+            if run.session.id not in self._grants:
+                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
+            await history.add(UserMessage(prompt))
         wire = open_wire(model.endpoint, self.settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.
