@@ -54,6 +54,17 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return unsafe.sub(_escape, text) if unsafe.search(text) else text
 
 
+def printable_data(value: Any) -> Any:
+    """`printable` applied to every string inside JSON-like data (an event's payload, for display)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: printable_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(printable_data(item) for item in value)
+    return value
+
+
 def json_line(value: Any) -> str:
     """One line of compact JSON, non-ASCII text kept readable and nothing a terminal acts on left raw."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
