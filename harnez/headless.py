@@ -76,9 +76,8 @@ def check_before_opening(opts: RunOptions) -> None:
         wanted = "No saved session" if opts.resume == "latest" else f"No session {opts.resume!r}"
         raise SessionNotFoundError(f"{wanted} in {opts.workspace}: there is no database at {opts.database}. "
                                    "Start one without --resume.")
-    model = opts.model or (None if opts.resuming else opts.settings.model)
-    if model is not None or not opts.resuming:
-        AgentWork(opts.settings).resolve(model)
+    if opts.model or not opts.resuming:
+        AgentWork(opts.settings).resolve(opts.model)  # --model, else the settings' default
 
 
 @contextlib.asynccontextmanager

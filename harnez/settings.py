@@ -8,7 +8,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,8 +175,8 @@ def _check_provider_name(name: str) -> str:
 ProviderName = Annotated[str, AfterValidator(_check_provider_name)]
 
 
-def _refuse_flag_for(kind: str):  # -> a before-validator
-    """JSON's true and false are not numbers here, though Python counts them as 1 and 0."""
+def _refuse_flag_for(kind: str) -> Callable[[Any], Any]:
+    """A before-validator: JSON's true and false are not numbers here, though Python counts them as 1 and 0."""
 
     def check(value: Any) -> Any:
         if isinstance(value, bool):

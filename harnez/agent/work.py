@@ -93,7 +93,7 @@ class AgentWork:
         ref = model or self.settings.model
         if not ref:
             raise ModelConfigError("No model is configured: choose one with /model in the app, pass --model "
-                              "<provider>/<model>, or set `model` in settings.json.")
+                                   "<provider>/<model>, or set `model` in settings.json.")
         return resolve_ref(self.settings, parse_model_ref(ref))
 
     def registry(self) -> tuple[ToolRegistry, list[str]]:
