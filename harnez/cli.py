@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -12,8 +12,31 @@ from datetime import datetime
 from pathlib import Path
 
 from harnez.errors import HarnezError, SessionNotFoundError, UsageError
+from harnez.text import json_line, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_CANCELLED = 0, 1, 2, 3, 130
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a step budget, a page size)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list saved sessions, newest first")
     sessions.add_argument("--all", action="store_true", help="every workspace, not only this one")
     sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
-    sessions.add_argument("--limit", type=int, default=50, metavar="N")
+    sessions.add_argument("--limit", type=_at_least_one, default=50, metavar="N")
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
     show = shown.add_parser("show", help="print a session's transcript")
@@ -45,8 +68,10 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--session-dir", type=Path, metavar="DIR",
                          help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
         sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
-        sub.add_argument("--max-steps", type=int, metavar="N", help="stop (incomplete, exit 3) after N model turns")
-        sub.add_argument("--timeout", type=float, metavar="SECONDS", help="stop (incomplete, exit 3) after this long")
+        sub.add_argument("--max-steps", type=_at_least_one, metavar="N",
+                         help="stop (incomplete, exit 3) after N model turns")
+        sub.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                         help="stop (incomplete, exit 3) after this long")
         sub.add_argument("--approve", choices=("deny", "allow"), default="deny",
                          help="answer for tools that need approval (default deny; the model sees the refusal)")
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
@@ -103,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnezError as exc:
         from harnez.redaction import redact
 
-        print(f"harnez: {redact(exc.message)}", file=sys.stderr)
+        print(f"harnez: {printable(redact(exc.message))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_CANCELLED
@@ -170,11 +195,12 @@ async def _list_sessions(server, workspace: Path, args: argparse.Namespace) -> i
     for record in page.sessions:
         if args.json:
             snippet = page.snippets.get(record.id)
-            print(json.dumps({**record.to_json(), **({"snippet": snippet} if snippet else {})}, ensure_ascii=False))
+            print(json_line({**record.to_json(), **({"snippet": snippet} if snippet else {})}))
         else:
             created = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
             origin = f"[{record.origin}] " if record.origin else ""
-            print(f"{record.id[:12]}  {created}  {record.status:<11}  {origin}{record.display_title}  ({record.workspace})")
+            line = f"{record.id[:12]}  {created}  {record.status:<11}  {origin}{record.display_title}  ({record.workspace})"
+            print(printable(line, one_line=True))
     if not page.sessions and not args.json:
         where = "any workspace" if args.all else str(workspace)
         print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {where}.", file=sys.stderr)
@@ -190,13 +216,15 @@ async def _show_session(server, args: argparse.Namespace) -> int:
         return EXIT_OK
     from harnez.transcript import render_plain
 
-    print(f"# {record.display_title}\n{record.workspace} · {record.id} · {record.status}")
+    print(printable(f"# {record.display_title}", one_line=True))
+    print(printable(f"{record.workspace} · {record.id} · {record.status}", one_line=True))
     origin = await server.session_origin(record.id)
     if origin:
         agent = f" (sub-agent {origin['agent_id']})" if origin["agent_id"] else ""
-        print(f"imported from {origin['harness']} session {origin['original_id']}{agent} · {origin['source']}")
+        print(printable(f"imported from {origin['harness']} session {origin['original_id']}{agent} · "
+                        f"{origin['source']}", one_line=True))
     print()
-    sys.stdout.write(render_plain(events))
+    sys.stdout.write(printable(render_plain(events)))
     return EXIT_OK
 
 
@@ -230,7 +258,7 @@ async def _import(args: argparse.Namespace) -> int:
         progress.done()
     finally:
         await server.close()
-    print(json.dumps(report.to_json()) if args.json else import_report_text(report))
+    print(json_line(report.to_json()) if args.json else printable(import_report_text(report)))
     return EXIT_OK
 
 
@@ -276,9 +304,19 @@ def _headless(args: argparse.Namespace) -> int:
                                max_steps=args.max_steps, timeout=args.timeout, approve=args.approve,
                                json=args.json)
     if args.command == "chat":
-        return asyncio.run(headless.chat(opts, sys.stdin.readline))
-    prompt = args.input if args.input is not None else ("" if sys.stdin.isatty() else sys.stdin.read())
+        return asyncio.run(headless.chat(opts, _stdin_line))
+    prompt = args.input if args.input is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
+
+
+def _stdin_text() -> str:
+    """All of stdin as UTF-8, whatever the locale; bytes that are not UTF-8 become U+FFFD."""
+    return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+
+
+def _stdin_line() -> str:
+    """One line of stdin ("" at its end), decoded like `_stdin_text`."""
+    return sys.stdin.buffer.readline().decode("utf-8", errors="replace")
 
 
 def _tui(args: argparse.Namespace) -> int:

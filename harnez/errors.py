@@ -1,6 +1,7 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
     HarnezError
+    ├── UsageError             a command-line option or input is unusable (CLI exit code 2)
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
     ├── UsageError             a command-line request that cannot be served as given (CLI exit code 2)
     ├── StoreError
@@ -32,6 +33,12 @@ class HarnezError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class UsageError(HarnezError):
+    """A command was given an option or input it cannot use (a blank prompt, a bad number)."""
+
+    exit_code = 2
 
 
 class SettingsError(HarnezError):

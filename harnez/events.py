@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from harnez.text import json_line
 
 KINDS: dict[str, str] = {
     # conversation
@@ -51,6 +52,7 @@ WARNING_CODES: dict[str, str] = {
     "title-failed": "Automatic naming failed; the fallback title stays.",
     "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
+    "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
 }
 
 
@@ -86,8 +88,8 @@ class StoredEvent:
                 "time": round(self.time, 6), **self.payload}
 
     def dumps(self) -> str:
-        """One line of JSON."""
-        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+        """One line of JSON, safe to print (`harnez.text.json_line`)."""
+        return json_line(self.to_json())
 
 
 def warning(code: str, message: str, task: int | None = None, **extra: Any) -> Event:

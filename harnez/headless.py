@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from harnez.errors import HarnezError
+from harnez.errors import SessionNotFoundError, UsageError
 from harnez.events import StoredEvent
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
+from harnez.text import printable
 
 QUIET_CODES = frozenset({"unpriced-model"})
 """Warnings the text output leaves to --json: they would repeat on every run of a local model."""
@@ -49,17 +50,41 @@ class RunOptions:
             parse_model_ref(self.model)  # a bad reference is a usage error before anything opens
         self.task_options = {"max_steps": self.max_steps, "timeout": self.timeout, "approve": self.approve}
 
+    @property
+    def resuming(self) -> bool:
+        """Whether the run continues a saved session (`--resume`, and not `--no-session`)."""
+        return self.resume is not None and not self.no_session
+
+    @property
+    def database(self) -> Path:
+        """The database a saved run uses: `--session-dir`, else the settings' or the workspace's."""
+        if self.session_dir is not None:
+            return self.session_dir / "harnez.sqlite"
+        return self.settings.database_file(self.workspace, os.environ)
+
+
+def check_before_opening(opts: RunOptions) -> None:
+    """Refuse what cannot run before any database is opened or created (each a CLI exit 2).
+
+    A session to resume needs a database; the model a new session (or `--model`) names needs a
+    configured provider and its key variable. A resumed session's own model is known only once
+    its database is open, so it is checked when the task starts.
+    """
+    from harnez.agent.work import AgentWork
+
+    if opts.resuming and not opts.database.exists():
+        wanted = "No saved session" if opts.resume == "latest" else f"No session {opts.resume!r}"
+        raise SessionNotFoundError(f"{wanted} in {opts.workspace}: there is no database at {opts.database}. "
+                                   "Start one without --resume.")
+    if opts.model or not opts.resuming:
+        AgentWork(opts.settings).resolve(opts.model)  # --model, else the settings' default
+
 
 @contextlib.asynccontextmanager
 async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     """The server for a headless run; with --no-session, over a throw-away database."""
     scratch = Path(tempfile.mkdtemp(prefix="harnez-no-session-")) if opts.no_session else None
-    if scratch is not None:
-        database = scratch / "harnez.sqlite"
-    elif opts.session_dir is not None:
-        database = opts.session_dir / "harnez.sqlite"
-    else:
-        database = opts.settings.database_file(opts.workspace, os.environ)
+    database = opts.database if scratch is None else scratch / "harnez.sqlite"
     from harnez.agent.work import AgentWork
     from harnez.titles.model import make_model_titler
 
@@ -79,7 +104,7 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
 
 async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
     """(session id, the cursor to print after) — a new session, the newest, or one by id."""
-    if opts.resume is None or opts.no_session:
+    if not opts.resuming:
         return server.create_session(opts.workspace, opts.model or opts.settings.model).id, 0
     record = (await server.newest_session(opts.workspace) if opts.resume == "latest"
               else await server.get_session(opts.resume))
@@ -87,7 +112,11 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
 
 
 class TaskPrinter:
-    """Prints one task's events: JSON Lines, or the answer's text as it streams."""
+    """Prints one task's events: JSON Lines, or the answer's text as it streams.
+
+    Everything printed is made safe for a terminal first (`harnez.text`): a model, a tool or a
+    provider's message cannot retitle, clear or reorder the screen.
+    """
 
     def __init__(self, out: TextIO, as_json: bool) -> None:
         self.out = out
@@ -99,27 +128,33 @@ class TaskPrinter:
         if self.as_json:
             self.out.write(event.dumps() + "\n")
             self.out.flush()
+            if event.kind == "finished" and event.payload.get("error"):
+                self._say(f"task {event.payload.get('stop')}: {event.payload['error']}")
             return
         if event.kind == "text-delta":
-            self.out.write(event.payload.get("text", ""))
+            self.out.write(printable(event.payload.get("text", "")))
             self.out.flush()
             self._printed_in_turn = True
         elif event.kind == "turn-retried":
             void = "; the partial answer above is void" if self._printed_in_turn else ""
-            print(f"{chr(10) if self._printed_in_turn else ''}harnez: retrying (attempt {event.payload.get('attempt')}): {event.payload.get('reason')}{void}",
-                  file=sys.stderr)
+            self._say(f"retrying (attempt {event.payload.get('attempt')}): {event.payload.get('reason')}{void}",
+                      new_line=self._printed_in_turn)
             self._printed_in_turn = False
         elif event.kind in ("turn-completed", "turn-started"):
             if event.kind == "turn-completed" and self._printed_in_turn:
                 self.out.write("\n")
             self._printed_in_turn = False
         elif event.kind == "error" or (event.kind == "warning" and event.payload.get("code") not in QUIET_CODES):
-            print(f"harnez: {event.kind}: {event.payload.get('message')}", file=sys.stderr)
+            self._say(f"{event.kind}: {event.payload.get('message')}")
         elif event.kind == "approval-required":
-            print(f"harnez: {event.payload.get('tool')} needs approval; this run answers "
-                  f"per --approve", file=sys.stderr)
+            self._say(f"{event.payload.get('tool')} needs approval; this run answers per --approve")
         elif event.kind == "finished" and event.payload.get("error"):
-            print(f"harnez: task {event.payload['stop']}: {event.payload['error']}", file=sys.stderr)
+            self._say(f"task {event.payload['stop']}: {event.payload['error']}")
+
+    def _say(self, text: str, *, new_line: bool = False) -> None:
+        """A notice on stderr, `harnez: …` (after a line break when streamed text left a line open)."""
+        start = "\n" if new_line else ""
+        print(f"{start}harnez: {printable(text)}", file=sys.stderr, flush=True)
 
 
 async def run_task(server: Server, session_id: str, after: int, prompt: str, opts: RunOptions,
@@ -175,7 +210,8 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
     """`harnez run`: one task; the exit code follows its stop."""
     if not prompt.strip():
-        raise HarnezError("Nothing to run: pass --input TEXT or pipe the prompt on stdin.")
+        raise UsageError("Nothing to run: pass --input TEXT or pipe the prompt on stdin.")
+    check_before_opening(opts)
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)
         stop = await run_task(server, session_id, after, prompt, opts, TaskPrinter(out, opts.json))
@@ -184,6 +220,7 @@ async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
 
 async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.stdout) -> int:
     """`harnez chat`: each stdin line is a follow-up in one session; `exit` or EOF ends."""
+    check_before_opening(opts)
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)
         printer = TaskPrinter(out, opts.json)

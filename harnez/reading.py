@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harnez.errors import SessionFormatError
+from harnez.text import json_line, printable
 from harnez.importers import Readers, SourceRef, check_harness
 from harnez.importers.importer import ImportReport
 from harnez.importers.normalized import (
@@ -58,7 +59,7 @@ def read_command(request: ReadRequest, out: TextIO = sys.stdout, err: TextIO = s
             except (OSError, SessionFormatError, ValueError, TypeError, KeyError, AttributeError) as exc:
                 if single or request.strict:
                     raise SessionFormatError(f"Cannot read {ref.label}: {exc}") from exc
-                print(f"harnez: skipped {ref.label}: {exc}", file=err)
+                print(printable(f"harnez: skipped {ref.label}: {exc}", one_line=True), file=err)
                 continue
             for item in items:
                 if _wanted(item.info.session_id, item.info.agent_id, request.session):
@@ -84,13 +85,14 @@ def _wanted(session_id: str | None, agent_id: str | None, wanted: str | None) ->
 
 
 def _print(item: Summary | Session, request: ReadRequest, out: TextIO) -> None:
+    """One session: a JSON line, or its summary (and transcript) made safe for a terminal."""
     if request.json:
-        out.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+        out.write(json_line(item.to_json()) + "\n")
     elif isinstance(item, Summary):
-        out.write(summary_text(item.to_json()) + "\n")
+        out.write(printable(summary_text(item.to_json())) + "\n")
     else:
-        out.write(summary_text(item.summary().to_json()) + "\n")
-        out.writelines(transcript_lines(item.entries))
+        out.write(printable(summary_text(item.summary().to_json())) + "\n")
+        out.writelines(printable(line) for line in transcript_lines(item.entries))
         out.write("\n")
 
 

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +17,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import pydantic_settings
 from pydantic import (
     AfterValidator,
+    AllowInfNan,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -52,6 +54,9 @@ _PROVIDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _SECRET_PARENTS = frozenset({"api_key_env", "headers"})
 """Keys whose values are never echoed in a message (a key may have been pasted there)."""
+MAX_NESTING = 16
+"""Objects and lists nested deeper than this are refused before parsing (the deepest setting has 4)."""
+_NESTING_TOKEN = re.compile(r'[][{}"\\]')
 
 
 # ----------------------------------------------------------------------------- model references
@@ -178,6 +183,33 @@ def _check_provider_name(name: str) -> str:
 ProviderName = Annotated[str, AfterValidator(_check_provider_name)]
 
 
+def _refuse_flag_for(kind: str) -> Callable[[Any], Any]:
+    """A before-validator: JSON's true and false are not numbers here, though Python counts them as 1 and 0."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise PydanticCustomError("harnez", "expected {kind}, got {got}",
+                                      {"kind": kind, "got": json.dumps(value)})
+        return value
+
+    return check
+
+
+def _refuse_number_for_flag(value: Any) -> Any:
+    """1 and 0 are not true and false here (a number in a flag is a mistake, not a choice)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise PydanticCustomError("harnez", "expected true or false, got {got}", {"got": json.dumps(value)})
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_refuse_flag_for("a whole number"))]
+"""A count or a size: a JSON integer (or its text, from a variable); never true or false."""
+Number = Annotated[float, AllowInfNan(False), BeforeValidator(_refuse_flag_for("a number"))]
+"""Seconds or a price: finite; never true or false, Infinity or NaN."""
+Flag = Annotated[bool, BeforeValidator(_refuse_number_for_flag)]
+"""true or false (or their text, from a variable); never a number."""
+
+
 def _as_custom_error(exc: SettingsError) -> PydanticCustomError:
     return PydanticCustomError("harnez", "{reason}", {"reason": _embedded(exc.message)})
 
@@ -196,7 +228,7 @@ class _Section(BaseModel):
 
 
 class TitleSettings(_Section):
-    generated: bool = True
+    generated: Flag = True
     """Whether the first normal prompt names the session automatically."""
     source: str = KEYWORDS_SOURCE_TEXT
     """`keywords/yake` or `model/<provider>/<model>[:<thinking>]`; an invalid one is a warning, not an error."""
@@ -239,32 +271,39 @@ class ProviderSettings(_Section):
         return value
 
 
+MAX_TOKENS = 100_000_000
+"""The largest context window or output cap accepted (no model comes near it)."""
+MAX_PRICE = 1_000_000.0
+"""The largest price per million tokens accepted, in US dollars."""
+HOUR, DAY = 3600.0, 86400.0
+
+
 class ModelInfo(_Section):
     """Catalogue overrides for one model (context window, output cap, thinking support)."""
 
-    context_window: int | None = Field(default=None, gt=0)
-    max_output: int | None = Field(default=None, gt=0)
-    thinking: bool | None = None
+    context_window: WholeNumber | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    max_output: WholeNumber | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    thinking: Flag | None = None
 
 
 class Rate(_Section):
     """Prices in US dollars per million tokens."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
+    input: Number = Field(ge=0, le=MAX_PRICE)
+    output: Number = Field(ge=0, le=MAX_PRICE)
+    cache_read: Number | None = Field(default=None, ge=0, le=MAX_PRICE)
+    cache_write: Number | None = Field(default=None, ge=0, le=MAX_PRICE)
 
 
 class RetrySettings(_Section):
-    max_attempts: int = Field(default=4, ge=1, le=20)
-    base_delay: float = Field(default=0.5, ge=0)
-    max_delay: float = Field(default=30.0, ge=0)
-    request_timeout: float = Field(default=600.0, gt=0)
+    max_attempts: WholeNumber = Field(default=4, ge=1, le=20)
+    base_delay: Number = Field(default=0.5, ge=0, le=HOUR)
+    max_delay: Number = Field(default=30.0, ge=0, le=HOUR)
+    request_timeout: Number = Field(default=600.0, gt=0, le=DAY)
     """Seconds one whole model request may take, connecting and streaming included."""
-    read_timeout: float = Field(default=300.0, gt=0)
+    read_timeout: Number = Field(default=300.0, gt=0, le=DAY)
     """Seconds the provider may stay silent mid-request (a model thinking before it streams)."""
-    connect_timeout: float = Field(default=10.0, gt=0)
+    connect_timeout: Number = Field(default=10.0, gt=0, le=HOUR)
 
 
 class ShellRules(_Section):
@@ -458,6 +497,7 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     ]
     merged, provenance = _merge_layers(layers)
     _record_env_provenance(provenance, env)
+    _check_env_nesting(env)
     settings = _validate(merged, provenance, env)
     settings = _resolve_database_path(settings, provenance, workspace)
     SECRETS.learn_all([*COMMON_KEY_VARIABLES, *settings.credential_variables], env)
@@ -480,6 +520,10 @@ def _read_settings_file(path: Path, which: str) -> dict[str, Any]:
         raise SettingsError(f"{label} cannot be read ({reason}); fix its permissions or encoding (UTF-8).") from None
     if not text.strip():
         return {}
+    deep = _too_deep(text)
+    if deep is not None:
+        raise SettingsError(f"{label} nests objects and lists more than {MAX_NESTING} levels deep ({deep}); "
+                            "no setting needs more than 4. Check its brackets.")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -492,6 +536,46 @@ def _read_settings_file(path: Path, which: str) -> dict[str, Any]:
             f"{label} must hold a JSON object (`{{ ... }}`) at the top level, but holds {_json_kind(data)}."
         )
     return data
+
+
+def _too_deep(text: str) -> str | None:
+    """Where JSON text first nests deeper than MAX_NESTING ("line L, column C"), or None.
+
+    A scan of brackets outside strings, before parsing: the parser, the merge and validation all
+    recurse, and a file of 100,000 `[` would otherwise end in a RecursionError.
+    """
+    depth, in_string, escaped_at = 0, False, -1
+    for match in _NESTING_TOKEN.finditer(text):
+        token, at = match.group(), match.start()
+        if in_string:
+            if at == escaped_at:
+                continue  # the character after a backslash
+            if token == "\\":
+                escaped_at = at + 1
+            elif token == '"':
+                in_string = False
+        elif token == '"':
+            in_string = True
+        elif token in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line_start = text.rfind("\n", 0, at) + 1
+                return f"line {text.count(chr(10), 0, at) + 1}, column {at - line_start + 1}"
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _check_env_nesting(env: Mapping[str, str]) -> None:
+    """A JSON-valued HARNEZ_* variable nested too deeply is refused like a file."""
+    for path, name in _env_override_paths(env).items():
+        value = env[name]
+        deep = _too_deep(value) if value.lstrip().startswith(("[", "{")) else None
+        if deep is not None:
+            raise SettingsError(
+                f"Invalid setting in the environment variable {name}, key `{_dotted(path)}`: its JSON nests "
+                f"objects and lists more than {MAX_NESTING} levels deep ({deep}); no setting needs more "
+                "than 4. Fix the variable or unset it.")
 
 
 def _merge_layers(
@@ -660,6 +744,7 @@ _SIMPLE_EXPECTATIONS = {
     "list_type": "a list (`[ ... ]`)",
     "path_type": "a file path as text",
     "string_too_short": "non-empty text",
+    "finite_number": "a finite number",
 }
 _BOUNDS = {
     "greater_than_equal": "at least",

@@ -93,8 +93,9 @@ class ToolCalls:
     async def _ask(self, prepared: PreparedCall, decision: Decision) -> PreparedCall:
         call, tool, args = prepared.call, prepared.tool, prepared.args
         assert tool is not None and args is not None
+        diff = await asyncio.to_thread(preview_diff, tool, args, self.workspace)  # file work, off the loop
         self.emit("approval-required", {"call_id": call.id, "tool": call.name, "arguments": call.arguments,
-                                        "reason": decision.reason, "diff": preview_diff(tool, args, self.workspace)})
+                                        "reason": decision.reason, "diff": diff})
         answer = await self.approver(call.id)
         grant = self.grants.record(tool, args, self.workspace) if answer.verdict == "allow-session" else None
         self.emit("approval-resolved", {"call_id": call.id, "tool": call.name, "verdict": answer.verdict,

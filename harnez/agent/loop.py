@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harnez.agent.calls import ToolCalls
 from harnez.agent.context import History
 from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez.agent.window import fit_tool_calls
 from harnez.outcome import TaskOutcome
 from harnez.wires import AssistantMessage, AssistantTurn, ResolvedModel, ToolSpec, UserMessage, WireRequest
 
@@ -113,7 +114,10 @@ class AgentLoop:
         current.finish("completed")
         await self.history.record_model_call(current.ledger_row(self.history.session_num, self.history.task,
                                                                 "completed"))
-        await self.history.add(turn.to_message())
+        message, cuts = fit_tool_calls(turn.to_message(), self.model.spec.context_window)
+        for cut in cuts:
+            self.emit("warning", {"code": "truncated-for-window", "message": cut})
+        await self.history.add(message)
         return turn
 
     async def _keep_partial(self, current: ModelTurn, outcome: str) -> None:

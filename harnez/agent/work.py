@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -18,7 +19,8 @@ from harnez.agent.context import History
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.turns import Emit, StreamFn, TaskAccounting
-from harnez.errors import HarnezError
+from harnez.agent.window import prompt_refusal, prompt_room
+from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
@@ -62,11 +64,13 @@ class TaskOptions:
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
         (text), disabled_tools (tool names)."""
-        max_steps = options.get("max_steps") or DEFAULT_MAX_STEPS
-        if not isinstance(max_steps, int) or max_steps < 1:
+        max_steps = options.get("max_steps")
+        max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise HarnezError(f"max_steps must be a whole number of at least 1, not {max_steps!r}.")
         timeout = options.get("timeout")
-        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not math.isfinite(timeout) or timeout <= 0):
             raise HarnezError(f"timeout must be a number of seconds above 0, not {timeout!r}.")
         mode = options.get("mode")
         if mode is not None and mode not in MODES:
@@ -102,8 +106,8 @@ class AgentWork:
         settings = settings or self.settings
         ref = model or settings.model
         if not ref:
-            raise HarnezError("No model is configured: choose one with /model in the app, pass --model "
-                              "<provider>/<model>, or set `model` in settings.json.")
+            raise ModelConfigError("No model is configured: choose one with /model in the app, pass --model "
+                                   "<provider>/<model>, or set `model` in settings.json.")
         return resolve_ref(settings, parse_model_ref(ref))
 
     def registry(self, settings: Settings | None = None,
@@ -126,17 +130,21 @@ class AgentWork:
             return LoopOutcome("failed", 0, exc.message)
         registry, withheld = self.registry(settings, options.disabled_tools)
         workspace = Path(run.session.workspace)
-        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
-        if not options.compact:
-            if run.session.id not in self._grants:
-                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
-            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
-            await history.add(UserMessage(await attach_files(run.prompt, workspace)))
         published = registry.publish()
         system = await build_system_prompt(workspace, published)
         if options.instructions:
             system += "\n\n# Instructions for this task\n" + options.instructions
         specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
+        if not options.compact:
+            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
+            prompt = await attach_files(run.prompt, workspace)
+            refusal = prompt_refusal(model, prompt, prompt_room(model, system, _schema_tokens(specs)))
+            if refusal is not None:
+                return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
+            if run.session.id not in self._grants:
+                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
+            await history.add(UserMessage(prompt))
         wire = open_wire(model.endpoint, settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.

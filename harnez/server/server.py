@@ -21,6 +21,8 @@ from harnez.store.commands import boot_id
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
 from harnez.store.tasks import TaskRecord
+from harnez.text import valid_text
+from harnez.titles.keywords import clean_title
 from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool, stop_orphaned_group
@@ -165,6 +167,7 @@ class Server:
                             cursor: str | None = None, limit: int = 50, full_text: bool = True) -> SessionPage:
         """Newest first. With a query: matches in titles, workspaces, ids and conversation text."""
         ws = str(Path(workspace).resolve()) if workspace is not None else None
+        query = valid_text(query)
         if not query or not query.strip():
             return await self.store.sessions.page(ws, cursor, limit)
         if not full_text:
@@ -187,22 +190,25 @@ class Server:
             fresh.update((record.id, record) for record in found.values())
         return fresh
 
-    async def rename(self, session_id: str, title: str) -> None:
-        """A person's title: saved at once, never overwritten by automatic naming."""
-        title = " ".join(title.split())
+    async def rename(self, session_id: str, title: str) -> str:
+        """A person's title: saved at once, never overwritten by automatic naming; returns it as stored
+        (one line, control characters dropped, at most 80 characters: `clean_title`)."""
+        title = clean_title(title)
         if not title:
             raise HarnezError("A session name cannot be empty: /session-name <name>.")
         draft = self._drafts.get(session_id)
         if draft is not None:
             draft.title = title
-            return
+            return title
         record = await self.get_session(session_id)
         await self.store.sessions.set_title(record.num, title, "user")
         await self.store.events.append_now(record.num, record.id,
                                            Event("title-changed", {"title": title, "source": "user"}))
+        return title
 
     async def set_automatic_title(self, session_id: str, title: str, source: str) -> bool:
         """An automatic title; refused (False) once the person has named the session."""
+        title = clean_title(title)
         record = await self.get_session(session_id)
         if not await self.store.sessions.set_title(record.num, title, source, only_if_automatic=True):
             return False
@@ -413,6 +419,7 @@ class Server:
     async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
                      options: dict | None = None) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
+        prompt = valid_text(prompt)  # invalid UTF-8 from any front end arrives as U+FFFD
         record = await self.persist(session_id)
         entry = self.chains.get(record.id)
         if entry is not None and steer:
@@ -480,7 +487,7 @@ class Server:
         user message, so the next task's model sees them; refused while a task runs, since the
         running conversation must not change under it.
         """
-        command = command.strip()
+        command = valid_text(command).strip()
         if not command:
             raise HarnezError("Type a command after `!`, for example `!git status`.")
         settings = self.settings_for(await self._workspace_of(session_id))

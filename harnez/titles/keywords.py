@@ -13,6 +13,7 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "TITLE_JOINER",
     "clean_prompt",
+    "clean_title",
     "excerpt_title",
     "keyword_title",
     "keyword_title_async",
@@ -69,6 +70,12 @@ def clean_prompt(prompt: str) -> str:
     A prompt that is only code falls back to the code itself, with its fences removed.
     """
     return " ".join(_clean_lines(prompt)[0])
+
+
+def clean_title(title: str) -> str:
+    """A title as stored, whoever wrote it: one line, control and format characters dropped,
+    at most 80 characters (cut like an excerpt). A person's name keeps its markup and casing."""
+    return _shorten(_collapse(title))
 
 
 def excerpt_title(prompt: str) -> str:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import Field
 
 from harnez.errors import ToolError
 from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult, resolve_path
-from harnez.tools.files import load_text, unified_diff
+from harnez.tools.files import change_in_thread, load_text, unified_diff
 
 
 class EditParams(ToolParams):
@@ -32,28 +34,32 @@ class EditTool(Tool):
 
     async def run(self, args: EditParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)
-        shown = target.display(ctx.workspace)
         if args.old_string == "":
             raise ToolError("old_string is empty. To create a file or replace all of it, use write.")
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are identical; there is nothing to change.")
-        before = load_text(target.path, shown)
-        old, new = _matching_line_endings(before, args.old_string, args.new_string)
-        lines = _occurrence_lines(before, old)
-        if not lines:
-            raise ToolError(_not_found_message(before, old, shown))
-        if len(lines) > 1 and not args.replace_all:
-            raise ToolError(
-                f"old_string occurs {len(lines)} times in {shown}, at lines {_join(lines)}; include "
-                "more surrounding lines to make it unique, or set replace_all to true."
-            )
-        after = before.replace(old, new)
-        target.path.write_bytes(after.encode("utf-8"))
-        count = len(lines)
-        noun, where = ("occurrence", "line") if count == 1 else ("occurrences", "lines")
-        details = {"path": shown, "replacements": count, "lines": lines,
-                   "diff": unified_diff(before, after, shown)}
-        return ToolResult(f"Edited {shown}: replaced {count} {noun} at {where} {_join(lines)}.", details)
+        return await change_in_thread(partial(_edit, target.path, target.display(ctx.workspace), args))
+
+
+def _edit(path: Path, shown: str, args: EditParams) -> ToolResult:
+    """Replace the text (in a worker thread) and describe what changed."""
+    before = load_text(path, shown)
+    old, new = _matching_line_endings(before, args.old_string, args.new_string)
+    lines = _occurrence_lines(before, old)
+    if not lines:
+        raise ToolError(_not_found_message(before, old, shown))
+    if len(lines) > 1 and not args.replace_all:
+        raise ToolError(
+            f"old_string occurs {len(lines)} times in {shown}, at lines {_join(lines)}; include "
+            "more surrounding lines to make it unique, or set replace_all to true."
+        )
+    after = before.replace(old, new)
+    path.write_bytes(after.encode("utf-8"))
+    count = len(lines)
+    noun, where = ("occurrence", "line") if count == 1 else ("occurrences", "lines")
+    details = {"path": shown, "replacements": count, "lines": lines,
+               "diff": unified_diff(before, after, shown)}
+    return ToolResult(f"Edited {shown}: replaced {count} {noun} at {where} {_join(lines)}.", details)
 
 
 def _matching_line_endings(text: str, old: str, new: str) -> tuple[str, str]:

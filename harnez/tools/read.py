@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import stat
+import threading
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,7 +13,7 @@ from pydantic import Field
 
 from harnez.errors import ToolError
 from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult, resolve_path
-from harnez.tools.files import refuse_binary, require_file
+from harnez.tools.files import refuse_binary, require_file, scan_in_thread
 
 READ_DEFAULT_LIMIT = 2000
 READ_CHAR_CAP = 50_000
@@ -19,6 +21,12 @@ READ_CHAR_CAP = 50_000
 LINE_CHAR_CAP = 2000
 """Longer lines are cut, with a marker, so one minified line cannot flood the context."""
 LIST_CAP = 1000
+CHUNK_BYTES = 1 << 20
+"""The file is read in pieces of this size: memory stays flat whatever the file or its lines."""
+_LINE_BYTES_KEPT = LINE_CHAR_CAP * 4 + 4
+"""Bytes of one line kept for decoding: enough for LINE_CHAR_CAP characters of any UTF-8."""
+_CONTINUATION = bytes(range(0x80, 0xC0))
+"""UTF-8 continuation bytes: a line's characters are its bytes without these."""
 
 
 class ReadParams(ToolParams):
@@ -31,30 +39,97 @@ class ReadParams(ToolParams):
 
 @dataclass
 class _Window:
-    """Lines collected from a file between `offset` and the caps."""
+    """Lines collected from a file, fed in chunks of bytes, between `offset` and the caps.
+
+    Only the lines shown are decoded, and of each only what can be shown: a 300 MB line costs
+    its count of characters, not its text. Every other line is only counted.
+    """
 
     offset: int
     limit: int
     lines: list[str] = field(default_factory=list)
     chars: int = 0
     total: int = 0
+    """Lines ended so far (and, after `finish`, the file's line count)."""
     capped: bool = False
+    _open: bool = False
+    """Bytes of a line not yet ended have been fed."""
+    _kept: bytearray = field(default_factory=bytearray)
+    _more: int = 0
+    """Characters of the current line beyond the kept bytes."""
+    _last: int = 0
+    """The last byte fed of the current line (a CR before the newline is not part of the line)."""
 
-    def take(self, number: int, text: str) -> None:
-        self.total = number
-        if number < self.offset or len(self.lines) >= self.limit or self.capped:
+    @property
+    def last(self) -> int:
+        return self.offset + len(self.lines) - 1
+
+    def _wants(self, number: int) -> bool:
+        return number >= self.offset and len(self.lines) < self.limit and not self.capped
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next piece of the file."""
+        position = 0
+        while position < len(chunk):
+            number = self.total + 1
+            if not self._wants(number):
+                position = self._skip(chunk, position, number)
+                continue
+            end = chunk.find(b"\n", position)
+            self._keep(chunk[position:] if end == -1 else chunk[position:end])
+            if end == -1:
+                return
+            self._end_line(number)
+            position = end + 1
+
+    def finish(self) -> None:
+        """The file ended: a last line without a newline still counts."""
+        if not self._open:
             return
-        if len(text) > LINE_CHAR_CAP:
-            text = text[:LINE_CHAR_CAP] + f" … [line cut, {len(text) - LINE_CHAR_CAP} more characters]"
+        if self._wants(self.total + 1):
+            self._end_line(self.total + 1)
+        else:
+            self.total, self._open = self.total + 1, False
+
+    def _skip(self, chunk: bytes, position: int, number: int) -> int:
+        """Count lines outside the window; returns where the next line to show starts (or the end)."""
+        before_window = self.offset - number
+        newlines = chunk.count(b"\n", position)
+        if before_window <= 0 or newlines < before_window:
+            # Past the window, or its first line starts in a later chunk: only the count matters.
+            self.total += newlines
+            self._open = chunk[-1] != 0x0A
+            return len(chunk)
+        for _ in range(before_window):
+            position = chunk.index(b"\n", position) + 1
+        self.total, self._open = self.total + before_window, False
+        return position
+
+    def _keep(self, piece: bytes) -> None:
+        if not piece:
+            return
+        self._open, self._last = True, piece[-1]
+        room = _LINE_BYTES_KEPT - len(self._kept)
+        if room > 0:
+            self._kept += piece[:room]
+            piece = piece[room:]
+        if piece:
+            self._more += len(piece.translate(None, _CONTINUATION))
+
+    def _end_line(self, number: int) -> None:
+        text, more = self._kept.decode("utf-8", errors="replace"), self._more
+        if self._open and self._last == 0x0D:  # CRLF: the carriage return is not part of the line
+            text, more = (text, more - 1) if more else (text[:-1], more)
+        self._kept, self._more, self._open, self._last = bytearray(), 0, False, 0
+        self.total = number
+        more += max(0, len(text) - LINE_CHAR_CAP)
+        if more:
+            text = text[:LINE_CHAR_CAP] + f" … [line cut, {more} more characters]"
         if self.lines and self.chars + len(text) > READ_CHAR_CAP:
             self.capped = True
             return
         self.lines.append(f"{number:>6}\t{text}")
         self.chars += len(text) + 1
-
-    @property
-    def last(self) -> int:
-        return self.offset + len(self.lines) - 1
 
 
 class ReadTool(Tool):
@@ -70,12 +145,7 @@ class ReadTool(Tool):
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)
         shown = target.display(ctx.workspace)
-        require_file(target.path, shown)
-        refuse_binary(target.path, shown)
-        window = _Window(offset=args.offset, limit=args.limit)
-        with target.path.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                window.take(number, line.rstrip("\r\n"))
+        window = await scan_in_thread(partial(_read_window, target.path, shown, args))
         details = {"path": shown, "start_line": args.offset, "end_line": window.last,
                    "total_lines": window.total}
         if window.total == 0:
@@ -85,6 +155,20 @@ class ReadTool(Tool):
                 f"offset {args.offset} is past the end of {shown}, which has {window.total} lines."
             )
         return ToolResult(_with_note(window, shown), {**details, "truncated": window.last < window.total})
+
+
+def _read_window(path: Path, shown: str, args: ReadParams, stop: threading.Event) -> _Window:
+    """The lines to show of a file, read in chunks (in a worker thread; `stop` ends it early)."""
+    require_file(path, shown)
+    refuse_binary(path, shown)
+    window = _Window(offset=args.offset, limit=args.limit)
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK_BYTES):
+            if stop.is_set():
+                break
+            window.feed(chunk)
+    window.finish()
+    return window
 
 
 def _with_note(window: _Window, shown: str) -> str:
@@ -113,17 +197,21 @@ class ListTool(Tool):
 
     async def run(self, args: ListParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)
-        shown = target.display(ctx.workspace)
-        if not target.path.exists():
-            raise ToolError(f"{shown} does not exist. List its parent or use glob to find it.")
-        if not target.path.is_dir():
-            raise ToolError(f"{shown} is a file, not a directory. Use read to see its content.")
-        entries = sorted(target.path.iterdir(), key=lambda entry: entry.name)
-        lines = [_describe(entry) for entry in entries[:LIST_CAP]]
-        if len(entries) > LIST_CAP:
-            lines.append(f"[{len(entries) - LIST_CAP} more entries not shown; use glob to narrow down.]")
-        content = "\n".join(lines) if lines else f"{shown} is empty."
-        return ToolResult(content, {"path": shown, "entries": len(entries)})
+        return await scan_in_thread(partial(_list, target.path, target.display(ctx.workspace)))
+
+
+def _list(path: Path, shown: str, stop: threading.Event) -> ToolResult:
+    """One directory's entries (in a worker thread)."""
+    if not path.exists():
+        raise ToolError(f"{shown} does not exist. List its parent or use glob to find it.")
+    if not path.is_dir():
+        raise ToolError(f"{shown} is a file, not a directory. Use read to see its content.")
+    entries = sorted(path.iterdir(), key=lambda entry: entry.name)
+    lines = [_describe(entry) for entry in entries[:LIST_CAP]]
+    if len(entries) > LIST_CAP:
+        lines.append(f"[{len(entries) - LIST_CAP} more entries not shown; use glob to narrow down.]")
+    content = "\n".join(lines) if lines else f"{shown} is empty."
+    return ToolResult(content, {"path": shown, "entries": len(entries)})
 
 
 def _describe(entry: Path) -> str:

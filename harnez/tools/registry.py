@@ -6,11 +6,13 @@ import copy
 import functools
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from harnez.errors import ToolError
+from harnez.text import valid_text
 from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from harnez.tools.edit import EditTool
 from harnez.tools.read import ListTool, ReadTool
@@ -110,14 +112,16 @@ class ToolRegistry:
         """Run a validated, permitted call; a `ToolError` or OS error becomes an error result.
 
         Cancellation propagates: a `ToolCancelled` (a `CancelledError`) carries partial output.
+        A file name that is not UTF-8 reaches the result as U+FFFD, never as a lone surrogate.
         """
         try:
-            return await tool.run(args, ctx)
+            result = await tool.run(args, ctx)
         except ToolError as exc:
-            return ToolResult.error(exc.message)
+            result = ToolResult.error(exc.message)
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
-            return ToolResult.error(f"{tool.name} failed: {exc.strerror or exc}{where}.")
+            result = ToolResult.error(f"{tool.name} failed: {exc.strerror or exc}{where}.")
+        return replace(result, content=valid_text(result.content), details=valid_text(result.details))
 
 
 def _validation_message(name: str, exc: ValidationError) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -22,15 +21,13 @@ from harnez.tools.base import (
     is_inside,
     resolve_path,
 )
-from harnez.tools.files import SKIPPED_DIRS, SNIFF_BYTES, looks_binary
+from harnez.tools.files import SKIPPED_DIRS, SNIFF_BYTES, looks_binary, scan_in_thread
 
 GLOB_CAP = 1000
 GREP_DEFAULT_LIMIT = 200
 GREP_LINE_CAP = 300
 GREP_FILE_BYTES_CAP = 10 * 1024 * 1024
 """Files larger than this are not searched by grep."""
-
-T = TypeVar("T")
 
 
 def compile_glob(pattern: str) -> re.Pattern[str]:
@@ -71,15 +68,6 @@ def walk(root: Path) -> Iterator[tuple[Path, bool]]:
 
 def _shown(path: Path, workspace: Path) -> str:
     return WorkspacePath(path=path, inside=is_inside(workspace, path)).display(workspace)
-
-
-async def _in_thread(work: Callable[[threading.Event], T]) -> T:
-    """Run blocking work in a thread; on cancellation tell it to stop and re-raise."""
-    stop = threading.Event()
-    try:
-        return await asyncio.to_thread(work, stop)
-    finally:
-        stop.set()
 
 
 def _search_root(ctx: ToolContext, raw: str) -> tuple[Path, str]:
@@ -126,7 +114,7 @@ class GlobTool(Tool):
                     found.append(_shown(path, ctx.workspace) + ("/" if is_dir else ""))
             return sorted(found)
 
-        matches = await _in_thread(find)
+        matches = await scan_in_thread(find)
         details = {"path": shown, "pattern": args.pattern, "matches": len(matches)}
         if not matches:
             return ToolResult(f"No paths under {shown} match {args.pattern}.", details)
@@ -166,7 +154,7 @@ class GrepTool(Tool):
             raise ToolError(f"The pattern is not a valid regular expression: {exc}.") from exc
         root, shown = _search_root(ctx, args.path)
         search = _GrepSearch(root, regex, args, ctx.workspace)
-        await _in_thread(search.run)
+        await scan_in_thread(search.run)
         details = {"path": shown, "pattern": args.pattern, "matches": len(search.hits),
                    "files_searched": search.files, "truncated": search.truncated,
                    "unreadable": search.unreadable}

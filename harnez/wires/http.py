@@ -18,6 +18,7 @@ import httpx
 
 from harnez.redaction import SECRETS
 from harnez.settings import RetrySettings, WireName
+from harnez.text import valid_text
 from harnez.wires.base import (
     Failure,
     ModelSpec,
@@ -34,6 +35,7 @@ from harnez.wires.catalogue import UNKNOWN_MODEL, Endpoint, known_spec
 from harnez.wires.sse import SseMalformed, iter_sse
 
 RETRYABLE_STATUSES = frozenset((408, 409, 425, 429, 500, 502, 503, 504, 529))
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @functools.cache
@@ -162,7 +164,7 @@ class HttpWire:
                 events = translator.done()
             else:
                 try:
-                    payload = json.loads(item.data)
+                    payload = provider_json(item.data)
                 except json.JSONDecodeError:
                     yield WireWarning("malformed-sse-data", "a stream item was not valid JSON; skipped", item.data)
                     continue
@@ -246,10 +248,21 @@ async def _lines_before(chunks: AsyncIterator[str], deadline: float, read_timeou
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
+def provider_json(text: str) -> Any:
+    """JSON a provider sent, with any lone surrogate (a `\\udcff` escape) replaced by U+FFFD.
+
+    A lone surrogate is not text: the store, the terminal and the next request would all refuse
+    it. Every stream item, error body and tool-call argument of every wire is decoded here, so
+    none reaches an event, the context or a tool.
+    """
+    value = json.loads(text)
+    return valid_text(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
 def provider_message(text: str) -> str:
     """The human part of an error body: `error.message` when it is JSON, else the text itself."""
     try:
-        body = json.loads(text)
+        body = provider_json(text)
     except json.JSONDecodeError:
         return text.strip()[:500] or "(empty body)"
     if isinstance(body, dict):
@@ -288,7 +301,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = provider_json(raw)
     except json.JSONDecodeError as exc:
         return {}, f"the tool arguments are not valid JSON ({exc.msg} at {exc.pos})"
     if not isinstance(value, dict):

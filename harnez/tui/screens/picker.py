@@ -17,6 +17,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from harnez.errors import HarnezError
+from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 
@@ -68,13 +69,13 @@ def origin_tag(record: SessionRecord) -> tuple[str | tuple[str, str], ...]:
 
 def session_row(record: SessionRecord, snippet: str | None) -> Content:
     """The lines of one picker row: title, id and status; workspace and times; the match."""
-    head = Content.assemble((record.display_title, "bold"), "  ", (record.id[:8], "dim"),
-                            "  ", (record.status, "italic"), *origin_tag(record))
-    info = Content.assemble((record.workspace, "dim"), "  created ", relative_time(record.created_at),
-                            " · active ", relative_time(record.updated_at))
+    head = Content.assemble((printable(record.display_title, one_line=True), "bold"), "  ",
+                            (record.id[:8], "dim"), "  ", (record.status, "italic"), *origin_tag(record))
+    info = Content.assemble((printable(record.workspace, one_line=True), "dim"), "  created ",
+                            relative_time(record.created_at), " · active ", relative_time(record.updated_at))
     lines = [head, info]
     if snippet:
-        lines.append(Content.assemble("  ", snippet_content(" ".join(snippet.split()))))
+        lines.append(Content.assemble("  ", snippet_content(printable(" ".join(snippet.split()), one_line=True))))
     return Content("\n").join(lines)
 
 
@@ -274,7 +275,7 @@ class PickerScreen(Screen[str | None]):
         session_id = self.selected_id
         if session_id is None:
             return
-        title = self.records[session_id].display_title
+        title = printable(self.records[session_id].display_title, one_line=True)
         question = f"Delete the session {title!r} and all its history? This cannot be undone."
         self.app.push_screen(ConfirmDialog(question), lambda yes: self._delete(session_id, yes))
 

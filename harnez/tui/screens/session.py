@@ -13,6 +13,7 @@ from textual.screen import Screen
 from harnez.errors import HarnezError, StoreError
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
+from harnez.text import printable
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash, slash_command_provider
 from harnez.tui.widgets.completion import CompletionMenu
@@ -73,10 +74,9 @@ class SessionScreen(Screen[None]):
         yield StatusLine(id="status")
 
     def on_mount(self) -> None:
-        self.query_one(TitleBar).title = self.session_title
+        self.set_title(self.session_title)
         status = self.query_one(StatusLine)
         status.model = self.model or ""
-        status.title = self.session_title
         status.mode = self.harnez.permission_mode
         self.watch(self.harnez, "permission_mode", self._show_mode, init=False)
         self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
@@ -181,7 +181,9 @@ class SessionScreen(Screen[None]):
         self.query_one(PromptInput).running = self.task_running
 
     def set_title(self, title: str) -> None:
-        """Show a new title in the title bar and the status line at once."""
+        """Show a new title in the title bar and the status line at once (control characters escaped:
+        a title stored by an older Harnez may hold any)."""
+        title = printable(title, one_line=True)
         self.session_title = title
         self.query_one(TitleBar).title = title
         self.query_one(StatusLine).title = title
@@ -389,8 +391,8 @@ class SessionScreen(Screen[None]):
     async def rename(self, name: str) -> None:
         """Rename the session through the server and show the new title at once."""
         try:
-            await self.server.rename(self.session_id, name)
+            stored = await self.server.rename(self.session_id, name)
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
             return
-        self.set_title(" ".join(name.split()))
+        self.set_title(stored)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
 from harnez.events import StoredEvent
+from harnez.text import printable_data
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.widgets.blocks import (
     AssistantBlock,
@@ -47,11 +48,15 @@ class BlockBuilder:
         self.turn_blocks: list[Widget] = []
 
     async def feed(self, event: StoredEvent) -> Change:
-        """The blocks this event adds or removes (text deltas extend the open answer instead)."""
+        """The blocks this event adds or removes (text deltas extend the open answer instead).
+
+        Every text of the payload is made safe for the terminal first: a prompt, an answer or a
+        tool's output holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen.
+        """
         handler = getattr(self, "_on_" + event.kind.replace("-", "_"), None)
         if handler is None:
             return Change()
-        change: Change = await handler(event)
+        change: Change = await handler(replace(event, payload=printable_data(event.payload)))
         self.turn_blocks.extend(change.added)
         return change
 
