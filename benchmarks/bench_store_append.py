@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench_store_lib as lib
+from harnez import events as ev
 from harnez.events import Event
 from harnez.store import Store
 from harnez.store.events import FLUSH_INTERVAL
@@ -60,7 +61,7 @@ async def open_session(path: Path, stream: Stream) -> tuple[Store, int, str]:
 def append_one(store: Store, num: int, sid: str, stream: Stream) -> None:
     """Append one delta and record its append-to-commit time when its future resolves."""
     start = time.perf_counter()
-    future = store.events.append(num, sid, Event("text-delta", {"text": DELTA}, task=1))
+    future = store.events.append(num, sid, Event(ev.TextDelta(text=DELTA), task=1))
     future.add_done_callback(lambda _: stream.windows.append(time.perf_counter() - start))
 
 
@@ -114,7 +115,7 @@ def bulk_events(count: int) -> list[Event]:
     rng = random.Random(7)
     words = "the parser keeps every cursor page event store session wire token stream".split()
     texts = [" ".join(rng.choices(words, k=rng.randint(4, 35)))[:200] for _ in range(500)]
-    return [Event("text-delta", {"text": texts[i % 500]}, task=1) for i in range(count)]
+    return [Event(ev.TextDelta(text=texts[i % 500]), task=1) for i in range(count)]
 
 
 async def bulk_harnez(path: Path, events: list[Event]) -> float:
@@ -138,7 +139,7 @@ async def bulk_raw(path: Path, events: list[Event]) -> float:
     num = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
     start = time.perf_counter()
     now = time.time()
-    rows = [(num, i, e.task, e.kind, lib.dumps(e.payload), now) for i, e in enumerate(events, start=1)]
+    rows = [(num, i, e.task, e.kind, lib.dumps(e.body.to_payload()), now) for i, e in enumerate(events, start=1)]
     conn.execute("BEGIN IMMEDIATE")
     conn.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
     conn.execute("COMMIT")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import generate_data
+from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun
 
@@ -79,14 +80,14 @@ async def stream_turn(run: TaskRun, conv: Conversation, turn: int, turns: int) -
     """One model turn: coalesced deltas of 40-200 characters, maybe a tool call, usage, context records."""
     context = run.server.store.context
     num, task = run.session.num, run.task_id
-    run.emit("turn-started", {"turn": turn})
+    run.emit(ev.TurnStarted(turn=turn))
     text, pos = conv.prose(300, 3000), 0
     while pos < len(text):
         step = conv.rng.randint(40, 200)
-        run.emit("text-delta", {"text": text[pos:pos + step]})
+        run.emit(ev.TextDelta(text=text[pos:pos + step]))
         pos += step
         await asyncio.sleep(0.002)  # a coalescing window elapses between deltas
-    run.emit("turn-completed", {"turn": turn, "stop": "end" if turn == turns else "tool_use"}, search_text=text)
+    run.emit(ev.TurnCompleted(turn=turn, stop="end" if turn == turns else "tool_use"), search_text=text)
     conv.count(text)
     call = {"id": f"call_{task}_{turn}", "name": "read", "arguments": '{"path": "harnez/store/events.py"}'}
     item = {"role": "assistant", "content": text}
@@ -96,12 +97,10 @@ async def stream_turn(run: TaskRun, conv: Conversation, turn: int, turns: int) -
     if turn < turns:
         output = conv.tool_output()
         conv.count(call["arguments"], output)
-        run.emit("tool-requested", {"call_id": call["id"], "tool": "read", "arguments": call["arguments"]})
-        run.emit("tool-completed", {"call_id": call["id"], "tool": "read", "content": output,
-                                    "details": {"lines": output.count("\n") + 1}, "is_error": False})
+        run.emit(ev.ToolRequested(call_id=call["id"], tool="read", arguments=call["arguments"]))
+        run.emit(ev.ToolCompleted(call_id=call["id"], tool="read", content=output, details={"lines": output.count("\n") + 1}, is_error=False))
         await context.append(num, task, "tool", {"role": "tool", "tool_call_id": call["id"], "content": output})
-    run.emit("usage", {"input": 20000 + turn * 3000, "output": len(text) // 4, "cache_read": 18000,
-                       "cache_write": None, "reasoning": None})
+    run.emit(ev.Usage(input=20000 + turn * 3000, output=len(text) // 4, cache_read=18000, cache_write=None, reasoning=None))
 
 
 async def one_task(server: Server, session_id: str, conv: Conversation) -> None:

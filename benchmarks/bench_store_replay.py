@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import bench_store_lib as lib
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server import Server
 from harnez.store.sessions import new_session_id
@@ -23,12 +24,11 @@ def events(count: int) -> list[Event]:
     out = []
     for i in range(count):
         if i % 50 == 49:
-            out.append(Event("tool-completed", {"call_id": f"c{i}", "tool": "read", "content": "line of code\n" * 40,
-                                                "details": {"lines": 40}, "is_error": False}, task=1))
+            out.append(Event(ev.ToolCompleted(call_id=f"c{i}", tool="read", content="line of code\n" * 40, details={"lines": 40}, is_error=False), task=1))
         elif i % 25 == 24:
-            out.append(Event("usage", {"input": 12000, "output": 300, "cache_read": 9000}, task=1))
+            out.append(Event(ev.Usage(input=12000, output=300, cache_read=9000), task=1))
         else:
-            out.append(Event("text-delta", {"text": ("the replay reads every event " * 7)[: 40 + i % 160]}, task=1))
+            out.append(Event(ev.TextDelta(text=("the replay reads every event " * 7)[: 40 + i % 160]), task=1))
     return out
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
+from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.tui.app import HarnezApp
@@ -45,16 +46,16 @@ class StreamWork:
         self.started_at = 0.0
 
     async def __call__(self, run: TaskRun) -> TaskOutcome:
-        run.emit("turn-started", {"turn": 1})
+        run.emit(ev.TurnStarted(turn=1))
         self.started_at = start = time.perf_counter()
         while not self.stop.is_set():
             self.emitted += 1
             word = WORDS[self.emitted % len(WORDS)]
-            run.emit("text-delta", {"text": word + ("\n\n" if self.emitted % 40 == 0 else " ")})
+            run.emit(ev.TextDelta(text=word + ("\n\n" if self.emitted % 40 == 0 else " ")))
             delay = start + self.emitted / self.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-        await run.emit_now("turn-completed", {"turn": 1, "stop": "end"})
+        await run.emit_now(ev.TurnCompleted(turn=1, stop="end"))
         return TaskOutcome("completed", 1)
 
     @property

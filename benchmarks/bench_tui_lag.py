@@ -24,6 +24,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
+from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.tui.app import HarnezApp
@@ -40,15 +41,15 @@ class NumberedWork:
         self.emitted: list[float] = []
 
     async def __call__(self, run: TaskRun) -> TaskOutcome:
-        run.emit("turn-started", {"turn": 1})
+        run.emit(ev.TurnStarted(turn=1))
         start = time.perf_counter()
         for index in range(self.count):
             self.emitted.append(time.perf_counter())
-            run.emit("text-delta", {"text": f"w{index:06d}" + ("\n\n" if (index + 1) % 40 == 0 else " ")})
+            run.emit(ev.TextDelta(text=f"w{index:06d}" + ("\n\n" if (index + 1) % 40 == 0 else " ")))
             delay = start + (index + 1) / self.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-        await run.emit_now("turn-completed", {"turn": 1, "stop": "end"})
+        await run.emit_now(ev.TurnCompleted(turn=1, stop="end"))
         return TaskOutcome("completed", 1)
 
 
@@ -96,7 +97,7 @@ async def subscribe(server: Server, session_id: str, delivered: dict[int, float]
     """Record when each numbered word reaches a plain subscriber."""
     async for event in server.subscribe(session_id, after=0):
         if event.kind == "text-delta":
-            match = MARK.search(event.payload.get("text", ""))
+            match = MARK.search(event.body.to_payload().get("text", ""))
             if match:
                 delivered[int(match.group(1))] = time.perf_counter()
 

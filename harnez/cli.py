@@ -160,13 +160,10 @@ async def _open_server(workspace: Path, settings, *, with_agent: bool = False): 
         for notice in server.notices:
             print(f"harnez: note: {notice}", file=sys.stderr)
         return server
-    from harnez.agent.work import AgentWork
-    from harnez.titles.model import make_model_titler
+    from harnez.server.factory import open_agent_server
 
     # Only the TUI opens the server with the agent here: its approval prompt answers the calls that ask.
-    server = await Server.open(database, settings, AgentWork(settings, approve="ask"))
-    server.set_model_titler(make_model_titler(settings, server.session_model))
-    return server
+    return await open_agent_server(database, settings, approve="ask")
 
 
 async def _dispatch(args: argparse.Namespace) -> int:
@@ -280,13 +277,10 @@ async def _serve(args: argparse.Namespace) -> int:
     fixed = args.workspace.resolve() if args.workspace is not None else None
     if fixed is not None and not fixed.is_dir():
         raise UsageError(f"--workspace {fixed} is not a folder; create it or name another.")
-    from harnez.agent.work import AgentWork
     from harnez.http.serve import serve
-    from harnez.server import Server
-    from harnez.titles.model import make_model_titler
+    from harnez.server.factory import open_agent_server
 
-    server = await Server.open(database, settings, AgentWork(settings, approve=args.approve))
-    server.set_model_titler(make_model_titler(settings, server.session_model))
+    server = await open_agent_server(database, settings, approve=args.approve)
     try:
         await serve(server, host=args.host, port=args.port, token=token, fixed_workspace=fixed,
                     workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve())

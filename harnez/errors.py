@@ -1,9 +1,8 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
     HarnezError
-    ├── UsageError             a command-line option or input is unusable (CLI exit code 2)
+    ├── UsageError             a command-line option, input or request cannot be used (CLI exit code 2)
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
-    ├── UsageError             a command-line request that cannot be served as given (CLI exit code 2)
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
     │   ├── MigrationError     a migration failed; the database stays at its previous version
@@ -36,7 +35,8 @@ class HarnezError(Exception):
 
 
 class UsageError(HarnezError):
-    """A command was given an option or input it cannot use (a blank prompt, a bad number)."""
+    """A command was given an option or input it cannot use (a blank prompt, a bad number), or asked
+    for something it cannot do as given (a taken port, a missing folder)."""
 
     exit_code = 2
 
@@ -46,11 +46,6 @@ class SettingsError(HarnezError):
 
     exit_code = 2
 
-
-class UsageError(HarnezError):
-    """A command was asked for something it cannot do as given (a taken port, a missing folder)."""
-
-    exit_code = 2
 
 
 class StoreError(HarnezError):

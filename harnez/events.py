@@ -1,44 +1,30 @@
-"""The event vocabulary: every kind a session's log can hold, and the event records themselves."""
+"""The event vocabulary: one frozen dataclass per kind, the union of them, and the records around them.
+
+Every event of a session's log has a *body*: an instance of one of the classes below, which names
+its kind (`kind`, kebab-case, as printed by `harnez run --json`) and holds its fields. Emitters build
+bodies; consumers match on their types:
+
+    match event.body:
+        case TextDelta(text=text): ...
+        case ToolCompleted(call_id=call_id, is_error=True): ...
+
+`Event` is a body on its way into the log (the server assigns its sequence number); `StoredEvent` is
+a body with its place in the log. Both turn into and out of JSON here and nowhere else
+(`to_json`/`from_json`, `to_payload`/`body_from_payload`), so docs/events.md, the store, the
+printers and the HTTP translation cannot drift apart: a test parses every example in the docs.
+
+A field has one name across kinds: the tool of a call is `name` everywhere (stored events written
+before that used `tool` in `approval-*` and `tool-arguments-delta`; they are read as `name`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal, Union
 
+from harnez.outcome import Stop
 from harnez.text import json_line
-
-KINDS: dict[str, str] = {
-    # conversation
-    "user-message": "A prompt the person submitted (mode: prompt, queued or steering).",
-    "prompt-queued": "A prompt typed while a task runs; it starts its own task afterwards.",
-    "steering-delivered": "A steering message handed to the running task at its next model turn.",
-    "shell-line": "A `!command` the person ran directly; not sent to the model.",
-    # lifecycle
-    "started": "A task began: model, wire, tools published, tools withheld.",
-    "turn-started": "A model turn began (turn number).",
-    "turn-completed": "A model turn ended (stop reason); its text is the text-deltas since turn-started.",
-    "finished": "A task ended: stop (completed, cancelled, failed, incomplete, interrupted), turns, error.",
-    # streaming
-    "text-delta": "Assistant text as it streamed (coalesced into chunks of at most ~40 ms).",
-    "reasoning-delta": "Reasoning text as it streamed.",
-    "tool-arguments-delta": "A fragment of a tool call's JSON arguments.",
-    # tools
-    "tool-requested": "The model asked for a tool call (call id, tool, arguments).",
-    "approval-required": "A tool call waits for the person's answer.",
-    "approval-resolved": "The answer: allow once, allow for the session, or deny (with a reason).",
-    "tool-completed": "A tool call's result: content for the model, details for the UI, error flag.",
-    # accounting
-    "usage": "Tokens of one model call: input, output, cache read/write, reasoning (null = not reported).",
-    "cost": "Cost of one model call in US dollars; null for an unpriced model, never zero.",
-    # recovery
-    "turn-retried": "A model call is retried: discard the deltas since its turn-started.",
-    "compacted": "Older context was elided or summarised (tokens before and after).",
-    "warning": "Something went wrong but the work goes on (a stable code and a message).",
-    "error": "Something failed (a message the person can act on).",
-    # session
-    "title-changed": "The session's title changed (title, source: keywords, model, excerpt or user).",
-    "model-changed": "The session's model selection changed.",
-}
 
 WARNING_CODES: dict[str, str] = {
     "unpublished-tool": "The model called a tool that was not offered; nothing ran.",
@@ -55,20 +41,334 @@ WARNING_CODES: dict[str, str] = {
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
 }
 
+UserMessageMode = Literal["prompt", "steering", "command"]
+Verdict = Literal["allow", "allow-session", "deny"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventBody:
+    """The fields of one event; subclasses name their `kind` and what it means (`about`)."""
+
+    kind: ClassVar[str]
+    about: ClassVar[str]
+
+    def to_payload(self) -> dict[str, Any]:
+        """The fields as JSON values, in declaration order (shallow: JSON values are kept as they are)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+# conversation ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage(EventBody):
+    kind: ClassVar[str] = "user-message"
+    about: ClassVar[str] = "A prompt the person submitted (mode: prompt, steering or command)."
+    text: str
+    mode: UserMessageMode = "prompt"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptQueued(EventBody):
+    kind: ClassVar[str] = "prompt-queued"
+    about: ClassVar[str] = "A prompt typed while a task runs; it starts its own task afterwards."
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringDelivered(EventBody):
+    kind: ClassVar[str] = "steering-delivered"
+    about: ClassVar[str] = "A steering message handed to the running task at its next model turn."
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellLine(EventBody):
+    kind: ClassVar[str] = "shell-line"
+    about: ClassVar[str] = "A `!command` the person ran directly; not sent to the model unless shared."
+    command: str
+    output: str
+    exit_code: int | None = None
+    duration: float | None = None
+    timed_out: bool = False
+    cancelled: bool = False
+    shared: bool = False
+
+
+# lifecycle ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Started(EventBody):
+    kind: ClassVar[str] = "started"
+    about: ClassVar[str] = "A task began: model, thinking level, wire, tools published, tools withheld, window."
+    model: str
+    wire: str
+    thinking: str | None = None
+    tools: list[str] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)
+    context_window: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(EventBody):
+    kind: ClassVar[str] = "turn-started"
+    about: ClassVar[str] = "A model turn began (turn number)."
+    turn: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnCompleted(EventBody):
+    kind: ClassVar[str] = "turn-completed"
+    about: ClassVar[str] = "A model turn ended (stop reason); its text is the text-deltas since turn-started."
+    turn: int
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finished(EventBody):
+    kind: ClassVar[str] = "finished"
+    about: ClassVar[str] = "A task ended: stop (completed, cancelled, failed, incomplete, interrupted), turns, error."
+    stop: Stop
+    turns: int | None = None
+    error: str | None = None
+
+
+# streaming ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(EventBody):
+    kind: ClassVar[str] = "text-delta"
+    about: ClassVar[str] = "Assistant text as it streamed (coalesced into chunks of at most ~40 ms)."
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(EventBody):
+    kind: ClassVar[str] = "reasoning-delta"
+    about: ClassVar[str] = "Reasoning text as it streamed."
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolArgumentsDelta(EventBody):
+    kind: ClassVar[str] = "tool-arguments-delta"
+    about: ClassVar[str] = "A fragment of a tool call's JSON arguments."
+    call_id: str
+    name: str | None = None
+    delta: str = ""
+
+
+# tools -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRequested(EventBody):
+    kind: ClassVar[str] = "tool-requested"
+    about: ClassVar[str] = "The model asked for a tool call (call id, tool name, arguments)."
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequired(EventBody):
+    kind: ClassVar[str] = "approval-required"
+    about: ClassVar[str] = "A tool call waits for the person's answer (why it asks, the diff it would make)."
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    diff: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalResolved(EventBody):
+    kind: ClassVar[str] = "approval-resolved"
+    about: ClassVar[str] = "The answer: allow once, allow for the session (with the grant), or deny (with a reason)."
+    call_id: str
+    name: str
+    verdict: Verdict
+    reason: str | None = None
+    by: str = "user"
+    grant: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCompleted(EventBody):
+    kind: ClassVar[str] = "tool-completed"
+    about: ClassVar[str] = "A tool call's result: content for the model, details for the UI, error flag."
+    call_id: str
+    name: str
+    content: str
+    details: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False
+    cancelled: bool = False
+
+
+# accounting --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage(EventBody):
+    kind: ClassVar[str] = "usage"
+    about: ClassVar[str] = "Tokens of one model call: input, output, cache read/write, reasoning (null = not reported)."
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost(EventBody):
+    kind: ClassVar[str] = "cost"
+    about: ClassVar[str] = "Cost of one model call in US dollars; null for an unpriced model, never zero."
+    usd: float | None = None
+
+
+# recovery ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRetried(EventBody):
+    kind: ClassVar[str] = "turn-retried"
+    about: ClassVar[str] = "A model call is retried: discard the deltas since its turn-started."
+    turn: int | None = None
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compacted(EventBody):
+    kind: ClassVar[str] = "compacted"
+    about: ClassVar[str] = "Older context was elided or summarised (tokens before and after)."
+    before_tokens: int | None = None
+    after_tokens: int | None = None
+    summarised: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WarningEvent(EventBody):
+    """A warning (named so as not to shadow Python's `Warning`)."""
+
+    kind: ClassVar[str] = "warning"
+    about: ClassVar[str] = "Something went wrong but the work goes on (a stable code and a message)."
+    code: str
+    message: str
+    call_id: str | None = None
+    raw: Any = None
+    """The provider's item or line it is about, when there is one (credentials masked)."""
+
+    def __post_init__(self) -> None:
+        if self.code not in WARNING_CODES:
+            raise ValueError(f"Unknown warning code {self.code!r}; add it to harnez.events.WARNING_CODES.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Error(EventBody):
+    kind: ClassVar[str] = "error"
+    about: ClassVar[str] = "Something failed (a message the person can act on)."
+    message: str
+
+
+# session -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TitleChanged(EventBody):
+    kind: ClassVar[str] = "title-changed"
+    about: ClassVar[str] = "The session's title changed (title, source: keywords, model, excerpt, imported or user)."
+    title: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChanged(EventBody):
+    kind: ClassVar[str] = "model-changed"
+    about: ClassVar[str] = "The session's model selection changed."
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownEvent(EventBody):
+    """A stored event this Harnez cannot read as one of its kinds (written by a newer one, or damaged):
+    kept as it is, printed as it is, rendered by nobody."""
+
+    kind: ClassVar[str] = "unknown"
+    about: ClassVar[str] = "Not a kind: a stored event this version cannot read, kept verbatim."
+    stored_kind: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_payload(self) -> dict[str, Any]:
+        return dict(self.payload)
+
+
+Body = Union[
+    UserMessage, PromptQueued, SteeringDelivered, ShellLine,
+    Started, TurnStarted, TurnCompleted, Finished,
+    TextDelta, ReasoningDelta, ToolArgumentsDelta,
+    ToolRequested, ApprovalRequired, ApprovalResolved, ToolCompleted,
+    Usage, Cost,
+    TurnRetried, Compacted, WarningEvent, Error,
+    TitleChanged, ModelChanged,
+    UnknownEvent,
+]
+"""Every event body: the tagged union consumers match on."""
+
+BODIES: dict[str, type[EventBody]] = {
+    cls.kind: cls for cls in Body.__args__ if cls is not UnknownEvent  # type: ignore[attr-defined]
+}
+"""Each kind's class, by kind."""
+
+KINDS: dict[str, str] = {kind: cls.about for kind, cls in BODIES.items()}
+"""Each kind and what it means (documented in docs/events.md; a test checks both agree)."""
+
+_RENAMED = {"approval-required": {"tool": "name"}, "approval-resolved": {"tool": "name"},
+            "tool-arguments-delta": {"tool": "name"}}
+"""Fields stored under an older name, by kind: old name → the one name the field has now."""
+
+
+def body_from_payload(kind: str, payload: dict[str, Any]) -> EventBody:
+    """The body of a stored or printed event; an unknown kind, or one missing a field it needs, is
+    kept whole as `UnknownEvent` (never an error: a reader must get through any log)."""
+    cls = BODIES.get(kind)
+    if cls is None:
+        return UnknownEvent(stored_kind=kind, payload=dict(payload))
+    renamed = _RENAMED.get(kind)
+    if renamed:
+        payload = {renamed.get(key, key): value for key, value in payload.items()}
+    known = {f.name for f in dataclasses.fields(cls)}
+    try:
+        return cls(**{key: value for key, value in payload.items() if key in known})
+    except (TypeError, ValueError):
+        return UnknownEvent(stored_kind=kind, payload=dict(payload))
+
+
+def kind_of(body: EventBody) -> str:
+    """The kind as stored and printed (an unknown event keeps the kind it was stored with)."""
+    return body.stored_kind if isinstance(body, UnknownEvent) else body.kind
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """An event before it is stored: the server assigns its sequence number."""
+    """An event on its way into a session's log: the server assigns its sequence number."""
 
-    kind: str
-    payload: dict[str, Any] = field(default_factory=dict)
+    body: EventBody
     task: int | None = None
     search_text: str | None = None
     """Text to add to the full-text index with this event (not stored in the payload)."""
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"Unknown event kind {self.kind!r}; add it to harnez.events.KINDS and docs/events.md.")
+    @property
+    def kind(self) -> str:
+        return kind_of(self.body)
+
+
+ENVELOPE = ("kind", "session", "seq", "task", "time")
+"""The fields every printed event starts with; the body's fields follow."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +377,25 @@ class StoredEvent:
 
     session: str
     seq: int
-    kind: str
-    payload: dict[str, Any]
     task: int | None
     time: float
+    body: EventBody
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.body)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON Lines form: kind, session, seq, task, time, then the payload's fields."""
+        """The JSON Lines form: kind, session, seq, task, time, then the body's fields."""
         return {"kind": self.kind, "session": self.session, "seq": self.seq, "task": self.task,
-                "time": round(self.time, 6), **self.payload}
+                "time": round(self.time, 6), **self.body.to_payload()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StoredEvent:
+        """An event from its JSON Lines form (as `to_json` writes it)."""
+        payload = {key: value for key, value in data.items() if key not in ENVELOPE}
+        return cls(str(data["session"]), int(data["seq"]), data.get("task"), float(data.get("time", 0.0)),
+                   body_from_payload(str(data["kind"]), payload))
 
     def dumps(self) -> str:
         """One line of JSON, safe to print (`harnez.text.json_line`)."""
@@ -93,7 +403,5 @@ class StoredEvent:
 
 
 def warning(code: str, message: str, task: int | None = None, **extra: Any) -> Event:
-    """A `warning` event with a stable code."""
-    if code not in WARNING_CODES:
-        raise ValueError(f"Unknown warning code {code!r}; add it to harnez.events.WARNING_CODES.")
-    return Event("warning", {"code": code, "message": message, **extra}, task=task)
+    """A `warning` event with a stable code (extra: `call_id`, `raw`)."""
+    return Event(WarningEvent(code=code, message=message, **extra), task=task)

@@ -12,10 +12,22 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from harnez.errors import SessionNotFoundError, UsageError
-from harnez.events import StoredEvent
+from harnez.events import (
+    ApprovalRequired,
+    Error,
+    EventBody,
+    Finished,
+    StoredEvent,
+    TextDelta,
+    TurnCompleted,
+    TurnRetried,
+    TurnStarted,
+    UserMessage,
+    WarningEvent,
+)
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
 from harnez.text import printable
@@ -41,7 +53,7 @@ class RunOptions:
     session_dir: Path | None = None
     max_steps: int | None = None
     timeout: float | None = None
-    approve: str = "deny"
+    approve: Literal["deny", "allow"] = "deny"
     json: bool = False
     task_options: dict[str, Any] = field(default_factory=dict)
 
@@ -70,14 +82,14 @@ def check_before_opening(opts: RunOptions) -> None:
     configured provider and its key variable. A resumed session's own model is known only once
     its database is open, so it is checked when the task starts.
     """
-    from harnez.agent.work import AgentWork
+    from harnez.server.models import check_model
 
     if opts.resuming and not opts.database.exists():
         wanted = "No saved session" if opts.resume == "latest" else f"No session {opts.resume!r}"
         raise SessionNotFoundError(f"{wanted} in {opts.workspace}: there is no database at {opts.database}. "
                                    "Start one without --resume.")
     if opts.model or not opts.resuming:
-        AgentWork(opts.settings).resolve(opts.model)  # --model, else the settings' default
+        check_model(opts.settings, opts.model)  # --model, else the settings' default
 
 
 @contextlib.asynccontextmanager
@@ -85,17 +97,14 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     """The server for a headless run; with --no-session, over a throw-away database."""
     scratch = Path(tempfile.mkdtemp(prefix="harnez-no-session-")) if opts.no_session else None
     database = opts.database if scratch is None else scratch / "harnez.sqlite"
-    from harnez.agent.work import AgentWork
-    from harnez.titles.model import make_model_titler
+    from harnez.server.factory import open_agent_server
 
-    server = await Server.open(database, opts.settings, AgentWork(opts.settings, approve=opts.approve))
+    server = await open_agent_server(database, opts.settings, approve=opts.approve)
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
-    server.set_model_titler(make_model_titler(opts.settings, server.session_model))
     try:
         yield server
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(server.titles.wait_idle(), NAMING_GRACE)
+        await server.wait_for_titles(NAMING_GRACE)
     finally:
         await server.close()
         if scratch is not None:
@@ -106,9 +115,10 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
     """(session id, the cursor to print after) — a new session, the newest, or one by id."""
     if not opts.resuming:
         return server.create_session(opts.workspace, opts.model or opts.settings.model).id, 0
-    record = (await server.newest_session(opts.workspace) if opts.resume == "latest"
-              else await server.get_session(opts.resume))
-    return record.id, await server.store.events.last_seq(record.num)
+    wanted = opts.resume or "latest"
+    record = (await server.newest_session(opts.workspace) if wanted == "latest"
+              else await server.get_session(wanted))
+    return record.id, await server.last_seq(record.id)
 
 
 class TaskPrinter:
@@ -128,28 +138,34 @@ class TaskPrinter:
         if self.as_json:
             self.out.write(event.dumps() + "\n")
             self.out.flush()
-            if event.kind == "finished" and event.payload.get("error"):
-                self._say(f"task {event.payload.get('stop')}: {event.payload['error']}")
+            if isinstance(event.body, Finished) and event.body.error:
+                self._say(f"task {event.body.stop}: {event.body.error}")
             return
-        if event.kind == "text-delta":
-            self.out.write(printable(event.payload.get("text", "")))
-            self.out.flush()
-            self._printed_in_turn = True
-        elif event.kind == "turn-retried":
-            void = "; the partial answer above is void" if self._printed_in_turn else ""
-            self._say(f"retrying (attempt {event.payload.get('attempt')}): {event.payload.get('reason')}{void}",
-                      new_line=self._printed_in_turn)
-            self._printed_in_turn = False
-        elif event.kind in ("turn-completed", "turn-started"):
-            if event.kind == "turn-completed" and self._printed_in_turn:
-                self.out.write("\n")
-            self._printed_in_turn = False
-        elif event.kind == "error" or (event.kind == "warning" and event.payload.get("code") not in QUIET_CODES):
-            self._say(f"{event.kind}: {event.payload.get('message')}")
-        elif event.kind == "approval-required":
-            self._say(f"{event.payload.get('tool')} needs approval; this run answers per --approve")
-        elif event.kind == "finished" and event.payload.get("error"):
-            self._say(f"task {event.payload['stop']}: {event.payload['error']}")
+        self._show_text(event.body)
+
+    def _show_text(self, body: EventBody) -> None:
+        """The answer on stdout as it streams; what went wrong (and what the run decided) on stderr."""
+        match body:
+            case TextDelta(text=text):
+                self.out.write(printable(text))
+                self.out.flush()
+                self._printed_in_turn = True
+            case TurnRetried(attempt=attempt, reason=reason):
+                void = "; the partial answer above is void" if self._printed_in_turn else ""
+                self._say(f"retrying (attempt {attempt}): {reason}{void}", new_line=self._printed_in_turn)
+                self._printed_in_turn = False
+            case TurnStarted() | TurnCompleted():
+                if isinstance(body, TurnCompleted) and self._printed_in_turn:
+                    self.out.write("\n")
+                self._printed_in_turn = False
+            case Error(message=message):
+                self._say(f"error: {message}")
+            case WarningEvent(code=code, message=message) if code not in QUIET_CODES:
+                self._say(f"warning: {message}")
+            case ApprovalRequired(name=name):
+                self._say(f"{name} needs approval; this run answers per --approve")
+            case Finished(stop=stop, error=error) if error:
+                self._say(f"task {stop}: {error}")
 
     def _say(self, text: str, *, new_line: bool = False) -> None:
         """A notice on stderr, `harnez: …` (after a line break when streamed text left a line open)."""
@@ -175,11 +191,11 @@ async def run_task(server: Server, session_id: str, after: int, prompt: str, opt
         while True:
             event = await stream
             stream = asyncio.ensure_future(events.__anext__())
-            if event.task not in (task_id, None) or (event.kind == "user-message" and event.task == task_id):
+            if event.task not in (task_id, None) or (isinstance(event.body, UserMessage) and event.task == task_id):
                 continue
             printer.show(event)
-            if event.kind == "finished" and event.task == task_id:
-                stop = event.payload.get("stop", "failed")
+            if isinstance(event.body, Finished) and event.task == task_id:
+                stop = event.body.stop
                 break
     stream.cancel()
     await events.aclose()
@@ -232,12 +248,8 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             if not line.strip():
                 continue
             stop = await run_task(server, session_id, after, line.strip(), opts, printer)
-            after = await _last_seq(server, session_id)
+            after = await server.last_seq(session_id)
             if stop == "cancelled":
                 break
     return EXIT_BY_STOP.get(stop, 1)
 
-
-async def _last_seq(server: Server, session_id: str) -> int:
-    record = await server.get_session(session_id)
-    return await server.store.events.last_seq(record.num)

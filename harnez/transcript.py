@@ -2,68 +2,94 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
-from harnez.events import StoredEvent
+from harnez.events import (
+    Error,
+    EventBody,
+    Finished,
+    PromptQueued,
+    ShellLine,
+    StoredEvent,
+    TextDelta,
+    TitleChanged,
+    ToolCompleted,
+    ToolRequested,
+    TurnRetried,
+    UserMessage,
+    WarningEvent,
+)
+
+RESULT_SHOWN = 500
+"""Characters of a tool's result shown; the transcript is a record to read, not the result itself."""
 
 
 def render_plain(events: Iterable[StoredEvent]) -> str:
-    """Readable text: prompts, answers (deltas joined, retried attempts dropped), tools, ends."""
+    """Readable text: prompts, answers (deltas joined, retried attempts dropped), tools, ends.
+
+    Notices about the session rather than the answer (a title chosen while the answer streamed)
+    wait until the answer's text is written, so they never split it mid-sentence.
+    """
     out: list[str] = []
     attempt: list[str] = []
+    waiting: list[str] = []
 
     def close_text() -> None:
         if attempt:
             out.append("".join(attempt).rstrip() + "\n\n")
             attempt.clear()
+        out.extend(waiting)
+        waiting.clear()
 
     for event in events:
-        kind, p = event.kind, event.payload
-        if kind == "text-delta":
-            attempt.append(p.get("text", ""))
-            continue
-        if kind == "turn-retried":
-            attempt.clear()
+        match event.body:
+            case TextDelta(text=text):
+                attempt.append(text)
+                continue
+            case TurnRetried():
+                attempt.clear()
+                continue
+        line = _line(event.body)
+        if line and event.task is None and attempt:
+            waiting.append(line)
             continue
         close_text()
-        line = _line(kind, p)
         if line:
             out.append(line)
     close_text()
     return "".join(out)
 
 
-def _line(kind: str, p: dict) -> str | None:
-    if kind == "user-message":
-        mode = "" if p.get("mode", "prompt") == "prompt" else f" ({p['mode']})"
-        return f"> {p.get('text', '')}{mode}\n\n"
-    if kind == "prompt-queued":
-        return f"> {p.get('text', '')} (queued)\n\n"
-    if kind == "shell-line":
-        return _shell_line(p)
-    if kind == "tool-requested":
-        return f"[tool] {p.get('name')} {p.get('arguments')}\n"
-    if kind == "tool-completed":
-        status = "error" if p.get("is_error") else "ok"
-        return f"[tool {status}] {str(p.get('content', ''))[:500]}\n\n"
-    if kind in ("warning", "error"):
-        return f"[{kind}] {p.get('message', '')}\n\n"
-    if kind == "finished":
-        error = f": {p['error']}" if p.get("error") else ""
-        return f"[task {p.get('stop')}{error}]\n\n"
-    if kind == "title-changed":
-        return f"[title] {p.get('title')}\n\n"
+def _line(body: EventBody) -> str | None:
+    match body:
+        case UserMessage(text=text, mode=mode):
+            return f"> {text}{'' if mode == 'prompt' else f' ({mode})'}\n\n"
+        case PromptQueued(text=text):
+            return f"> {text} (queued)\n\n"
+        case ShellLine():
+            return _shell_line(body)
+        case ToolRequested(name=name, arguments=arguments):
+            return f"[tool] {name} {json.dumps(arguments, ensure_ascii=False)}\n"
+        case ToolCompleted(content=content, is_error=is_error):
+            return f"[tool {'error' if is_error else 'ok'}] {content[:RESULT_SHOWN]}\n\n"
+        case WarningEvent(message=message) | Error(message=message):
+            return f"[{body.kind}] {message}\n\n"
+        case Finished(stop=stop, error=error):
+            return f"[task {stop}{f': {error}' if error else ''}]\n\n"
+        case TitleChanged(title=title):
+            return f"[title] {title}\n\n"
     return None
 
 
-def _shell_line(p: dict) -> str:
+def _shell_line(line: ShellLine) -> str:
     """`$ command`, the output, and how it ended when not plainly (a failure, a timeout, a cancel)."""
     end = ""
-    if p.get("timed_out"):
+    if line.timed_out:
         end = "[timed out]\n"
-    elif p.get("cancelled"):
+    elif line.cancelled:
         end = "[cancelled]\n"
-    elif p.get("exit_code") not in (0, None):
-        end = f"[exit code {p['exit_code']}]\n"
-    output = str(p.get("output") or "").rstrip("\n")
-    return f"$ {p.get('command', '')}\n" + (output + "\n" if output else "") + end + "\n"
+    elif line.exit_code not in (0, None):
+        end = f"[exit code {line.exit_code}]\n"
+    output = line.output.rstrip("\n")
+    return f"$ {line.command}\n" + (output + "\n" if output else "") + end + "\n"

@@ -11,7 +11,8 @@ from typing import Any
 
 from harnez.agent.approvals import Answer
 from harnez.agent.context import History
-from harnez.agent.turns import Emit
+from harnez import events as ev
+from harnez.agent.task import Emit
 from harnez.errors import HarnezError
 from harnez.settings import PermissionSettings
 from harnez.store.ledger import ToolExecution
@@ -57,7 +58,7 @@ class ToolCalls:
         """Answer every call; each result is emitted, recorded and added to the history."""
         batch: list[PreparedCall] = []
         for call in calls:
-            self.emit("tool-requested", {"call_id": call.id, "name": call.name, "arguments": call.arguments})
+            self.emit(ev.ToolRequested(call_id=call.id, name=call.name, arguments=call.arguments))
             prepared = await self._prepare(call)
             if prepared.concurrent:
                 batch.append(prepared)
@@ -69,8 +70,8 @@ class ToolCalls:
 
     async def _prepare(self, call: ToolCallEnd) -> PreparedCall:
         if call.name not in self.registry.names:
-            self.emit("warning", {"code": "unpublished-tool", "call_id": call.id, "message": (
-                f"The model called {call.name!r}, which was not offered to it; nothing ran.")})
+            self.emit(ev.WarningEvent(code="unpublished-tool", call_id=call.id, message=(
+                f"The model called {call.name!r}, which was not offered to it; nothing ran.")))
             return PreparedCall(call, result=ToolResult.error(
                 f"There is no tool named {call.name!r}; nothing ran. Available tools: "
                 f"{', '.join(self.registry.names)}."), outcome="unpublished")
@@ -94,13 +95,12 @@ class ToolCalls:
         call, tool, args = prepared.call, prepared.tool, prepared.args
         assert tool is not None and args is not None
         diff = await asyncio.to_thread(preview_diff, tool, args, self.workspace)  # file work, off the loop
-        self.emit("approval-required", {"call_id": call.id, "tool": call.name, "arguments": call.arguments,
-                                        "reason": decision.reason, "diff": diff})
+        self.emit(ev.ApprovalRequired(call_id=call.id, name=call.name, arguments=call.arguments,
+                                      reason=decision.reason, diff=diff))
         answer = await self.approver(call.id)
         grant = self.grants.record(tool, args, self.workspace) if answer.verdict == "allow-session" else None
-        self.emit("approval-resolved", {"call_id": call.id, "tool": call.name, "verdict": answer.verdict,
-                                        "reason": answer.reason, "by": answer.by,
-                                        **({"grant": grant} if grant is not None else {})})
+        self.emit(ev.ApprovalResolved(call_id=call.id, name=call.name, verdict=answer.verdict,
+                                      reason=answer.reason, by=answer.by, grant=grant))
         prepared.approval = f"{answer.verdict} ({answer.by})"
         if not answer.allowed:
             why = f": {answer.reason}" if answer.reason else "."
@@ -136,9 +136,8 @@ class ToolCalls:
         outcome = prepared.outcome
         if outcome == "completed" and result.is_error:
             outcome = "error"
-        self.emit("tool-completed", {"call_id": call.id, "name": call.name, "content": result.content,
-                                     "details": result.details, "is_error": result.is_error,
-                                     "cancelled": result.cancelled})
+        self.emit(ev.ToolCompleted(call_id=call.id, name=call.name, content=result.content,
+                                   details=result.details, is_error=result.is_error, cancelled=result.cancelled))
         await self.history.record_tool(ToolExecution(
             session_num=self.history.session_num, task=self.history.task, call_id=call.id, tool=call.name,
             arguments=call.arguments, outcome=outcome, result=result.content, is_error=result.is_error,

@@ -8,7 +8,9 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from harnez.agent.context import History
-from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez import events as ev
+from harnez.agent.task import Emit
+from harnez.agent.turns import ModelTurn, StreamFn, TaskAccounting
 from harnez.wires import (
     AssistantMessage,
     AssistantTurn,
@@ -95,11 +97,11 @@ class Compactor:
             return
         await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised})
         self.accounting.last_input_tokens = None
-        self.emit("compacted", {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+        self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
         how = "summarised older turns" if summarised else "elided older tool results"
-        self.emit("warning", {"code": "conversation-compacted", "message": (
+        self.emit(ev.WarningEvent(code="conversation-compacted", message=(
             f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
-            f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")})
+            f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")))
 
     async def compact_now(self, history: History, system: str) -> None:
         """Compact on request (`/compact`): summarise all but the newest quarter of the conversation.
@@ -113,14 +115,14 @@ class Compactor:
         if summary is not None:
             items, summarised = summary, True
         if items == history.items:
-            self.emit("warning", {"code": "nothing-to-compact", "message": (
-                "There is nothing to compact yet: the conversation is too short to summarise.")})
+            self.emit(ev.WarningEvent(code="nothing-to-compact", message=(
+                "There is nothing to compact yet: the conversation is too short to summarise.")))
             return
         after = estimate_tokens(system, items)
         await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised,
                                       "requested": True})
         self.accounting.last_input_tokens = None
-        self.emit("compacted", {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+        self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
 
     async def _summarise(self, history: History, items: list[Item], tail_tokens: int | None = None
                          ) -> list[Item] | None:
@@ -143,8 +145,8 @@ class Compactor:
         if failed:
             self.summary_failed = True
             why = turn.failure.message if turn.failure else "the model returned no text"
-            self.emit("warning", {"code": "summary-failed", "message": (
-                f"Compaction could not summarise ({why}); older tool results stay elided instead.")})
+            self.emit(ev.WarningEvent(code="summary-failed", message=(
+                f"Compaction could not summarise ({why}); older tool results stay elided instead.")))
             return None
         return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:])]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harnez.store import Store
+from harnez.agent.task import TaskStore
 from harnez.store.ledger import ModelCall, ToolExecution
 from harnez.wires import AssistantMessage, Conversation, Item, ToolCall, ToolResult, UserMessage, item_from_json
 
@@ -62,7 +62,7 @@ def _trailing_results(items: list[Item]) -> list[ToolResult]:
 class History:
     """The items of the conversation in memory, each new one stored as a context record at once."""
 
-    def __init__(self, store: Store, session_num: int, task: int | None, wire: str,
+    def __init__(self, store: TaskStore, session_num: int, task: int | None, wire: str,
                  items: list[Item] | None = None) -> None:
         self.store, self.session_num, self.task, self.wire = store, session_num, task, wire
         self.items: list[Item] = list(items or [])
@@ -70,7 +70,7 @@ class History:
         """How many tool calls got a synthetic result when the history was loaded."""
 
     @classmethod
-    async def load(cls, store: Store, session_num: int, task: int | None, wire: str) -> History:
+    async def load(cls, store: TaskStore, session_num: int, task: int | None, wire: str) -> History:
         """The stored conversation, from its last compaction, with every tool call answered.
 
         Synthetic results that answer the last message are stored, so the record is whole again.

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from harnez.agent.calls import ToolCalls
 from harnez.agent.context import History
-from harnez.agent.turns import Emit, ModelTurn, StreamFn, TaskAccounting
+from harnez import events as ev
+from harnez.agent.task import Emit
+from harnez.agent.turns import ModelTurn, StreamFn, TaskAccounting
 from harnez.agent.window import fit_tool_calls
 from harnez.outcome import TaskOutcome
 from harnez.wires import AssistantMessage, AssistantTurn, ResolvedModel, ToolSpec, UserMessage, WireRequest
@@ -96,7 +98,7 @@ class AgentLoop:
         waiting, self._inbox = self._inbox + self.steering(), []
         for text in waiting:
             await self.history.add(UserMessage(await self.expand(text) if self.expand else text))
-            self.emit("steering-delivered", {"text": text})
+            self.emit(ev.SteeringDelivered(text=text))
 
     async def _model_turn(self) -> AssistantTurn:
         self.turns += 1
@@ -116,7 +118,7 @@ class AgentLoop:
                                                                 "completed"))
         message, cuts = fit_tool_calls(turn.to_message(), self.model.spec.context_window)
         for cut in cuts:
-            self.emit("warning", {"code": "truncated-for-window", "message": cut})
+            self.emit(ev.WarningEvent(code="truncated-for-window", message=cut))
         await self.history.add(message)
         return turn
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
+from harnez import events as ev
+from harnez.agent.task import Emit
 from harnez.store.ledger import ModelCall
 from harnez.wires import (
     AssistantTurn,
@@ -29,21 +30,15 @@ COALESCE_SECONDS = 0.04
 """Streamed text is emitted at most this often (and at once at the end of a turn or on cancel)."""
 ONCE_PER_TASK = frozenset({"opaque-items-dropped"})
 
-StreamFn = Callable[[WireRequest], AsyncIterator[WireEvent]]
+StreamFn = Callable[[WireRequest], AsyncGenerator[WireEvent, None]]
 """The injected model: one request in, its wire events out (e.g. `RetryingWire.stream`)."""
-
-
-class Emit(Protocol):
-    """The one callback every event of a task leaves through (`TaskRun.emit`)."""
-
-    def __call__(self, kind: str, payload: dict[str, Any] | None = None, *,
-                 search_text: str | None = None) -> object: ...
 
 
 class DeltaBuffer:
     """Buffers one kind of streamed text and emits it at most every COALESCE_SECONDS."""
 
-    def __init__(self, kind: str, emit: Emit, interval: float = COALESCE_SECONDS) -> None:
+    def __init__(self, kind: type[ev.TextDelta] | type[ev.ReasoningDelta], emit: Emit,
+                 interval: float = COALESCE_SECONDS) -> None:
         self.kind, self._emit, self._interval = kind, emit, interval
         self._parts: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
@@ -62,7 +57,7 @@ class DeltaBuffer:
             self._timer = None
         if self._parts:
             text, self._parts = "".join(self._parts), []
-            self._emit(self.kind, {"text": text})
+            self._emit(self.kind(text=text))
 
     def discard(self) -> None:
         """Forget what is buffered (a retry invalidated it)."""
@@ -95,8 +90,8 @@ class ModelTurn:
 
     async def stream(self, stream: StreamFn, request: WireRequest) -> AssistantTurn:
         """Run the call to its end; on cancel, flush what streamed and re-raise."""
-        text, reasoning = DeltaBuffer("text-delta", self.emit), DeltaBuffer("reasoning-delta", self.emit)
-        self.emit("turn-started", {"turn": self.number})
+        text, reasoning = DeltaBuffer(ev.TextDelta, self.emit), DeltaBuffer(ev.ReasoningDelta, self.emit)
+        self.emit(ev.TurnStarted(turn=self.number))
         try:
             async with aclosing(stream(request)) as events:
                 async for event in events:
@@ -121,13 +116,13 @@ class ModelTurn:
             reasoning.flush()
             self._names[event.id] = event.name
         elif isinstance(event, ToolCallDelta):
-            self.emit("tool-arguments-delta", {"call_id": event.id, "tool": self._names.get(event.id),
-                                               "delta": event.arguments})
+            self.emit(ev.ToolArgumentsDelta(call_id=event.id, name=self._names.get(event.id),
+                                            delta=event.arguments))
         elif isinstance(event, Retry):
             text.discard()
             reasoning.discard()
-            self.emit("turn-retried", {"turn": self.number, "attempt": event.attempt,
-                                       "delay": event.delay, "reason": event.reason})
+            self.emit(ev.TurnRetried(turn=self.number, attempt=event.attempt, delay=event.delay,
+                                     reason=event.reason))
         elif isinstance(event, WireWarning):
             self._warn(event)
 
@@ -137,32 +132,31 @@ class ModelTurn:
             if code in self.accounting.warned:
                 return
             self.accounting.warned.add(code)
-        payload: dict[str, Any] = {"code": code, "message": event.message}
-        if event.raw is not None:
-            payload["raw"] = event.raw
-        self.emit("warning", payload)
+        self.emit(ev.WarningEvent(code=code, message=event.message, raw=event.raw))
 
     def finish(self, outcome: str) -> None:
         """Emit usage, cost and turn-completed for a call that ended (completed, failed or cancelled)."""
         self.account()
         turn = self.turn
         stop = turn.stop.reason if turn.stop else ("error" if outcome == "failed" else outcome)
-        self.emit("turn-completed", {"turn": self.number, "stop_reason": stop}, search_text=turn.text or None)
+        self.emit(ev.TurnCompleted(turn=self.number, stop_reason=stop), search_text=turn.text or None)
 
     def account(self) -> None:
         """Emit the usage and cost of the call, and the unpriced warning once per task."""
         turn = self.turn
         if turn.usage is not None:
             usage = turn.usage
-            self.emit("usage", {**usage.to_json(), "model": turn.model or self.model.model})
+            self.emit(ev.Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
+                               cache_write=usage.cache_write, reasoning=usage.reasoning,
+                               model=turn.model or self.model.model))
             if usage.input is not None:
                 self.accounting.last_input_tokens = usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
-        self.emit("cost", {"usd": self.cost})
+        self.emit(ev.Cost(usd=self.cost))
         if self.model.rate is None and "unpriced-model" not in self.accounting.warned:
             self.accounting.warned.add("unpriced-model")
-            self.emit("warning", {"code": "unpriced-model", "message": (
+            self.emit(ev.WarningEvent(code="unpriced-model", message=(
                 f"{self.model.provider}/{self.model.model} has no rate in the rate card, so its cost is "
-                "unknown; add it under `rates` in settings.json to see costs.")})
+                "unknown; add it under `rates` in settings.json to see costs.")))
 
     @property
     def cost(self) -> float | None:

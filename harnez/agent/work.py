@@ -9,41 +9,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from harnez.agent.approvals import Answer, ApprovalDesk, Policy, check_policy, policy_answer
+from harnez import events as ev
+from harnez.agent.approvals import Answer, Policy, check_policy, policy_answer
 from harnez.agent.attachments import expand_attachments
 from harnez.agent.calls import Approver, ToolCalls
 from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.prompt import build_system_prompt
-from harnez.agent.turns import Emit, StreamFn, TaskAccounting
+from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
+from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
 
+if TYPE_CHECKING:
+    from harnez.store.sessions import SessionRecord
+
 MODES = ("ask", "accept-edits", "read-only")
-
-
-class TaskRunLike(Protocol):
-    """What the server hands a task's work (harnez.server.runner.TaskRun), as the agent uses it."""
-
-    server: Any
-    """The server; its `store` and `approvals` (an ApprovalDesk) are used."""
-    settings: Settings | None
-    """The settings of the session's own workspace; None uses the work's."""
-    session: Any
-    """The session record: `num`, `id`, `workspace`."""
-    task_id: int
-    prompt: str
-    model: str | None
-    options: dict[str, Any]
-    emit: Emit
-
-    def take_steering(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +122,7 @@ class AgentWork:
         if options.instructions:
             system += "\n\n# Instructions for this task\n" + options.instructions
         specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
-        history = await History.load(run.server.store, run.session.num, run.task_id, model.endpoint.wire)
+        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         if not options.compact:
             # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
             prompt = await attach_files(run.prompt, workspace)
@@ -143,15 +130,15 @@ class AgentWork:
             if refusal is not None:
                 return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
             if run.session.id not in self._grants:
-                self._grants[run.session.id] = await restore_grants(run.server.store, run.session, registry)
+                self._grants[run.session.id] = await restore_grants(run.store, run.session, registry)
             await history.add(UserMessage(prompt))
         wire = open_wire(model.endpoint, settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.
             offered, held_back = ([], []) if options.compact else (registry.names, withheld)
-            run.emit("started", {"model": f"{model.provider}/{model.model}", "thinking": model.thinking,
-                                 "wire": model.endpoint.wire, "tools": offered, "withheld": held_back,
-                                 "context_window": model.spec.context_window})
+            run.emit(ev.Started(model=f"{model.provider}/{model.model}", thinking=model.thinking,
+                                wire=model.endpoint.wire, tools=offered, withheld=held_back,
+                                context_window=model.spec.context_window))
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
             loop = self._loop(run, settings, options, model, registry, history, system, specs, wire.stream)
@@ -173,7 +160,7 @@ class AgentWork:
         compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
         grants = self._grants.setdefault(run.session.id, SessionGrants())
         calls = ToolCalls(registry, Path(run.session.workspace), _permissions(settings, options), grants,
-                          approver(options.approve, run.server.approvals, run.session.id), run.emit, history)
+                          approver(options.approve, run.approvals, run.session.id), run.emit, history)
         return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
                          calls=calls, budget=options.budget, steering=run.take_steering,
                          expand=partial(attach_files, workspace=Path(run.session.workspace)),
@@ -187,7 +174,7 @@ def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings
     return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
 
 
-async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> SessionGrants:
+async def restore_grants(store: TaskStore, session: SessionRecord, registry: ToolRegistry) -> SessionGrants:
     """The session's "allow for this session" answers, rebuilt from its stored events.
 
     Each `approval-resolved` with verdict `allow-session` carries the grant the person gave (tool,
@@ -198,24 +185,23 @@ async def restore_grants(store: Any, session: Any, registry: ToolRegistry) -> Se
     """
     grants = SessionGrants()
     events = await store.events.read_kinds(session.num, session.id, ("approval-required", "approval-resolved"))
-    shown: dict[tuple[int | None, Any], dict[str, Any]] = {}
+    shown: dict[tuple[int | None, str], ev.ApprovalRequired] = {}
     workspace = Path(session.workspace)
     for event in events:
-        key = (event.task, event.payload.get("call_id"))
-        if event.kind == "approval-required":
-            shown[key] = event.payload
-            continue
-        prompt = shown.pop(key, None)
-        if event.payload.get("verdict") != "allow-session":
-            continue
-        grant = event.payload.get("grant")
-        if isinstance(grant, dict):
-            if grant.get("tool") in registry.names:
-                grants.apply(grant)
-        elif prompt is not None and prompt.get("tool") in registry.names:
-            parsed = registry.validate(prompt["tool"], prompt.get("arguments"))
-            if not isinstance(parsed, ToolResult):
-                grants.record(registry.get(prompt["tool"]), parsed, workspace)
+        match event.body:
+            case ev.ApprovalRequired(call_id=call_id) as prompt:
+                shown[(event.task, call_id)] = prompt
+            case ev.ApprovalResolved(call_id=call_id, verdict=verdict, grant=grant):
+                asked = shown.pop((event.task, call_id), None)
+                if verdict != "allow-session":
+                    continue
+                if grant is not None:
+                    if grant.get("tool") in registry.names:
+                        grants.apply(grant)
+                elif asked is not None and asked.name in registry.names:
+                    parsed = registry.validate(asked.name, asked.arguments)
+                    if not isinstance(parsed, ToolResult):
+                        grants.record(registry.get(asked.name), parsed, workspace)
     return grants
 
 
@@ -229,7 +215,7 @@ async def attach_files(text: str, workspace: Path) -> str:
     return await asyncio.to_thread(expand_attachments, text, workspace)
 
 
-def approver(policy: Policy, desk: ApprovalDesk, session_id: str) -> Approver:
+def approver(policy: Policy, desk: ApprovalWaiter, session_id: str) -> Approver:
     """Answers by policy, or waits for a person through the desk."""
 
     async def answer(call_id: str) -> Answer:

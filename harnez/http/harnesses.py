@@ -55,7 +55,7 @@ def harness_json(harness: Harness) -> dict[str, Any]:
 
 
 async def list_harnesses(request: Request) -> Response:
-    return JSONResponse({"object": "list", "harnesses": [harness_json(h) for h in await _host(request).harnesses.list()]})
+    return JSONResponse({"object": "list", "harnesses": [harness_json(h) for h in await _host(request).harnesses.every()]})
 
 
 async def create_harness(request: Request) -> Response:

@@ -99,7 +99,8 @@ def _file_part(part: dict[str, Any], kind: str, where: tuple[int, int], param: s
                                "other URLs are not fetched.", f"{param}.{field_name}")
     media_type, content = decode_data_url(data, param)
     default = "image" if kind == "input_image" else "file"
-    filename = part.get("filename") if isinstance(part.get("filename"), str) else default
+    given = part.get("filename")
+    filename = given if isinstance(given, str) else default
     parsed.inline.append(InlineFile(filename, media_type, content, where))
     return {"type": kind, "filename": filename}
 

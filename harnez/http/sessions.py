@@ -53,7 +53,7 @@ async def _replayed(host: HarnessHost, record: Any) -> list[tuple[Any, TaskStrea
     rows = await host.session_responses(record)
     streams = {row.task: TaskStream(row.task) for row in rows if row.task is not None}
     for event in await host.server.events_after(record.id, 0):
-        stream = streams.get(event.task)
+        stream = streams.get(event.task) if event.task is not None else None
         if stream is not None:
             stream.feed(event)
     for stream in streams.values():

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from harnez.events import Finished
 from harnez.http.errors import ApiError
 from harnez.http.inputs import optional_int, optional_text, parse_input
 from harnez.http.payloads import json_body, response_facts
@@ -64,7 +65,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         idempotency_key=key[:255] if key else None)
 
 
-async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncIterator[dict[str, Any]]:
+async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[dict[str, Any], None]:
     """The UHP events of a response's task, from `response.created` to its terminal event (live)."""
     facts, stream = response_facts(row), TaskStream(row.task)
     opening = response_object(facts, stream, status="in_progress")
@@ -75,12 +76,12 @@ async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncIterator[di
         async for event in events:
             for translated in stream.feed(event):
                 yield translated
-            if event.kind == "finished" and event.task == row.task:
+            if isinstance(event.body, Finished) and event.task == row.task:
                 break
     finally:
         await events.aclose()
     if stream.finished is None:
-        stream.finished = {"stop": "failed", "error": "The session was deleted while the task ran."}
+        stream.finished = Finished(stop="failed", error="The session was deleted while the task ran.")
     else:
         await host.settle(row)
     for translated in stream.finish(await _annotations(host, row, stream, base_url)):
@@ -106,7 +107,7 @@ async def snapshot(host: HarnessHost, row: Any, base_url: str) -> dict[str, Any]
         batch = await host.server.events_after(row.session_id, after, 2000)
         for event in batch:
             stream.feed(event)
-            if event.kind == "finished" and event.task == row.task:
+            if isinstance(event.body, Finished) and event.task == row.task:
                 break
         if len(batch) < 2000:
             break
@@ -131,12 +132,12 @@ async def _annotations(host: HarnessHost, row: Any, stream: TaskStream, base_url
             for file_id, file in files]
 
 
-def stream_response(events: AsyncIterator[dict[str, Any]], after: int = -1) -> StreamingResponse:
+def stream_response(events: AsyncGenerator[dict[str, Any], None], after: int = -1) -> StreamingResponse:
     """Server-Sent Events, one frame per event, sent as each is made; numbered 0, 1, 2, …"""
     return StreamingResponse(_frames(events, after), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
-async def _frames(events: AsyncIterator[dict[str, Any]], after: int) -> AsyncIterator[bytes]:
+async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> AsyncIterator[bytes]:
     number = 0
     pending = asyncio.ensure_future(anext(events))
     try:

@@ -1,4 +1,4 @@
-"""Stored Harnez events → UHP stream events and Response objects (pure; the one place that reads payloads).
+"""Stored Harnez events → UHP stream events and Response objects (pure; the one place that reads events).
 
 A UHP response is one Harnez task. `TaskStream` reads that task's stored events in order and says,
 for each, which UHP events it makes, while it assembles the `output` array; `response_object` dresses
@@ -22,21 +22,16 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+from harnez import events as ev
+from harnez.events import EventBody, StoredEvent
 
 WRITING_TOOLS = frozenset({"write", "edit"})
 _URL = re.compile(r"https?://\S+")
 _PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+){2,}/?")
-
-
-class EventLike(Protocol):
-    """What is read of a stored event (harnez.events.StoredEvent)."""
-
-    seq: int
-    kind: str
-    payload: dict[str, Any]
-    task: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +66,23 @@ class TaskStream:
         self.output: list[dict[str, Any]] = []
         self.usage: dict[str, int] | None = None
         self.model: str | None = None
-        self.finished: dict[str, Any] | None = None
+        self.finished: ev.Finished | None = None
         self.written: list[str] = []
         """Paths the task wrote with the write and edit tools (relative or absolute, as the model gave them)."""
         self._text: _Open | None = None
         self._calls: dict[str, _Open] = {}
-        self._requested: dict[str, dict[str, Any]] = {}
+        self._requested: dict[str, ev.ToolRequested] = {}
         self._turn: list[int] = []
         self._call_failed = False
 
-    def feed(self, event: EventLike) -> list[dict[str, Any]]:
+    def feed(self, event: StoredEvent) -> list[dict[str, Any]]:
         """The UHP events one stored event of this task makes (none for events of other tasks)."""
         if event.task != self.task_id:
             return []
-        handler = getattr(self, "_on_" + event.kind.replace("-", "_"), None)
-        return handler(event.seq, event.payload) if handler else []
+        handler = _HANDLERS.get(type(event.body))
+        return handler(self, event.seq, event.body) if handler else []
 
-    def finish(self, annotations: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    def finish(self, annotations: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
         """Close what is open; `annotations` (artifact citations) go on the last message if it is open."""
         out: list[dict[str, Any]] = []
         if self._text is not None and self._text.kind == "message":
@@ -106,19 +101,19 @@ class TaskStream:
 
     # lifecycle ---------------------------------------------------------------------------------
 
-    def _on_started(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        self.model = payload.get("model") or self.model
+    def _on_started(self, seq: int, body: ev.Started) -> list[dict[str, Any]]:
+        self.model = body.model or self.model
         return []
 
-    def _on_turn_started(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    def _on_turn_started(self, seq: int, body: ev.TurnStarted) -> list[dict[str, Any]]:
         self._turn = []
         return []
 
-    def _on_turn_completed(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        self._call_failed = payload.get("stop_reason") == "error"
+    def _on_turn_completed(self, seq: int, body: ev.TurnCompleted) -> list[dict[str, Any]]:
+        self._call_failed = body.stop_reason == "error"
         return []
 
-    def _on_turn_retried(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    def _on_turn_retried(self, seq: int, body: ev.TurnRetried) -> list[dict[str, Any]]:
         """Harnez discards a retried call's deltas: its items end `incomplete`, their content emptied."""
         for index in self._turn:
             _void(self.output[index])
@@ -129,32 +124,31 @@ class TaskStream:
         self._turn = []
         return out
 
-    def _on_usage(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    def _on_usage(self, seq: int, body: ev.Usage) -> list[dict[str, Any]]:
         usage = self.usage or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        fields = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
-                  "cache_write_tokens": "cache_write"}
-        for name, key in fields.items():
-            if isinstance(payload.get(key), int):
-                usage[name] = usage.get(name, 0) + payload[key]
+        fields = {"input_tokens": body.input, "output_tokens": body.output, "cache_read_tokens": body.cache_read,
+                  "cache_write_tokens": body.cache_write}
+        for name, value in fields.items():
+            if isinstance(value, int):
+                usage[name] = usage.get(name, 0) + value
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         self.usage = usage
         return []
 
-    def _on_error(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{"type": "error", "code": "harness_error", "message": scrub(str(payload.get("message", ""))),
-                 "param": None}]
+    def _on_error(self, seq: int, body: ev.Error) -> list[dict[str, Any]]:
+        return [{"type": "error", "code": "harness_error", "message": scrub(body.message), "param": None}]
 
-    def _on_finished(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        self.finished = dict(payload)
+    def _on_finished(self, seq: int, body: ev.Finished) -> list[dict[str, Any]]:
+        self.finished = body
         return []
 
     # text --------------------------------------------------------------------------------------
 
-    def _on_text_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._delta("message", seq, str(payload.get("text", "")))
+    def _on_text_delta(self, seq: int, body: ev.TextDelta) -> list[dict[str, Any]]:
+        return self._delta("message", seq, body.text)
 
-    def _on_reasoning_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._delta("reasoning", seq, str(payload.get("text", "")))
+    def _on_reasoning_delta(self, seq: int, body: ev.ReasoningDelta) -> list[dict[str, Any]]:
+        return self._delta("reasoning", seq, body.text)
 
     def _delta(self, kind: str, seq: int, text: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -177,8 +171,8 @@ class TaskStream:
 
     def _open_text(self, kind: str, seq: int) -> list[dict[str, Any]]:
         if kind == "message":
-            item = {"id": f"msg_{self.task_id}_{seq}", "type": "message", "role": "assistant",
-                    "status": "in_progress", "content": []}
+            item: dict[str, Any] = {"id": f"msg_{self.task_id}_{seq}", "type": "message", "role": "assistant",
+                                    "status": "in_progress", "content": []}
             part = {"type": "output_text", "text": "", "annotations": []}
             opened = self._add(item)
             item["content"].append(copy.deepcopy(part))
@@ -210,48 +204,47 @@ class TaskStream:
 
     # tools -------------------------------------------------------------------------------------
 
-    def _on_tool_arguments_delta(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        call_id = str(payload.get("call_id", ""))
+    def _on_tool_arguments_delta(self, seq: int, body: ev.ToolArgumentsDelta) -> list[dict[str, Any]]:
+        call_id = body.call_id
         out = self._close_text()
         if call_id not in self._calls:
-            out.append(self._open_call(seq, call_id, payload.get("tool")))
+            out.append(self._open_call(seq, call_id, body.name))
         call = self._calls[call_id]
-        delta = str(payload.get("delta", ""))
+        delta = body.delta
         call.text.append(delta)
         self.output[call.index]["arguments"] += delta
         out.append({"type": "response.function_call_arguments.delta", "item_id": self.output[call.index]["id"],
                     "output_index": call.index, "delta": delta})
         return out
 
-    def _on_tool_requested(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        call_id = str(payload.get("call_id", ""))
-        self._requested[call_id] = payload
+    def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> list[dict[str, Any]]:
+        call_id = body.call_id
+        self._requested[call_id] = body
         out = self._close_text()
         if call_id not in self._calls:
-            out.append(self._open_call(seq, call_id, payload.get("name")))
+            out.append(self._open_call(seq, call_id, body.name))
         call = self._calls.pop(call_id)
         item = self.output[call.index]
-        item["name"] = str(payload.get("name") or item["name"])
+        item["name"] = body.name or item["name"]
         if not call.text:
-            arguments = payload.get("arguments")
-            item["arguments"] = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+            item["arguments"] = json.dumps(body.arguments)
         out.append({"type": "response.function_call_arguments.done", "item_id": item["id"],
                     "output_index": call.index, "arguments": item["arguments"]})
         return out + self._close_call(call, "completed")
 
-    def _on_tool_completed(self, seq: int, payload: dict[str, Any]) -> list[dict[str, Any]]:
-        call_id = str(payload.get("call_id", ""))
-        requested = self._requested.get(call_id, {})
-        arguments = requested.get("arguments")
-        if requested.get("name") in WRITING_TOOLS and not payload.get("is_error") and isinstance(arguments, dict):
-            if isinstance(arguments.get("path"), str) and arguments["path"] not in self.written:
-                self.written.append(arguments["path"])
+    def _on_tool_completed(self, seq: int, body: ev.ToolCompleted) -> list[dict[str, Any]]:
+        call_id = body.call_id
+        requested = self._requested.get(call_id)
+        if requested is not None and requested.name in WRITING_TOOLS and not body.is_error:
+            path = requested.arguments.get("path")
+            if isinstance(path, str) and path not in self.written:
+                self.written.append(path)
         out = self._close_text()
         item = {"id": f"fco_{self.task_id}_{seq}", "type": "function_call_output", "call_id": call_id,
                 "output": "", "status": "in_progress"}
         out.append(self._add(item))
-        item["output"] = str(payload.get("content", ""))
-        item["status"] = "incomplete" if payload.get("cancelled") else "completed"
+        item["output"] = body.content
+        item["status"] = "incomplete" if body.cancelled else "completed"
         return out + [self._done(len(self.output) - 1)]
 
     def _open_call(self, seq: int, call_id: str, name: Any) -> dict[str, Any]:
@@ -287,26 +280,43 @@ class TaskStream:
         """The UHP status: in_progress until `finished`, then what the stop means."""
         if self.finished is None:
             return "in_progress"
-        stop = self.finished.get("stop")
+        stop = self.finished.stop
         return {"completed": "completed", "cancelled": "cancelled", "incomplete": "incomplete"}.get(stop, "failed")
 
     def error(self) -> dict[str, Any] | None:
         """The Response's `error`: non-null only when the task failed."""
         if self.status != "failed" or self.finished is None:
             return None
-        if self.finished.get("stop") == "interrupted":
+        if self.finished.stop == "interrupted":
             message = "The server stopped before this task finished; continue the session to try again."
         else:
-            message = scrub(str(self.finished.get("error") or "The task failed."))
+            message = scrub(self.finished.error or "The task failed.")
         code = "provider_error" if self._call_failed else "harness_error"
         return {"type": "harness_error", "code": code, "message": message, "param": None, "detail": None}
 
     def incomplete_details(self, max_step: int | None) -> dict[str, Any] | None:
         if self.status != "incomplete" or self.finished is None:
             return None
-        turns = self.finished.get("turns") or 0
+        turns = self.finished.turns or 0
         reason = "max_step" if max_step and turns >= max_step else "timeout"
-        return {"reason": reason, "message": scrub(str(self.finished.get("error") or ""))}
+        return {"reason": reason, "message": scrub(self.finished.error or "")}
+
+
+_HANDLERS: dict[type[EventBody], Callable[[TaskStream, int, Any], list[dict[str, Any]]]] = {
+    ev.Started: TaskStream._on_started,
+    ev.TurnStarted: TaskStream._on_turn_started,
+    ev.TurnCompleted: TaskStream._on_turn_completed,
+    ev.TurnRetried: TaskStream._on_turn_retried,
+    ev.Usage: TaskStream._on_usage,
+    ev.Error: TaskStream._on_error,
+    ev.Finished: TaskStream._on_finished,
+    ev.TextDelta: TaskStream._on_text_delta,
+    ev.ReasoningDelta: TaskStream._on_reasoning_delta,
+    ev.ToolArgumentsDelta: TaskStream._on_tool_arguments_delta,
+    ev.ToolRequested: TaskStream._on_tool_requested,
+    ev.ToolCompleted: TaskStream._on_tool_completed,
+}
+"""What each kind of Harnez event of the task becomes in UHP; the others make no UHP event."""
 
 
 def response_object(facts: ResponseFacts, stream: TaskStream, *, status: str | None = None) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import Any
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import records
 from harnez.importers.normalized import (
+    as_list,
+    as_object,
     AssistantTurn,
     Compaction,
     Entry,
@@ -340,7 +342,7 @@ class _Conversation:
             yield from self._close()
             if self.compaction is not None:
                 yield self.compaction
-            meta = record.get("compactMetadata") if isinstance(record.get("compactMetadata"), dict) else {}
+            meta = as_object(record.get("compactMetadata"))
             self.compaction = Compaction(time=time, tokens_before=_int(meta.get("preTokens")),
                                          trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None)
         elif subtype in ("api_error", "error"):

@@ -17,6 +17,8 @@ from typing import Any
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import records
 from harnez.importers.normalized import (
+    as_list,
+    as_object,
     AssistantTurn,
     Compaction,
     Entry,
@@ -196,10 +198,10 @@ class _Rollout:
 
     def _reasoning(self, payload: dict[str, Any], time: str | None) -> None:
         self._output_turn(time)
-        summary = payload.get("summary") if isinstance(payload.get("summary"), list) else []
-        texts = [s.get("text") for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        texts += [c.get("text") for c in payload.get("content") or [] if isinstance(c, dict)
-                  and isinstance(c.get("text"), str)] if isinstance(payload.get("content"), list) else []
+        summary = as_list(payload.get("summary"))
+        texts: list[str] = [s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts += [c["text"] for c in as_list(payload.get("content")) if isinstance(c, dict)
+                  and isinstance(c.get("text"), str)]
         self._add(Reasoning("\n\n".join(texts)))
         if payload.get("encrypted_content") and payload.get("id") and self.turn is not None:
             self.turn.opaque.append((WIRE, {k: payload[k] for k in REASONING_KEYS if k in payload}))

@@ -212,6 +212,16 @@ class Integrity:
         return {"records": self.records, "unparsed_records": self.unparsed_records, "torn_tail": self.torn_tail}
 
 
+def as_object(value: Any) -> dict[str, Any]:
+    """A JSON object read from a record, or an empty one when the record holds something else there."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A JSON array read from a record, or an empty one when the record holds something else there."""
+    return value if isinstance(value, list) else []
+
+
 def time_key(stamp: Any) -> float | None:
     """A recorded time as Unix seconds (ISO text or epoch milliseconds); None when it is not a time."""
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):

@@ -25,6 +25,8 @@ from typing import Any
 from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey
 from harnez.importers.normalized import (
+    as_list,
+    as_object,
     AssistantTurn,
     Compaction,
     Entry,
@@ -122,14 +124,14 @@ def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
     parent = _str(row.get("parent_id")) or _str(row.get("parentID"))
     if parent:
         info.parent_session_id, info.agent_id, info.agent_type = parent, info.session_id, "sub-agent"
-    times = row.get("time") if isinstance(row.get("time"), dict) else {}
+    times = as_object(row.get("time"))
     info.span.see(row.get("time_created", times.get("created")))
 
 
 # conversion ---------------------------------------------------------------------------------------
 
 def _message_entries(info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]) -> Iterator[Entry]:
-    times = message.get("time") if isinstance(message.get("time"), dict) else {}
+    times = as_object(message.get("time"))
     created = iso_from_ms(times.get("created"))
     info.span.see(created)
     info.span.see(iso_from_ms(times.get("completed")))
@@ -147,7 +149,7 @@ def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
     added = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
              and p.get("synthetic")]
     files = sum(1 for p in parts if p.get("type") == "file")
-    summary = message.get("summary") if isinstance(message.get("summary"), dict) else {}
+    summary = as_object(message.get("summary"))
     text = "\n".join(typed) or _str(summary.get("body")) or _str(summary.get("title")) or ""
     yield UserMessage(text, time, "prompt", files, _str(message.get("id")))
     if added:
@@ -158,7 +160,8 @@ def _assistant(info: SessionInfo, message: dict[str, Any], parts: list[dict[str,
                time: str | None) -> Iterator[Entry]:
     model = _model(message)
     info.add_model(model)
-    turn, results, steps = AssistantTurn(time=time, source_id=_str(message.get("id"))), [], 0
+    results: list[Entry] = []
+    turn, steps = AssistantTurn(time=time, source_id=_str(message.get("id"))), 0
     for part in parts:
         kind = part.get("type")
         if kind == "step-finish":
@@ -187,7 +190,7 @@ def _part(turn: AssistantTurn, results: list[Entry], part: dict[str, Any], time:
     elif kind == "reasoning" and isinstance(part.get("text"), str):
         turn.parts.append(Reasoning(part["text"]))
     elif kind == "tool":
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = as_object(part.get("state"))
         call_id = str(part.get("callID") or part.get("id") or "")
         name = str(part.get("tool") or "tool")
         turn.parts.append(ToolCall(call_id, name, state.get("input")))
@@ -201,14 +204,14 @@ def _part(turn: AssistantTurn, results: list[Entry], part: dict[str, Any], time:
 def _message_end(message: dict[str, Any], times: dict[str, Any], time: str | None) -> Iterator[Entry]:
     error = message.get("error")
     if isinstance(error, dict):
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        data = as_object(error.get("data"))
         text = _str(data.get("message")) or _str(error.get("name")) or "The model call failed."
         yield Notice("aborted" if error.get("name") == "MessageAbortedError" else "error", text, time)
     yield TurnMark("completed" if times.get("completed") or error else "started", time)
 
 
 def _model(message: dict[str, Any]) -> str | None:
-    nested = message.get("model") if isinstance(message.get("model"), dict) else {}
+    nested = as_object(message.get("model"))
     provider = _str(message.get("providerID")) or _str(nested.get("providerID"))
     model = _str(message.get("modelID")) or _str(nested.get("modelID"))
     return f"{provider}/{model}" if provider and model else model
@@ -218,7 +221,7 @@ def opencode_usage(tokens: Any, cost: Any) -> Usage | None:
     """OpenCode tokens: `input` excludes the cache, which is `cache.read` / `cache.write`."""
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = as_object(tokens.get("cache"))
     if isinstance(cost, dict):
         cost = cost.get("usd")
     return Usage(_int(tokens.get("input")), _int(tokens.get("output")), _int(cache.get("read")),
@@ -396,6 +399,6 @@ def _json_file(path: Path) -> dict[str, Any]:
 
 
 def _created(message: dict[str, Any]) -> float:
-    times = message.get("time") if isinstance(message.get("time"), dict) else {}
+    times = as_object(message.get("time"))
     created = times.get("created")
     return float(created) if isinstance(created, (int, float)) else 0.0

@@ -15,7 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harnez.events import Event
+from harnez import events as ev
+from harnez.events import Event, EventBody
+from harnez.outcome import Stop
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -30,7 +32,8 @@ from harnez.importers.normalized import (
 )
 from harnez.store.imports import ImportedTask
 
-STOPS = {"completed": "completed", "error": "failed", "aborted": "cancelled", "open": "interrupted"}
+STOPS: dict[str, Stop] = {"completed": "completed", "error": "failed", "aborted": "cancelled",
+                          "open": "interrupted"}
 OPEN_ERROR = "The imported session stops mid-turn (it may still have been running when it was imported)."
 
 
@@ -60,12 +63,12 @@ class _Walk:
         self.now = time_key(session.info.span.first) or time.time()
         self.task: int | None = None
         self.turn = 0
-        self.trouble: str | None = None
+        self.trouble: Stop | None = None
         """`failed` or `cancelled` when the current task's last step was an error or an interruption."""
         self.calls: dict[str, ToolCall] = {}
 
-    def emit(self, kind: str, payload: dict[str, Any], search_text: str | None = None) -> None:
-        self.result.events.append((Event(kind, payload, task=self.task, search_text=search_text), self.now))
+    def emit(self, body: EventBody, search_text: str | None = None) -> None:
+        self.result.events.append((Event(body, task=self.task, search_text=search_text), self.now))
 
     def at(self, stamp: Any) -> None:
         moment = time_key(stamp)
@@ -81,11 +84,10 @@ class _Walk:
         elif isinstance(entry, ToolResult):
             self._result(entry)
         elif isinstance(entry, Compaction):
-            self.emit("compacted", {"before_tokens": entry.tokens_before, "after_tokens": None,
-                                    "summarised": bool(entry.summary)})
+            self.emit(ev.Compacted(before_tokens=entry.tokens_before, summarised=bool(entry.summary)))
         elif isinstance(entry, Notice) and entry.kind in ("error", "aborted"):
             if entry.kind == "error":
-                self.emit("error", {"message": entry.text})
+                self.emit(ev.Error(message=entry.text))
             self.trouble = "failed" if entry.kind == "error" else "cancelled"
 
     def _prompt(self, message: UserMessage) -> None:
@@ -93,35 +95,35 @@ class _Walk:
         text = message.text + (f"\n[{message.images} image(s) not imported]" if message.images else "")
         self.result.tasks.append(ImportedTask(text, "completed", None, None, self.now, self.now, 0))
         self.task, self.turn, self.trouble = len(self.result.tasks), 0, None
-        self.emit("user-message", {"text": text, "mode": "prompt"}, search_text=text)
+        self.emit(ev.UserMessage(text=text), search_text=text)
 
     def _turn(self, turn: AssistantTurn) -> None:
         if not turn.parts and turn.call is None:
             return
         self.turn += 1
         self.trouble = None
-        self.emit("turn-started", {"turn": self.turn})
+        self.emit(ev.TurnStarted(turn=self.turn))
         for part in turn.parts:
             if isinstance(part, Reasoning) and part.text:
-                self.emit("reasoning-delta", {"text": part.text})
+                self.emit(ev.ReasoningDelta(text=part.text))
             elif isinstance(part, Text) and part.text:
-                self.emit("text-delta", {"text": part.text})
+                self.emit(ev.TextDelta(text=part.text))
             elif isinstance(part, ToolCall):
                 self.calls[part.id] = part
-                self.emit("tool-requested", {"call_id": part.id, "name": part.name, "arguments": arguments(part)})
+                self.emit(ev.ToolRequested(call_id=part.id, name=part.name, arguments=arguments(part)))
         call = turn.call
         if call is not None:
             self._account(call)
-        self.emit("turn-completed", {"turn": self.turn, "stop_reason": call.stop_reason if call else None},
+        self.emit(ev.TurnCompleted(turn=self.turn, stop_reason=call.stop_reason if call else None),
                   search_text=turn.text or None)
 
     def _account(self, call: Any) -> None:
         usage = call.usage
         if usage is not None:
-            self.emit("usage", {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read,
-                                "cache_write": usage.cache_write, "reasoning": usage.reasoning, "model": call.model})
+            self.emit(ev.Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
+                               cache_write=usage.cache_write, reasoning=usage.reasoning, model=call.model))
             if usage.cost is not None:
-                self.emit("cost", {"usd": usage.cost})
+                self.emit(ev.Cost(usd=usage.cost))
         if self.task is not None:
             current = self.result.tasks[self.task - 1]
             current.turns += 1
@@ -137,22 +139,22 @@ class _Walk:
     def _result(self, result: ToolResult) -> None:
         call = self.calls.pop(result.call_id, None)
         name = result.name or (call.name if call else "tool")
-        self.emit("tool-completed", {"call_id": result.call_id, "name": name, "content": result.content,
-                                     "details": {}, "is_error": result.is_error})
+        self.emit(ev.ToolCompleted(call_id=result.call_id, name=name, content=result.content,
+                                   is_error=result.is_error))
         self.result.tool_executions.append({
             "task": self.task, "call_id": result.call_id, "tool": name,
             "arguments": json.dumps(arguments(call) if call else {}, ensure_ascii=False), "result": result.content,
             "is_error": int(result.is_error), "outcome": "error" if result.is_error else "completed",
             "created_at": self.now})
 
-    def end(self, stop: str) -> None:
+    def end(self, stop: Stop) -> None:
         """Finish the current task (if any) with a stop."""
         if self.task is None:
             return
         current = self.result.tasks[self.task - 1]
         current.state, current.finished_at = stop, self.now
         current.error = OPEN_ERROR if stop == "interrupted" else None
-        self.emit("finished", {"stop": stop, "turns": current.turns, "error": current.error})
+        self.emit(ev.Finished(stop=stop, turns=current.turns, error=current.error))
 
 
 def arguments(call: ToolCall) -> dict[str, Any]:

@@ -10,15 +10,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from harnez.errors import HarnezError, StoreError
-from harnez.events import Event
-from harnez.server.runner import TaskOutcome, TaskRun
+from harnez.events import Event, Finished, UserMessage, UserMessageMode
+from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 
 if TYPE_CHECKING:
-    from harnez.server.server import Server
+    from harnez.agent.approvals import ApprovalDesk
+    from harnez.settings import Settings
+    from harnez.store import Store
     from harnez.store.sessions import SessionRecord
+
+
+class ChainHost(Protocol):
+    """What the chains ask of their server: the work to run, whether it closes, a task's settings."""
+
+    @property
+    def work(self) -> TaskWork | None: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def task_settings(self, workspace: str | Path) -> Settings | None: ...
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +55,7 @@ class Chain:
     """
 
     run: TaskRun
-    mode: str = "prompt"
+    mode: UserMessageMode = "prompt"
     task: asyncio.Task[TaskOutcome] | None = None
     work: asyncio.Task[TaskOutcome] | None = None
     queued: list[tuple[int, str, dict]] = field(default_factory=list)
@@ -56,9 +71,10 @@ class Chain:
 class TaskChains:
     """The task chains of one server, by session id."""
 
-    def __init__(self, server: Server) -> None:
-        self._server = server
-        self._store = server.store
+    def __init__(self, store: Store, approvals: ApprovalDesk, host: ChainHost) -> None:
+        self._store = store
+        self._approvals = approvals
+        self._host = host
         self._chains: dict[str, Chain] = {}
 
     def get(self, session_id: str) -> Chain | None:
@@ -81,9 +97,9 @@ class TaskChains:
         return True
 
     async def start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
-                    options: dict, mode: str = "prompt") -> None:
+                    options: dict, mode: UserMessageMode = "prompt") -> None:
         """Begin a session's chain of tasks; returns once the first task's prompt is stored."""
-        entry = Chain(TaskRun(self._server, record, task_id, prompt, model, options), mode)
+        entry = Chain(self._run(record, task_id, prompt, model, options), mode)
         self._chains[record.id] = entry  # before any await: a concurrent prompt queues behind it
         entry.task = asyncio.create_task(self._drive(entry), name=f"harnez-task-{task_id}")
         entry.task.add_done_callback(_seen)
@@ -91,17 +107,21 @@ class TaskChains:
         await asyncio.wait({begun, entry.task}, return_when=asyncio.FIRST_COMPLETED)
         begun.cancel()
 
+    def _run(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
+             options: dict) -> TaskRun:
+        return TaskRun(record, task_id, prompt, model, self._store, self._approvals, options)
+
     async def _drive(self, entry: Chain) -> TaskOutcome:
         """Run the chain: the task, then each queued prompt as its own task, until none is left."""
         session_id = entry.run.session.id
         try:
             while True:
                 outcome = await self._run_one(entry)
-                if not entry.queued or self._server.closed:
+                if not entry.queued or self._host.closed:
                     return outcome
                 task_id, prompt, options = entry.queued.pop(0)
-                record = await self._server.get_session(session_id)
-                entry.run = TaskRun(self._server, record, task_id, prompt, record.model, options)
+                record = await self._store.sessions.get(session_id)
+                entry.run = self._run(record, task_id, prompt, record.model, options)
                 entry.mode, entry.work, entry.cancelled, entry.ended = "prompt", None, False, asyncio.Event()
         finally:
             self._chains.pop(session_id, None)
@@ -115,8 +135,7 @@ class TaskChains:
                 await self._store.tasks.transition(run.task_id, "running")
                 await self._store.sessions.set_fields(run.session.num, status="running")
                 await self._store.events.append_now(run.session.num, run.session.id, Event(
-                    "user-message", {"text": run.prompt, "mode": entry.mode}, task=run.task_id,
-                    search_text=run.prompt))
+                    UserMessage(text=run.prompt, mode=entry.mode), task=run.task_id, search_text=run.prompt))
             finally:
                 entry.begun.set()
             outcome = await self._perform(run, entry)
@@ -129,18 +148,15 @@ class TaskChains:
             ended.set()
 
     async def _perform(self, run: TaskRun, entry: Chain) -> TaskOutcome:
-        work = self._server.work
+        work = self._host.work
         if work is None:
             return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
         if entry.cancelled:
             return TaskOutcome("cancelled")
         try:
-            own = self._server.settings_for(run.session.workspace)
+            run.settings = self._host.task_settings(run.session.workspace)
         except HarnezError as exc:
             return TaskOutcome("failed", 0, exc.message)
-        # Another workspace's session runs under that workspace's settings; the launch folder's
-        # sessions keep the work's own (the same settings, or what a test gave it).
-        run.settings = None if own is self._server.settings else own
         entry.work = asyncio.create_task(work(run), name=f"harnez-work-{run.task_id}")
         try:
             return await asyncio.shield(entry.work)
@@ -157,8 +173,7 @@ class TaskChains:
         try:
             await self._store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
                                               error=outcome.error, turns=outcome.turns)
-            await run.emit_now("finished", {"stop": outcome.stop, "turns": outcome.turns,
-                                            "error": outcome.error})
+            await run.emit_now(Finished(stop=outcome.stop, turns=outcome.turns, error=outcome.error))
             await self._store.sessions.set_fields(run.session.num, status=outcome.stop)
         except StoreError as exc:
             # Once saving has failed for good, its reason is the one to report, not a later symptom.

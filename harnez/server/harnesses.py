@@ -103,7 +103,8 @@ class HarnessCatalog:
         await self._tables.save_harness(HarnessRow(harness_id, "Harnez", "harnez", config, True, created), [])
         return await self.get(harness_id)
 
-    async def list(self) -> list[Harness]:
+    async def every(self) -> list[Harness]:
+        """Every configured harness, the default one included."""
         return [await self._assemble(row) for row in await self._tables.harnesses()]
 
     async def get(self, harness_id: str | None) -> Harness:

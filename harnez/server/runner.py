@@ -1,31 +1,37 @@
-"""The life of one task: its record, its events, its steering inbox, and how it ends."""
+"""The life of one task: its record, its events, its steering inbox, and what its work is handed."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harnez.events import Event, StoredEvent
+from harnez.events import Event, EventBody, StoredEvent
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
-    from harnez.server.server import Server
+    from harnez.agent.approvals import ApprovalDesk
     from harnez.settings import Settings
+    from harnez.store import Store
     from harnez.store.sessions import SessionRecord
 
 
 @dataclass(slots=True)
 class TaskRun:
-    """What a running task's work is handed: where it runs, how it speaks, what it is told."""
+    """What a running task's work is handed: where it runs, how it speaks, what it is told.
 
-    server: Server
+    It holds what the work needs and nothing more — the store, the approval desk, the settings of
+    the session's workspace — never the server (the agent sees it through `harnez.agent.task`).
+    """
+
     session: SessionRecord
     task_id: int
     prompt: str
     model: str | None
+    store: Store
+    approvals: ApprovalDesk
     options: dict[str, Any] = field(default_factory=dict)
     steering: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     settings: Settings | None = None
@@ -37,22 +43,14 @@ class TaskRun:
         """The session's workspace (fixed at creation)."""
         return Path(self.session.workspace)
 
-    def emit(self, kind: str, payload: dict[str, Any] | None = None, *,
-             search_text: str | None = None) -> asyncio.Future[StoredEvent]:
+    def emit(self, body: EventBody, *, search_text: str | None = None) -> asyncio.Future[StoredEvent]:
         """Append an event of this task; returns the commit future (no need to await it)."""
-        event = Event(kind, payload or {}, task=self.task_id, search_text=search_text)
-        return self.server.store.events.append(self.session.num, self.session.id, event)
+        event = Event(body, task=self.task_id, search_text=search_text)
+        return self.store.events.append(self.session.num, self.session.id, event)
 
-    async def emit_paced(self, kind: str, payload: dict[str, Any] | None = None, *,
-                         search_text: str | None = None) -> None:
-        """Append without waiting for the commit, unless too much is pending (backpressure)."""
-        self.emit(kind, payload, search_text=search_text)
-        await self.server.store.events.backpressure()
-
-    async def emit_now(self, kind: str, payload: dict[str, Any] | None = None, *,
-                       search_text: str | None = None) -> StoredEvent:
+    async def emit_now(self, body: EventBody, *, search_text: str | None = None) -> StoredEvent:
         """Append an event of this task and wait until it is committed."""
-        return await self.emit(kind, payload, search_text=search_text)
+        return await self.emit(body, search_text=search_text)
 
     def take_steering(self) -> list[str]:
         """Steering messages received since the last call (delivered at the next model turn)."""
@@ -65,7 +63,4 @@ class TaskRun:
 class TaskWork(Protocol):
     """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError."""
 
-    def __call__(self, run: TaskRun) -> Awaitable[TaskOutcome]: ...
-
-
-WorkFactory = Callable[[], TaskWork]
+    def __call__(self, run: TaskRun, /) -> Coroutine[Any, Any, TaskOutcome]: ...

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harnez.agent.approvals import ApprovalDesk
-from harnez.errors import HarnezError, SessionNotFoundError, StoreError, StoreWriteError
+from harnez.errors import HarnezError, ModelConfigError, SessionNotFoundError, StoreError, StoreWriteError
 from harnez.importers.importer import ImportReport, Progress, import_sessions
-from harnez.events import Event, StoredEvent, warning
+from harnez.events import (
+    Event,
+    Finished,
+    ModelChanged,
+    PromptQueued,
+    ShellLine,
+    Started,
+    StoredEvent,
+    TitleChanged,
+    Usage,
+    warning,
+)
+from harnez.events import UserMessage as UserMessageEvent
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
@@ -41,6 +54,11 @@ def shared_shell_text(command: str, output: str, exit_code: int | None) -> str:
             f"$ {command}\n{output or '(no output)'}")
 
 
+def _shell_event(line: ShellLine) -> Event:
+    """A `!command`'s event: its command and output are searchable."""
+    return Event(line, search_text=f"{line.command}\n{line.output}")
+
+
 @dataclass(slots=True)
 class Draft:
     """A session opened but not yet persisted: it becomes a row when its first message arrives."""
@@ -60,19 +78,26 @@ class Server:
         self._bus = bus
         self._work = work
         self._drafts: dict[str, Draft] = {}
-        self.chains = TaskChains(self)
-        """The running tasks, one chain per session (harnez/server/chains.py)."""
-        self._lock = asyncio.Lock()
         self.approvals = ApprovalDesk()
         """Tool calls of running tasks that wait for a person's answer."""
+        self.chains = TaskChains(store, self.approvals, self)
+        """The running tasks, one chain per session (harnez/server/chains.py)."""
+        self._lock = asyncio.Lock()
         self.titles = TitlePolicy(self, settings.session.title)
         self._closed = False
         self._workspace_settings: dict[Path, Settings] = {}
         self._hosted_roots: set[Path] = set()
+        self._settings_watchers: list[Callable[[Settings], None]] = []
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
         """Choose how `model/...` title sources reach a model."""
         self.titles.model_titler = titler
+
+    async def wait_for_titles(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) for automatic naming still running; a headless command's
+        last step, so the title it printed or stored is the final one."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.titles.wait_idle(), timeout)
 
     @classmethod
     async def open(cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None) -> Server:
@@ -130,9 +155,9 @@ class Server:
             await self.store.tasks.mark_interrupted(task_id)
             rows = await self.store.sessions.by_nums([session_num])
             record = rows[session_num]
-            await self.store.events.append_now(record.num, record.id, Event(
-                "finished", {"stop": "interrupted", "turns": None,
-                             "error": "The process running this task stopped before it finished."}, task=task_id))
+            await self.store.events.append_now(record.num, record.id, Event(Finished(
+                stop="interrupted", error="The process running this task stopped before it finished."),
+                task=task_id))
             await self.store.sessions.set_fields(record.num, status="interrupted")
 
     # sessions ---------------------------------------------------------------------------------
@@ -203,7 +228,7 @@ class Server:
         record = await self.get_session(session_id)
         await self.store.sessions.set_title(record.num, title, "user")
         await self.store.events.append_now(record.num, record.id,
-                                           Event("title-changed", {"title": title, "source": "user"}))
+                                           Event(TitleChanged(title=title, source="user")))
         return title
 
     async def set_automatic_title(self, session_id: str, title: str, source: str) -> bool:
@@ -213,7 +238,7 @@ class Server:
         if not await self.store.sessions.set_title(record.num, title, source, only_if_automatic=True):
             return False
         await self.store.events.append_now(record.num, record.id,
-                                           Event("title-changed", {"title": title, "source": source}))
+                                           Event(TitleChanged(title=title, source=source)))
         return True
 
     async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
@@ -337,18 +362,18 @@ class Server:
         events = self.store.events
         sums = await events.usage_sums(record.num, up_to)
         totals.input, totals.output, totals.usd, totals.unpriced = sums.input, sums.output, sums.usd, sums.unpriced > 0
-        for kind, payload in sums.packed:
-            totals.add(kind, payload)
+        for body in sums.packed:
+            totals.add(body)
         started = await events.last_of_kind(record.num, record.id, "started", up_to)
-        if started is not None and started.payload.get("context_window"):
-            totals.context_window = int(started.payload["context_window"])
+        if started is not None and isinstance(started.body, Started):
+            totals.context_window = started.body.context_window
         last_call = await events.last_of_kind(record.num, record.id, "usage", up_to)
-        if last_call is not None:
-            totals.context_tokens = context_tokens(last_call.payload)
+        if last_call is not None and isinstance(last_call.body, Usage):
+            totals.context_tokens = context_tokens(last_call.body)
         return totals
 
     async def subscribe(self, session_id: str, after: int = 0,
-                        poll: float | None = None) -> AsyncIterator[StoredEvent]:
+                        poll: float | None = None) -> AsyncGenerator[StoredEvent, None]:
         """Stored events after `after`, then live ones: no gap, no duplicate.
 
         With `poll`, also re-reads the database every `poll` seconds, to follow appends made by
@@ -362,19 +387,19 @@ class Server:
                 yield event
             while True:
                 try:
-                    event = await (asyncio.wait_for(queue.get(), poll) if poll else queue.get())
+                    item = await (asyncio.wait_for(queue.get(), poll) if poll else queue.get())
                 except TimeoutError:
                     async for polled in self._replay(session_id, last):
                         last = polled.seq
                         yield polled
                     continue
-                if event is None:
+                if item is None:
                     return
-                if isinstance(event, StoreError):
-                    raise event
-                if event.seq > last:
-                    last = event.seq
-                    yield event
+                if isinstance(item, StoreError):
+                    raise item
+                if item.seq > last:
+                    last = item.seq
+                    yield item
         finally:
             self._bus.unregister(session_id, queue)
 
@@ -398,16 +423,26 @@ class Server:
         return chain.run if chain else None
 
     async def select_model(self, session_id: str, model: str) -> SessionRecord:
-        """Change a session's model (`<provider>/<model>[:<thinking>]`); recorded as a selection and an event."""
+        """Change a session's model (`<provider>/<model>[:<thinking>]`); recorded as a selection and an event.
+
+        The provider must be configured for the session's workspace (ModelConfigError says which are).
+        """
         ref = parse_model_ref(model)
+        providers = self.settings_for(await self._workspace_of(session_id)).providers
+        if ref.provider not in providers:
+            known = ", ".join(sorted(providers)) or "none is configured"
+            raise ModelConfigError(f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
+                                   "`providers` in settings.json, or pick one with /model.")
         draft = self._drafts.get(session_id)
         if draft is not None:
             draft.model = str(ref)
-            return SessionRecord(0, draft.id, draft.workspace, draft.title, None, False, draft.model, "idle", 0, 0)
+            return SessionRecord(num=0, id=draft.id, workspace=draft.workspace, title=draft.title,
+                                 title_source=None, naming_used=False, model=draft.model, status="idle",
+                                 created_at=0, updated_at=0)
         record = await self.get_session(session_id)
         await self.store.sessions.set_fields(record.num, model=str(ref))
         await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
-        await self.store.events.append_now(record.num, record.id, Event("model-changed", {"model": str(ref)}))
+        await self.store.events.append_now(record.num, record.id, Event(ModelChanged(model=str(ref))))
         return await self.get_session(session_id)
 
     async def model_choices(self, limit: int = 40) -> list[str]:
@@ -424,7 +459,7 @@ class Server:
         entry = self.chains.get(record.id)
         if entry is not None and steer:
             entry.run.steering.put_nowait(prompt)
-            await self.append(record.id, Event("user-message", {"text": prompt, "mode": "steering"},
+            await self.append(record.id, Event(UserMessageEvent(text=prompt, mode="steering"),
                                                task=entry.run.task_id, search_text=prompt))
             return entry.run.task_id
         if model and model != record.model:
@@ -432,7 +467,7 @@ class Server:
         task = await self.store.tasks.create(record.num, prompt, record.model)
         # Decided after the last await: a task that ended meanwhile leaves the session idle.
         if self.chains.enqueue(record.id, task.id, prompt, dict(options or {})):
-            await self.append(record.id, Event("prompt-queued", {"text": prompt}, task=task.id, search_text=prompt))
+            await self.append(record.id, Event(PromptQueued(text=prompt), task=task.id, search_text=prompt))
             return task.id
         await self.chains.start(record, task.id, prompt, record.model, options or {})
         await self.titles.on_prompt(record.id, prompt)
@@ -506,28 +541,33 @@ class Server:
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None)
             if partial is not None:
-                event = self._shell_line(command, partial.content, partial.details)
-                await asyncio.shield(self.append(record.id, event))
+                line = self._shell_line(command, partial.content, partial.details)
+                await asyncio.shield(self.append(record.id, _shell_event(line)))
             raise
-        event = self._shell_line(command, result.content, result.details, share)
+        line = self._shell_line(command, result.content, result.details, share)
         if share:
             await self.store.context.append(record.num, None, "user", UserMessage(shared_shell_text(
-                command, event.payload["output"], event.payload["exit_code"])).to_json(), None)
-        return await self.append(record.id, event)
+                command, line.output, line.exit_code)).to_json(), None)
+        return await self.append(record.id, _shell_event(line))
 
     @staticmethod
-    def _shell_line(command: str, content: str, details: dict, shared: bool = False) -> Event:
+    def _shell_line(command: str, content: str, details: dict, shared: bool = False) -> ShellLine:
         """The `shell-line` event of a finished (or cut short) `!command`."""
         # The tool's content ends with a trailer line for the model ("[exit code 0 after 0.1 s]");
         # the event keeps the exit code and duration as fields, and the output alone.
         output = content.rsplit("\n", 1)[0]
         output = "" if output == "(no output)" and not details.get("dropped_bytes") else output
-        payload = {"command": command, "output": output, "exit_code": details.get("exit_code"),
-                   "duration": details.get("duration"), "timed_out": bool(details.get("timed_out")),
-                   "cancelled": bool(details.get("cancelled")), "shared": shared}
-        return Event("shell-line", payload, search_text=f"{command}\n{output}")
+        return ShellLine(command=command, output=output, exit_code=details.get("exit_code"),
+                         duration=details.get("duration"), timed_out=bool(details.get("timed_out")),
+                         cancelled=bool(details.get("cancelled")), shared=shared)
 
     # settings ---------------------------------------------------------------------------------
+
+    def task_settings(self, workspace: str | Path) -> Settings | None:
+        """ChainHost: the settings a task of this workspace's session gets, or None when they are the
+        server's own (its work already holds them). Raises SettingsError for a broken project file."""
+        own = self.settings_for(workspace)
+        return None if own is self.settings else own
 
     def host_workspaces(self, root: Path) -> None:
         """Sessions whose workspace is `root` or lies under it run under this server's own settings.
@@ -556,11 +596,15 @@ class Server:
     def update_settings(self, settings: Settings) -> None:
         """Use new settings from now on (after the first-run setup saved a model).
 
-        Tasks already running keep what they resolved; the next task, naming, and the work (when it
-        keeps a `settings` attribute, as AgentWork does) read the new ones.
+        Tasks already running keep what they resolved; the next task, naming, and whoever watches
+        (`watch_settings`: the agent and the model titler, harnez/server/factory.py) get the new ones.
         """
         self.settings = settings
         self._workspace_settings.clear()
         self.titles.settings = settings.session.title
-        if hasattr(self._work, "settings"):
-            self._work.settings = settings
+        for watcher in self._settings_watchers:
+            watcher(settings)
+
+    def watch_settings(self, watcher: Callable[[Settings], None]) -> None:
+        """Call `watcher` with the new settings whenever `update_settings` applies them."""
+        self._settings_watchers.append(watcher)

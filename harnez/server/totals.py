@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from harnez.events import Cost, EventBody, Started, Usage
 
 @dataclass(slots=True)
 class SessionTotals:
@@ -22,22 +23,23 @@ class SessionTotals:
     context_window: int | None = None
     """The window of the model the last task ran (from its `started` event)."""
 
-    def add(self, kind: str, payload: dict[str, Any]) -> bool:
+    def add(self, body: EventBody) -> bool:
         """Fold in one event; True when it changed the totals."""
-        if kind == "usage":
-            self.input += int(payload.get("input") or 0)
-            self.output += int(payload.get("output") or 0)
-            self.context_tokens = context_tokens(payload)
-            return True
-        if kind == "cost":
-            if payload.get("usd") is None:
-                self.unpriced = True
-            else:
-                self.usd = (self.usd or 0.0) + float(payload["usd"])
-            return True
-        if kind == "started" and payload.get("context_window"):
-            self.context_window = int(payload["context_window"])
-            return True
+        match body:
+            case Usage():
+                self.input += body.input or 0
+                self.output += body.output or 0
+                self.context_tokens = context_tokens(body)
+                return True
+            case Cost():
+                if body.usd is None:
+                    self.unpriced = True
+                else:
+                    self.usd = (self.usd or 0.0) + body.usd
+                return True
+            case Started(context_window=window) if window:
+                self.context_window = window
+                return True
         return False
 
     @property
@@ -58,9 +60,9 @@ class SessionTotals:
         return f"{tokens_text(self.context_tokens)}/{tokens_text(self.context_window)} ({share:.0f}%)"
 
 
-def context_tokens(usage: dict[str, Any]) -> int:
+def context_tokens(usage: Usage) -> int:
     """What a call leaves in the context: its prompt (cached parts included) plus its answer."""
-    return sum(int(usage.get(name) or 0) for name in ("input", "cache_read", "cache_write", "output"))
+    return sum(value or 0 for value in (usage.input, usage.cache_read, usage.cache_write, usage.output))
 
 
 def tokens_text(count: int) -> str:

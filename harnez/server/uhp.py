@@ -193,12 +193,12 @@ class HarnessHost:
             problem = self.harnesses.availability(asked)
             if problem is None:
                 return asked, None, None
-            if fallback_problem is None:
+            if fallback_problem is None and fallback:
                 return fallback, asked, f"model {asked!r} is not available for this harness: {problem}"
             raise Refusal("model_unavailable", f"The model {asked!r} cannot run here: {problem}.", param="model")
-        if fallback_problem is not None:
+        if fallback_problem is not None or not fallback:
             raise Refusal("model_unavailable", f"No model can run this task: {fallback_problem}.", param="model")
-        return fallback, None, None  # type: ignore[return-value]
+        return fallback, None, None
 
     def _new_session(self, harness: Harness, model: str) -> str:
         workspace = Path(harness.workspace) if harness.workspace else self.folders.new()
@@ -327,8 +327,10 @@ class HarnessHost:
         """
         workspace = Path(record.workspace)
         fixed = (await self.tables.session_harness(record.num) or ("", True))[1]
-        files = await asyncio.to_thread(self.folders.existing if fixed else self.folders.scan, workspace,
-                                        *([list(written)] if fixed else []))
+        if fixed:
+            files = await asyncio.to_thread(self.folders.existing, workspace, list(written))
+        else:
+            files = await asyncio.to_thread(self.folders.scan, workspace)
         ids = await self.tables.artifact_ids(record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex)
         return [(ids[f.path][0], ids[f.path][1], f) for f in files]
 

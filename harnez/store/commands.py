@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harnez.redaction import redact
-from harnez.store.db import Database
+from harnez.store.db import Database, inserted_id
 from harnez.store.tasks import OWN_START, pid_alive, process_start
 
 
@@ -48,7 +48,7 @@ class RunningCommands:
                 "INSERT INTO running_commands (pgid, leader_start, boot_id, runner_pid, runner_start, command, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (pgid, process_start(pgid), boot_id(), os.getpid(), OWN_START, redact(command), time.time()))
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     async def ended(self, token: object) -> None:
         """The command and its group are gone (exited, or killed by us)."""

@@ -8,7 +8,7 @@ import zlib
 from typing import Any
 
 from harnez.redaction import SECRETS
-from harnez.store.db import Database
+from harnez.store.db import Database, inserted_id
 
 
 def pack(item: dict[str, Any]) -> bytes:
@@ -40,7 +40,7 @@ class ContextRecords:
             cur = await conn.execute(
                 "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (session_num, task, role, wire, pack(item), time.time()))
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     async def items(self, session_num: int) -> list[tuple[str, str | None, dict[str, Any]]]:
         """(role, wire, item) of every record, oldest first."""

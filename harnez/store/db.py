@@ -20,6 +20,14 @@ BUSY_TIMEOUT_MS = 5000
 """How long one statement waits for another process's write lock (SQLite's busy timeout)."""
 
 
+def inserted_id(cursor: aiosqlite.Cursor) -> int:
+    """The rowid the INSERT just run on `cursor` made (SQLite sets it for every successful INSERT)."""
+    rowid = cursor.lastrowid
+    if rowid is None:
+        raise StoreError("SQLite reported no row id for an insert; the database may be damaged.")
+    return rowid
+
+
 def is_busy(exc: BaseException) -> bool:
     """Whether a failure only means another process held the write lock (worth trying again)."""
     if isinstance(exc, StoreBusyError):

@@ -7,6 +7,7 @@ import json
 import logging
 import time
 import zlib
+from typing import Any
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 import aiosqlite
 
 from harnez.errors import StoreBusyError, StoreWriteError
-from harnez.events import Event, StoredEvent
+from harnez.events import Event, EventBody, StoredEvent, body_from_payload
 from harnez.redaction import SECRETS, redact
 from harnez.store.db import Database, write_failure
 
@@ -63,6 +64,12 @@ def _packed(text: str) -> str | bytes:
     return packed if len(packed) < len(text) else text
 
 
+def _row_event(session_id: str, row: Any) -> StoredEvent:
+    """A stored event from its row (`seq, task, kind, payload, time`)."""
+    return StoredEvent(session=session_id, seq=row["seq"], task=row["task"], time=row["time"],
+                       body=body_from_payload(row["kind"], _loads(row["payload"])))
+
+
 def _loads(stored: str | bytes) -> dict:
     """The payload stored by `stored_payload`."""
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
@@ -94,8 +101,8 @@ class UsageSums:
     usd: float | None = None
     unpriced: int = 0
     """How many cost events had no price."""
-    packed: list[tuple[str, dict]] = field(default_factory=list)
-    """(kind, payload) of the events the sums above leave out."""
+    packed: list[EventBody] = field(default_factory=list)
+    """The bodies of the events the sums above leave out."""
 
 
 class EventLog:
@@ -255,12 +262,14 @@ class EventLog:
                 seq = next_seq[p.session_num]
                 next_seq[p.session_num] = seq + 1
                 e = p.event
-                body, payload = stored_payload(e.payload)
-                rows.append((p.session_num, seq, e.task, e.kind, body, p.time))
+                original = e.body.to_payload()
+                packed, payload = stored_payload(original)
+                rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
                 if e.search_text:
                     docs.append((p.session_num, e.kind, seq, redact(e.search_text)))
                 touched[p.session_num] = p.time
-                stored[i] = StoredEvent(p.session_id, seq, e.kind, payload, e.task, p.time)
+                body = e.body if payload is original else body_from_payload(e.kind, payload)
+                stored[i] = StoredEvent(p.session_id, seq, e.task, p.time, body)
             await conn.executemany(
                 "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
             if docs:
@@ -275,8 +284,8 @@ class EventLog:
         result = {}
         for num in sessions:
             async with conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (num,)) as cur:
-                (last,) = await cur.fetchone()
-            result[num] = last + 1
+                row = await cur.fetchone()
+            result[num] = (row[0] if row else 0) + 1
         return result
 
     async def read_after(self, session_num: int, session_id: str, after: int = 0,
@@ -288,14 +297,14 @@ class EventLog:
             sql += " LIMIT ?"
             params += (limit,)
         rows = await self._db.fetchall(sql, params)
-        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
+        return [_row_event(session_id, r) for r in rows]
 
     async def read_before(self, session_num: int, session_id: str, before: int, limit: int) -> list[StoredEvent]:
         """Up to `limit` stored events with seq < before, oldest first (for scrolling back)."""
         rows = await self._db.fetchall(
             "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq < ? "
             "ORDER BY seq DESC LIMIT ?", (session_num, before, limit))
-        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in reversed(rows)]
+        return [_row_event(session_id, r) for r in reversed(rows)]
 
     async def read_kinds(self, session_num: int, session_id: str, kinds: Sequence[str],
                          up_to: int | None = None) -> list[StoredEvent]:
@@ -310,7 +319,7 @@ class EventLog:
             sql += " AND seq <= ?"
             params += (up_to,)
         rows = await self._db.fetchall(sql + " ORDER BY seq", params)
-        return [StoredEvent(session_id, r[0], r[2], _loads(r[3]), r[1], r[4]) for r in rows]
+        return [_row_event(session_id, r) for r in rows]
 
     async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
         """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread."""
@@ -325,8 +334,9 @@ class EventLog:
         packed = await self._db.fetchall(
             f"SELECT kind, payload FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') "
             "AND typeof(payload) = 'blob'", params)
+        assert row is not None  # an aggregate always gives one row
         return UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]),
-                         [(kind, _loads(payload)) for kind, payload in packed])
+                         [body_from_payload(kind, _loads(payload)) for kind, payload in packed])
 
     async def last_of_kind(self, session_num: int, session_id: str, kind: str,
                            up_to: int | None = None) -> StoredEvent | None:
@@ -335,7 +345,7 @@ class EventLog:
         row = await self._db.fetchone(
             f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind = ? {bound} "
             "ORDER BY seq DESC LIMIT 1", params)
-        return StoredEvent(session_id, row[0], row[2], _loads(row[3]), row[1], row[4]) if row else None
+        return _row_event(session_id, row) if row else None
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""

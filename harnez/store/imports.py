@@ -207,14 +207,19 @@ async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRec
 async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
     """Tasks, events, search documents, context records, ledgers and origins of the sessions."""
     next_task = (await _one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1
-    tasks, events, docs, context, ledgers, origins = [], [], [], [], {"model_calls": [], "tool_executions": []}, []
+    tasks: list[tuple] = []
+    events: list[tuple] = []
+    docs: list[tuple] = []
+    context: list[tuple] = []
+    origins: list[tuple] = []
+    ledgers: dict[str, list[dict[str, Any]]] = {"model_calls": [], "tool_executions": []}
     for num, r in sessions:
         task_ids = list(range(next_task, next_task + len(r.tasks)))
         next_task += len(r.tasks)
         tasks += [(task_id, num, t.state, redact(t.input), t.model, t.state, t.error and redact(t.error),
                    t.created_at, t.created_at, t.finished_at, t.turns) for task_id, t in zip(task_ids, r.tasks)]
         for seq, (event, moment) in enumerate(r.events, 1):
-            body, _ = stored_payload(event.payload)
+            body, _ = stored_payload(event.body.to_payload())
             events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))
             if event.search_text:
                 docs.append((num, event.kind, seq, redact(event.search_text)))

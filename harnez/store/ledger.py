@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from harnez.redaction import redact
-from harnez.store.db import Database
+from harnez.store.db import Database, inserted_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ class Ledger:
         async with self._db.transaction() as conn:
             cur = await conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})",
                                      tuple(redact(v) if isinstance(v, str) else v for v in values.values()))
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     async def model_calls(self, session_num: int) -> list[dict[str, Any]]:
         """Model call rows of a session, oldest first."""

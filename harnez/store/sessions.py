@@ -11,7 +11,7 @@ from typing import Any
 
 from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
-from harnez.store.db import Database
+from harnez.store.db import Database, inserted_id
 
 _COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
 
@@ -92,7 +92,7 @@ class SessionTable:
             cur = await conn.execute(
                 "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_id, workspace, title, title_source, model, now, now))
-            num = cur.lastrowid
+            num = inserted_id(cur)
             await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'workspace', ?)",
                                (num, workspace))
             if title:

@@ -10,7 +10,7 @@ from typing import Any
 
 from harnez.errors import SessionBusyError
 from harnez.redaction import redact
-from harnez.store.db import Database
+from harnez.store.db import Database, inserted_id
 
 STATES = ("queued", "running", "completed", "failed", "cancelled", "interrupted", "incomplete")
 FINAL = frozenset({"completed", "failed", "cancelled", "interrupted", "incomplete"})
@@ -124,7 +124,7 @@ class TaskTable:
             cur = await conn.execute(
                 "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_num, state, text, model, os.getpid(), OWN_START, now))
-        return TaskRecord(cur.lastrowid, session_num, state, text, model, None, None, now, None, None)
+        return TaskRecord(inserted_id(cur), session_num, state, text, model, None, None, now, None, None)
 
     async def get(self, task_id: int) -> TaskRecord | None:
         """A task by id."""

@@ -119,7 +119,8 @@ def _anthropic_block(part: Any) -> tuple[dict[str, Any], list[dict[str, Any]], d
 
 def anthropic_frames(turn: Turn, model: str, body: dict[str, Any]) -> list[Frame]:
     usage = anthropic_usage(turn.usage)
-    message = {"id": "msg_scripted", "type": "message", "role": "assistant", "content": [], "model": model,
+    message: dict[str, Any] = {"id": "msg_scripted", "type": "message", "role": "assistant", "content": [],
+               "model": model,
                "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
     frames = [Frame("message_start", {"type": "message_start", "message": message}), Frame("ping", {"type": "ping"})]
     for index, part in enumerate(turn.parts):

@@ -275,7 +275,7 @@ def _restore(source: str, candidate: str, identifiers: dict[str, str]) -> _Phras
         end += 1
     text = source[start:end].strip(_EDGE_PUNCT)
     for key, identifier in identifiers.items():
-        text = re.sub(rf"\b{key}\b", lambda _m, value=identifier: value, text)
+        text = re.sub(rf"\b{key}\b", identifier.replace("\\", "\\\\"), text)  # the identifier, literally
     stems = frozenset(_stem(word) for word in _WORD.findall(text.lower()))
     if sum(char.isalnum() for char in text) < 2 or not stems:
         return None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harnez.server.server import Server
     from harnez.settings import Settings
     from harnez.tui.screens.setup import SetupResult
-    from harnez.wires.discovery import LocalServer
+    from harnez.server.models import LocalServer
 
 WORKER_STOP_WAIT = 2.0
 """Seconds to wait at quit for cancelled workers to end before the server closes regardless."""
@@ -51,6 +51,8 @@ class HarnezApp(App[None]):
                  probe_ports: Mapping[int, str] | None = None,
                  local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
                  load_settings: Callable[[], Settings] | None = None) -> None:
+        self._theme_settled = False
+        """Whether the settings' theme has been applied: later changes are the person's, and saved."""
         super().__init__()
         self._open_server = open_server
         self.workspace = Path(workspace)
@@ -108,6 +110,7 @@ class HarnezApp(App[None]):
 
     def on_mount(self) -> None:
         self._apply_theme()
+        self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
         self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
 
     def _remember_theme(self, theme: str) -> None:
@@ -135,7 +138,7 @@ class HarnezApp(App[None]):
                     severity="warning", timeout=10)
 
     def watch_theme(self, theme: str) -> None:
-        if self.is_mounted:
+        if self._theme_settled:
             self._remember_theme(theme)
 
     async def _start(self) -> None:
@@ -232,8 +235,8 @@ class HarnezApp(App[None]):
 
     def open_setup(self) -> None:
         """Show the first-run setup; what it saves is applied, then a new session opens (with or without)."""
+        from harnez.server.models import DEFAULT_PORTS, probe_local_servers
         from harnez.tui.screens.setup import SetupScreen
-        from harnez.wires.discovery import DEFAULT_PORTS, probe_local_servers
 
         assert self.settings is not None
         ports = self.probe_ports if self.probe_ports is not None else DEFAULT_PORTS
@@ -256,12 +259,8 @@ class HarnezApp(App[None]):
 
     def apply_settings(self, settings: Settings) -> None:
         """Use new settings in the app, the server, its work and model naming from now on."""
-        from harnez.titles.model import make_model_titler
-
         self.settings = settings
         self.server.update_settings(settings)
-        if self.server.titles.model_titler is not None:
-            self.server.set_model_titler(make_model_titler(settings, self.server.session_model))
 
     # actions ----------------------------------------------------------------------------------
 
@@ -322,7 +321,7 @@ def _import_server_side() -> None:
         importlib.import_module(name)
 
 
-SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.agent.work", "harnez.titles.model")
+SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server.factory")
 """Modules the start-up worker imports off the event loop."""
 
 

@@ -91,10 +91,3 @@ def help_markdown() -> str:
     lines += [f"| {key} | {does} |" for key, does in APPROVAL_KEYS]
     return "\n".join(lines)
 
-
-def slash_command_provider() -> type:
-    """The command-palette provider of the slash commands, imported when the palette first opens
-    (`textual.command` is not needed for the first frame)."""
-    from harnez.tui.palette import SlashCommandProvider
-
-    return SlashCommandProvider

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from harnez.tui.commands import COMMANDS
+from harnez.tui.commands import COMMANDS, SlashCommand
 
-if TYPE_CHECKING:
-    from harnez.tui.screens.session import SessionScreen
+
+@runtime_checkable
+class CommandTarget(Protocol):
+    """A screen that runs slash commands (the session screen)."""
+
+    async def run_command(self, command: SlashCommand, argument: str) -> None: ...
 
 
 class SlashCommandProvider(Provider):
     """Offers the slash commands in Textual's command palette."""
 
-    def _session_screen(self) -> SessionScreen | None:
-        from harnez.tui.screens.session import SessionScreen
-
-        return self.screen if isinstance(self.screen, SessionScreen) else None
+    def _session_screen(self) -> CommandTarget | None:
+        return self.screen if isinstance(self.screen, CommandTarget) else None
 
     async def discover(self) -> Hits:
         screen = self._session_screen()

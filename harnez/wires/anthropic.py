@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
     ModelSpec,
@@ -26,7 +27,7 @@ from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, User
 from harnez.wires.http import HttpWire, Translator, parse_arguments
 
 ANTHROPIC_VERSION = "2023-06-01"
-WIRE = "anthropic-messages"
+WIRE: WireName = "anthropic-messages"
 ANTHROPIC_STOPS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "stop_sequence": "end_turn",
@@ -46,7 +47,7 @@ def anthropic_messages(request: WireRequest) -> list[dict[str, Any]]:
         elif isinstance(item, UserMessage):
             _add(messages, "user", [{"type": "text", "text": item.text}])
         elif isinstance(item, ToolResult):
-            block = {"type": "tool_result", "tool_use_id": item.call_id, "content": item.content}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": item.content}
             if item.is_error:
                 block["is_error"] = True
             _add(messages, "user", [block])

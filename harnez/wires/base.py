@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union
 
@@ -174,8 +174,9 @@ WireEvent = Union[
 class Wire(Protocol):
     """A way of talking to models: `stream` never raises for HTTP or network trouble."""
 
-    name: WireName
+    @property
+    def name(self) -> WireName: ...
 
-    def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]: ...
+    def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]: ...
 
     async def aclose(self) -> None: ...

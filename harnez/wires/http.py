@@ -11,7 +11,7 @@ import re
 import ssl
 import time
 from dataclasses import replace
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, ClassVar
 
 import httpx
@@ -108,7 +108,7 @@ class HttpWire:
     def translator(self, request: WireRequest) -> Translator:
         raise NotImplementedError
 
-    async def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
+    async def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """Send the request and yield its events; failures arrive as a final `Failure`.
 
         Every text the provider sent (answers, errors, warnings and the raw items they keep) leaves
@@ -117,7 +117,7 @@ class HttpWire:
         async for event in self._stream(request):
             yield scrub(event)
 
-    async def _stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
+    async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         dropped = request.conversation.foreign_opaque(self.name)
         if dropped:
             wires = ", ".join(sorted({o.wire for o in dropped}))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
     ModelSpec,
@@ -26,7 +28,7 @@ from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
 from harnez.wires.http import HttpWire, Translator, openai_usage, parse_arguments
 
-WIRE = "openai-responses"
+WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 RETRYABLE_CODES = frozenset(("server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"))
 QUIET_EVENTS = frozenset((
@@ -157,7 +159,7 @@ class ResponsesTranslator(Translator):
         message = f"the provider reported an error mid-stream ({code}): {error.get('message', '')}"
         return [Failure(message, retryable=code in RETRYABLE_CODES)]
 
-    _handlers = {
+    _handlers: dict[str, Callable[[Any, dict[str, Any]], list[WireEvent]]] = {
         "response.created": _created,
         "response.output_item.added": _item_added,
         "response.output_text.delta": lambda self, p: [TextDelta(p["delta"])],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from harnez.settings import RetrySettings, WireName
 from harnez.wires.base import Failure, Retry, Wire, WireEvent, WireRequest
@@ -23,7 +23,7 @@ class RetryingWire:
         inner: Wire,
         settings: RetrySettings | None = None,
         *,
-        sleep: Callable[[float], object] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self.inner = inner
@@ -45,7 +45,7 @@ class RetryingWire:
         ceiling = self.settings.base_delay * (2 ** (attempt - 1))
         return min(self.settings.max_delay, ceiling * self._rng.uniform(0.5, 1.0))
 
-    async def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
+    async def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         attempt = 1
         while True:
             failure: Failure | None = None

@@ -72,9 +72,9 @@ def answer_approvals(server: Server, session_id: str, verdicts: dict[str, tuple[
         answered: list[str] = []
         async for event in server.subscribe(session_id):
             if event.kind == "approval-required":
-                verdict, reason = verdicts[event.payload["tool"]]
-                server.answer_approval(session_id, event.payload["call_id"], verdict, reason)
-                answered.append(event.payload["call_id"])
+                verdict, reason = verdicts[event.body.name]
+                server.answer_approval(session_id, event.body.call_id, verdict, reason)
+                answered.append(event.body.call_id)
             if event.kind == "finished":
                 return answered
         return answered

@@ -25,9 +25,9 @@ async def test_ledger_rows_hold_usage_and_no_cost_for_an_unpriced_model(
     (tool,) = await server.store.ledger.tool_executions(record.num)
     assert tool["tool"] == "read" and '"path": "a.txt"' in tool["arguments"] and tool["duration_ms"] >= 0
     usages = await events(server, session_id, "usage")
-    assert [(u.payload["input"], u.payload["output"]) for u in usages] == [(100, 10), (120, 20)]
-    assert [c.payload["usd"] for c in await events(server, session_id, "cost")] == [None, None]
-    unpriced = [w for w in await events(server, session_id, "warning") if w.payload["code"] == "unpriced-model"]
+    assert [(u.body.input, u.body.output) for u in usages] == [(100, 10), (120, 20)]
+    assert [c.body.usd for c in await events(server, session_id, "cost")] == [None, None]
+    unpriced = [w for w in await events(server, session_id, "warning") if w.body.code == "unpriced-model"]
     assert len(unpriced) == 1
 
 
@@ -41,9 +41,9 @@ async def test_a_priced_model_costs_money_and_a_retry_is_announced(
     session_id, outcome = await run_task(server, workspace, "hi")
     assert outcome.stop == "completed"
     (cost,) = await events(server, session_id, "cost")
-    assert cost.payload["usd"] == (120 * 1.0 + 20 * 2.0) / 1_000_000
+    assert cost.body.usd == (120 * 1.0 + 20 * 2.0) / 1_000_000
     (retried,) = await events(server, session_id, "turn-retried")
-    assert retried.payload["attempt"] == 2 and "503" in retried.payload["reason"]
+    assert retried.body.attempt == 2 and "503" in retried.body.reason
     record = await server.get_session(session_id)
     (call,) = await server.store.ledger.model_calls(record.num)
     assert call["attempts"] == 2
@@ -69,7 +69,7 @@ async def test_a_wire_failure_fails_the_task_with_its_message(
     session_id, outcome = await run_task(server, workspace, "hi")
     assert outcome.stop == "failed" and "401" in outcome.error
     (finished,) = await events(server, session_id, "finished")
-    assert finished.payload["error"] == outcome.error
+    assert finished.body.error == outcome.error
     _, outcome = await run_task(server, workspace, "hi", approve="maybe")
     assert outcome.stop == "failed" and "Unknown approval policy 'maybe'" in outcome.error
     session = server.create_session(workspace, model="nowhere/model")

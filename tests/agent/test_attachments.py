@@ -76,7 +76,7 @@ async def test_the_model_receives_the_file_and_the_stored_prompt_stays_as_typed(
     assert sent.startswith("what does @main.py return?\n\n<file path=\"main.py\">\n")
     assert "return 'attached-marker-42'" in sent
     (typed,) = await events(server, session_id, "user-message")
-    assert typed.payload["text"] == "what does @main.py return?"
+    assert typed.body.text == "what does @main.py return?"
 
 
 async def test_a_steering_message_gets_its_files_attached_too(
@@ -97,4 +97,4 @@ async def test_a_steering_message_gets_its_files_attached_too(
     second = user_texts(scripted_model.requests[-1].body)
     assert any(text.startswith("also see @notes.md") and "steer-attached-marker-7" in text for text in second)
     delivered = await events(server, session_id, "steering-delivered")
-    assert [e.payload["text"] for e in delivered] == ["also see @notes.md"]
+    assert [e.body.text for e in delivered] == ["also see @notes.md"]

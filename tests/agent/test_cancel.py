@@ -28,15 +28,15 @@ async def test_cancel_during_a_held_stream_ends_quickly_and_keeps_the_partial_te
     server = await open_server(make_settings(scripted_model))
     session = server.create_session(workspace)
     await server.submit(session.id, "tell me")
-    await first_event(server, session.id, lambda e: e.kind == "text-delta" and e.payload["text"].endswith("answer "))
+    await first_event(server, session.id, lambda e: e.kind == "text-delta" and e.body.text.endswith("answer "))
     assert await server.cancel(session.id)  # returns although the provider still holds the stream
     scripted_model.release("stuck")
     (finished,) = await events(server, session.id, "finished")
-    assert finished.payload["stop"] == "cancelled"
-    streamed = "".join(e.payload["text"] for e in await events(server, session.id, "text-delta"))
+    assert finished.body.stop == "cancelled"
+    streamed = "".join(e.body.text for e in await events(server, session.id, "text-delta"))
     assert streamed == "Half an answer "
     (completed,) = await events(server, session.id, "turn-completed")
-    assert completed.payload["stop_reason"] == "cancelled"
+    assert completed.body.stop_reason == "cancelled"
     record = await server.get_session(session.id)
     (call,) = await server.store.ledger.model_calls(record.num)
     assert call["outcome"] == "cancelled"
@@ -68,7 +68,7 @@ async def test_cancel_during_a_long_shell_command_kills_it_and_keeps_its_output(
         for pid in pids:
             kill_quietly(pid)
     (completed,) = await events(server, session.id, "tool-completed")
-    assert completed.payload["cancelled"] and "started" in completed.payload["content"]
+    assert completed.body.cancelled and "started" in completed.body.content
     rows = await server.store.ledger.tool_executions((await server.get_session(session.id)).num)
     assert [(r["call_id"], r["outcome"]) for r in rows] == [("s1", "cancelled")]
     assert "started" in rows[0]["result"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.agent.compaction import ELIDED, SUMMARY_SYSTEM, Compactor, elide, estimate_tokens
 from harnez.agent.context import History
 from harnez.agent.turns import TaskAccounting
@@ -46,10 +47,10 @@ async def test_a_task_on_a_small_window_is_summarised_and_completes(
     assert summary["messages"][0]["content"] == SUMMARY_SYSTEM and "tools" not in summary
     assert "line of a big file" not in str(final) and "SUMMARY: user wants big.txt read" in str(final)
     (compacted,) = await events(server, session_id, "compacted")
-    assert compacted.payload["summarised"] and compacted.payload["after_tokens"] < compacted.payload["before_tokens"]
-    codes = [e.payload["code"] for e in await events(server, session_id, "warning")]
+    assert compacted.body.summarised and compacted.body.after_tokens < compacted.body.before_tokens
+    codes = [e.body.code for e in await events(server, session_id, "warning")]
     assert "conversation-compacted" in codes
-    text = "".join(e.payload["text"] for e in await events(server, session_id, "text-delta"))
+    text = "".join(e.body.text for e in await events(server, session_id, "text-delta"))
     assert "SUMMARY" not in text
     record = await server.get_session(session_id)
     stored = await server.store.context.items(record.num)
@@ -66,19 +67,19 @@ async def test_a_failed_summary_warns_and_keeps_the_elided_form(
     store = await Store.open(db_path)
     record = await store.sessions.insert("a" * 32, str(workspace), settings.model)
     history = History(store, record.num, None, "openai-chat", _reads(6, 7000))
-    seen: list[tuple[str, dict]] = []
+    seen: list[ev.EventBody] = []
     scripted_model.add({"status": 400})
     wire = open_wire(model.endpoint, settings.retry)
-    compactor = Compactor(model, wire.stream, lambda kind, payload=None, **_: seen.append((kind, payload)),
-                          TaskAccounting(), keep_results=2)
+    compactor = Compactor(model, wire.stream, lambda body, **_: seen.append(body), TaskAccounting(),
+                          keep_results=2)
     try:
         await compactor.fit(history, "system")
     finally:
         await wire.aclose()
         await store.close()
-    codes = [payload["code"] for kind, payload in seen if kind == "warning"]
+    codes = [body.code for body in seen if isinstance(body, ev.WarningEvent)]
     assert codes == ["unpriced-model", "summary-failed", "conversation-compacted"]
-    (compacted,) = [payload for kind, payload in seen if kind == "compacted"]
-    assert not compacted["summarised"] and compacted["after_tokens"] < compacted["before_tokens"]
+    (compacted,) = [body for body in seen if isinstance(body, ev.Compacted)]
+    assert not compacted.summarised and compacted.after_tokens < compacted.before_tokens
     results = [item.content for item in history.items if isinstance(item, ToolResult)]
     assert results[:4] == [ELIDED.format(chars=7000)] * 4 and results[4] == "4" * 7000

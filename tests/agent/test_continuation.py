@@ -55,17 +55,17 @@ async def test_a_run_killed_mid_tool_call_continues_on_another_wire(
 
     server: Server = await open_server(make_settings(scripted_model, "anthropic-messages"))
     (interrupted,) = await events(server, session_id, "finished")
-    assert interrupted.payload["stop"] == "interrupted"
+    assert interrupted.body.stop == "interrupted"
     await server.submit(session_id, "carry on")
     await server.wait(session_id)
     (_, finished) = await events(server, session_id, "finished")
-    assert finished.payload["stop"] == "completed"
+    assert finished.body.stop == "completed"
     body = scripted_model.requests[-1].body
     assert scripted_model.requests[-1].path.endswith("/messages")
     assert tool_call_ids(body) == ["k1"]
     assert tool_outputs(body)["k1"] == INTERRUPTED
     assert "sig-x" not in str(body)
-    codes = [e.payload["code"] for e in await events(server, session_id, "warning")]
+    codes = [e.body.code for e in await events(server, session_id, "warning")]
     assert "opaque-items-dropped" in codes
     record = await server.get_session(session_id)
     reloaded = await History.load(server.store, record.num, None, "openai-chat")

@@ -34,7 +34,7 @@ async def test_a_session_grant_still_covers_the_command_after_a_restart(
         await second.wait(session)
         await second.submit(session, "and something else")
         await second.wait(session)
-        asked = [e.payload["call_id"] for e in await events(second, session, "approval-required")]
+        asked = [e.body.call_id for e in await events(second, session, "approval-required")]
     finally:
         await second.close()
     assert asked == ["c1", "c3"]
@@ -64,7 +64,7 @@ async def test_a_provider_repeating_call_ids_cannot_widen_a_restored_grant(
         try:
             await later.submit(session, "make a file")
             await later.wait(session)
-            completed = [e.payload for e in await events(later, session, "tool-completed")]
+            completed = [e.body.to_payload() for e in await events(later, session, "tool-completed")]
         finally:
             await later.close()
         assert not (workspace / "PWNED").exists()
@@ -82,7 +82,7 @@ async def test_the_answer_stores_the_grant_the_person_gave(
         await server.submit(session, "look around")
         await server.wait(session)
         await answering
-        resolved = (await events(server, session, "approval-resolved"))[0].payload
+        resolved = (await events(server, session, "approval-resolved"))[0].body.to_payload()
     finally:
         await server.close()
     assert resolved["grant"] == {"tool": "shell", "commands": ["git status", "ls -la"]}

@@ -49,12 +49,12 @@ async def test_a_multi_step_task_reads_edits_runs_and_hears_a_denial(
     assert seen[:3] == ["user-message", "started", "turn-started"] and seen[-1] == "finished"
     assert seen.count("turn-completed") == 5 and seen.count("tool-completed") == 4
     (started,) = await events(server, session.id, "started")
-    assert started.payload["wire"] == wire and "shell" in started.payload["tools"]
-    resolved = [e.payload["verdict"] for e in await events(server, session.id, "approval-resolved")]
+    assert started.body.wire == wire and "shell" in started.body.tools
+    resolved = [e.body.verdict for e in await events(server, session.id, "approval-resolved")]
     assert resolved == ["allow", "allow-session", "deny"]
-    (required,) = [e for e in await events(server, session.id, "approval-required") if e.payload["tool"] == "edit"]
-    assert "-colour: old" in required.payload["diff"] and "+colour: new" in required.payload["diff"]
-    text = "".join(e.payload["text"] for e in await events(server, session.id, "text-delta"))
+    (required,) = [e for e in await events(server, session.id, "approval-required") if e.body.name == "edit"]
+    assert "-colour: old" in required.body.diff and "+colour: new" in required.body.diff
+    text = "".join(e.body.text for e in await events(server, session.id, "text-delta"))
     assert text == "The colour is new now."
     rows = await server.store.ledger.tool_executions((await server.get_session(session.id)).num)
     assert [(r["tool"], r["outcome"]) for r in rows] == [

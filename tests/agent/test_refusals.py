@@ -30,10 +30,10 @@ async def test_outside_paths_are_denied_headless_and_the_model_hears_why(
     for text in outputs.values():
         assert "the secret value" not in text and "approve=deny" in text
     asked = await events(server, session_id, "approval-required")
-    assert [e.payload["call_id"] for e in asked] == ["p1", "p2", "p3"]
-    assert all("outside the workspace" in e.payload["reason"] for e in asked)
+    assert [e.body.call_id for e in asked] == ["p1", "p2", "p3"]
+    assert all("outside the workspace" in e.body.reason for e in asked)
     resolved = await events(server, session_id, "approval-resolved")
-    assert {(e.payload["verdict"], e.payload["by"]) for e in resolved} == {("deny", "policy")}
+    assert {(e.body.verdict, e.body.by) for e in resolved} == {("deny", "policy")}
 
 
 async def test_read_only_mode_denies_the_shell_by_rule_without_asking(
@@ -53,13 +53,13 @@ async def test_an_unpublished_tool_runs_nothing_and_warns(
     server = await open_server(settings)
     session_id, outcome = await run_task(server, workspace, "beam me")
     assert outcome.stop == "completed"
-    (warning,) = [e for e in await events(server, session_id, "warning") if e.payload["code"] == "unpublished-tool"]
-    assert "teleport" in warning.payload["message"]
+    (warning,) = [e for e in await events(server, session_id, "warning") if e.body.code == "unpublished-tool"]
+    assert "teleport" in warning.body.message
     assert "There is no tool named 'teleport'" in tool_outputs(scripted_model.requests[-1].body)["u1"]
     (started,) = await events(server, session_id, "started")
-    assert started.payload["withheld"] == ["write"] and "write" not in started.payload["tools"]
+    assert started.body.withheld == ["write"] and "write" not in started.body.tools
     names = [tool["function"]["name"] for tool in scripted_model.requests[0].body["tools"]]
-    assert names == started.payload["tools"]
+    assert names == started.body.tools
     record = await server.get_session(session_id)
     (row,) = await server.store.ledger.tool_executions(record.num)
     assert (row["tool"], row["outcome"], row["is_error"]) == ("teleport", "unpublished", 1)

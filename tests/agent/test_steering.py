@@ -29,8 +29,8 @@ async def test_steering_reaches_the_next_turn_and_a_queued_prompt_the_next_task(
     assert second["messages"][-2]["role"] == "tool" and second["messages"][-1]["role"] == "user"
     assert user_texts(third) == ["read a", "also consider B", "queued prompt"]
     (delivered,) = await events(server, session.id, "steering-delivered")
-    assert delivered.payload == {"text": "also consider B"} and delivered.task == task
-    stops = [(e.task, e.payload["stop"]) for e in await events(server, session.id, "finished")]
+    assert delivered.body.to_payload() == {"text": "also consider B"} and delivered.task == task
+    stops = [(e.task, e.body.stop) for e in await events(server, session.id, "finished")]
     assert stops == [(task, "completed"), (queued, "completed")]
 
 

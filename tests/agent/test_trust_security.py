@@ -49,7 +49,7 @@ async def test_a_session_resumed_from_another_folder_keeps_its_own_permissions(
     try:
         await second.submit(session, "make a file")  # A's session, resumed from B
         await second.wait(session)
-        completed = (await events(second, session, "tool-completed"))[-1].payload
+        completed = (await events(second, session, "tool-completed"))[-1].body.to_payload()
         own = second.create_session(other_ws).id  # B's own session does get B's allow
         await second.submit(own, "make a file here")
         await second.wait(own)
@@ -96,7 +96,7 @@ async def test_an_api_key_planted_in_every_provider_path_never_reaches_the_datab
             await server.submit(session, prompt)
             await server.wait(session)
         seen = [event.dumps() for event in await server.events_after(session)]
-        finished = [e.payload for e in await events(server, session, "finished")]
+        finished = [e.body.to_payload() for e in await events(server, session, "finished")]
     finally:
         await server.close()
     assert [f["stop"] for f in finished] == ["completed", "failed", "failed"]
@@ -117,7 +117,7 @@ async def test_a_setting_passes_a_key_variable_to_commands_on_purpose(
         session = server.create_session(workspace).id
         await server.submit(session, "is it there")
         await server.wait(session)
-        completed = (await events(server, session, "tool-completed"))[0].payload
+        completed = (await events(server, session, "tool-completed"))[0].body.to_payload()
     finally:
         await server.close()
     assert completed["content"].startswith("present")

@@ -55,9 +55,9 @@ async def test_huge_tool_arguments_are_cut_in_the_conversation_with_a_warning(
     assert outcome.stop == "completed"
     assert (workspace / "table.txt").read_text() == content, "the tool must receive the arguments whole"
     (requested,) = await events(server, session_id, "tool-requested")
-    assert requested.payload["arguments"]["content"] == content
-    (warning,) = [e for e in await events(server, session_id, "warning") if e.payload["code"] == "truncated-for-window"]
-    assert "write call w1" in warning.payload["message"] and "received them whole" in warning.payload["message"]
+    assert requested.body.arguments["content"] == content
+    (warning,) = [e for e in await events(server, session_id, "warning") if e.body.code == "truncated-for-window"]
+    assert "write call w1" in warning.body.message and "received them whole" in warning.body.message
     second = scripted_model.requests[1].body
     (sent,) = [json.loads(call["function"]["arguments"]) for message in second["messages"]
                for call in message.get("tool_calls") or []]

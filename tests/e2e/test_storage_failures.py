@@ -129,7 +129,7 @@ async def test_a_batch_that_meets_a_held_lock_is_retried_and_nothing_is_lost(
         locker.join()
     assert outcome is not None and outcome.stop == "completed"
     last_task = max(e.task for e in events if e.task is not None)
-    text = "".join(e.payload["text"] for e in events if e.kind == "text-delta" and e.task == last_task)
+    text = "".join(e.body.text for e in events if e.kind == "text-delta" and e.task == last_task)
     assert text == LONG_ANSWER
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
 

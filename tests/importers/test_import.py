@@ -69,7 +69,7 @@ async def test_an_imported_session_is_found_opened_and_continued_on_another_wire
         assert {c["function"]["name"] for c in calls} == {"Bash", "Write"}
         results = [m for m in messages if m["role"] == "tool"]
         assert {r["tool_call_id"] for r in results} == {c["id"] for c in calls}
-        codes = [e.payload["code"] for e in await server.events_after(record.id) if e.kind == "warning"]
+        codes = [e.body.code for e in await server.events_after(record.id) if e.kind == "warning"]
         assert codes.count("opaque-items-dropped") == 1  # Claude's signed thinking cannot go to openai-chat
     finally:
         await server.close()
@@ -90,7 +90,7 @@ async def test_continuing_on_the_harness_own_wire_replays_its_signed_thinking(
                   for b in m["content"]]
         thinking = [b for b in blocks if b["type"] == "thinking"]
         assert len(thinking) == 6 and all(b["signature"] for b in thinking)  # the six thinking blocks
-        codes = [e.payload["code"] for e in await server.events_after(record.id) if e.kind == "warning"]
+        codes = [e.body.code for e in await server.events_after(record.id) if e.kind == "warning"]
         assert "opaque-items-dropped" not in codes
     finally:
         await server.close()
@@ -120,7 +120,7 @@ async def test_importing_again_updates_what_changed_and_never_duplicates(
         session_id = first.session_ids[0] if len(first.session_ids) else None
         assert session_id is not None
         main = next(r for r in after if "sub-agent" not in (r.title or ""))
-        prompts = [e.payload["text"] for e in await server.events_after(main.id) if e.kind == "user-message"]
+        prompts = [e.body.text for e in await server.events_after(main.id) if e.kind == "user-message"]
         assert prompts[-1] == "one more question about hoge" and len(prompts) == 4
         assert main.status == "interrupted"  # the grown file ends on an unanswered prompt
     finally:
@@ -164,7 +164,7 @@ async def test_the_four_harnesses_import_with_their_origin_usage_and_sub_agents(
         assert sorted({r.origin for r in sessions}) == ["claude-code", "codex", "opencode", "pi"]
         totals = {}
         for record in sessions:
-            usage = [e.payload for e in await server.events_after(record.id) if e.kind == "usage"]
+            usage = [e.body.to_payload() for e in await server.events_after(record.id) if e.kind == "usage"]
             totals[(record.origin, record.title)] = (sum(u["input"] for u in usage), sum(u["output"] for u in usage),
                                                      sum(u["cache_read"] for u in usage))
         assert totals[("codex", "run echo fixture please")] == (170, 14, 100)

@@ -24,7 +24,7 @@ async def _title_changes(server: Server, session_id: str, count: int) -> list[di
     event: StoredEvent
     async for event in server.subscribe(session_id):
         if event.kind == "title-changed":
-            seen.append(event.payload)
+            seen.append(event.body.to_payload())
             if len(seen) == count:
                 return seen
     return seen

@@ -78,7 +78,7 @@ async def events_of(server: Server, session_id: str, kind: str) -> list[dict[str
     """The payloads of the stored events of one kind."""
     await server.store.events.flush()
     stored: list[StoredEvent] = await server.events_after(session_id)
-    return [e.payload for e in stored if e.kind == kind]
+    return [e.body.to_payload() for e in stored if e.kind == kind]
 
 
 async def wait_until(condition: Any, timeout: float = 10.0) -> None:

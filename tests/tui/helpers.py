@@ -9,6 +9,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from harnez import events as ev
 from harnez.errors import HarnezError
 from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
@@ -20,40 +21,37 @@ DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hel
 
 async def answer_work(run: TaskRun) -> TaskOutcome:
     """A model turn that streams Markdown, edits a file through a tool, then answers again."""
-    run.emit("started", {"model": "scripted/demo", "wire": "openai-chat", "tools": ["edit"], "withheld": [],
-                        "context_window": 32000})
-    run.emit("turn-started", {"turn": 1})
-    run.emit("reasoning-delta", {"text": "The user wants a greeting."})
+    run.emit(ev.Started(model="scripted/demo", wire="openai-chat", tools=["edit"], withheld=[], context_window=32000))
+    run.emit(ev.TurnStarted(turn=1))
+    run.emit(ev.ReasoningDelta(text="The user wants a greeting."))
     for chunk in ANSWER_MARKDOWN:
-        run.emit("text-delta", {"text": chunk})
+        run.emit(ev.TextDelta(text=chunk))
         await asyncio.sleep(0)
     arguments = {"path": "main.py", "old": "print('hi')", "new": "print('hello')"}
-    run.emit("tool-requested", {"call_id": "call-1", "name": "edit", "arguments": arguments})
-    run.emit("tool-completed", {"call_id": "call-1", "name": "edit", "content": "Edited main.py",
-                                "details": {"diff": DIFF}, "is_error": False})
-    run.emit("usage", {"input": 1200, "output": 80, "cache_read": 0, "cache_write": 0, "reasoning": 5,
-                       "model": "scripted/demo"})
-    run.emit("cost", {"usd": 0.25})
-    run.emit("turn-started", {"turn": 2})
-    run.emit("text-delta", {"text": "Done: `main.py` now says **hello**."})
-    await run.emit_now("warning", {"code": "unknown-stream-event", "message": "A sample warning."})
+    run.emit(ev.ToolRequested(call_id="call-1", name="edit", arguments=arguments))
+    run.emit(ev.ToolCompleted(call_id="call-1", name="edit", content="Edited main.py", details={"diff": DIFF}, is_error=False))
+    run.emit(ev.Usage(input=1200, output=80, cache_read=0, cache_write=0, reasoning=5, model="scripted/demo"))
+    run.emit(ev.Cost(usd=0.25))
+    run.emit(ev.TurnStarted(turn=2))
+    run.emit(ev.TextDelta(text="Done: `main.py` now says **hello**."))
+    await run.emit_now(ev.WarningEvent(code="unknown-stream-event", message="A sample warning."))
     return TaskOutcome("completed", 2)
 
 
 async def failing_work(run: TaskRun) -> TaskOutcome:
     """A task whose provider refuses the request."""
-    run.emit("turn-started", {"turn": 1})
-    await run.emit_now("error", {"message": "The provider answered 401: check OPENAI_API_KEY."})
+    run.emit(ev.TurnStarted(turn=1))
+    await run.emit_now(ev.Error(message="The provider answered 401: check OPENAI_API_KEY."))
     raise HarnezError("The provider rejected the credentials (401).")
 
 
 async def retry_work(run: TaskRun) -> TaskOutcome:
     """A turn that streams, is retried, then streams the final answer."""
-    run.emit("turn-started", {"turn": 1})
-    run.emit("text-delta", {"text": "partial answer that will vanish"})
-    run.emit("turn-retried", {"attempt": 2, "delay": 0.5, "reason": "overloaded"})
-    run.emit("turn-started", {"turn": 1})
-    await run.emit_now("text-delta", {"text": "final answer"})
+    run.emit(ev.TurnStarted(turn=1))
+    run.emit(ev.TextDelta(text="partial answer that will vanish"))
+    run.emit(ev.TurnRetried(attempt=2, delay=0.5, reason="overloaded"))
+    run.emit(ev.TurnStarted(turn=1))
+    await run.emit_now(ev.TextDelta(text="final answer"))
     return TaskOutcome("completed", 1)
 
 
@@ -69,11 +67,11 @@ class GatedWork:
         self.started += 1
         if self.gate is None:
             self.gate = asyncio.Event()
-        await run.emit_now("text-delta", {"text": f"working on: {run.prompt}"})
+        await run.emit_now(ev.TextDelta(text=f"working on: {run.prompt}"))
         await self.gate.wait()
         self.steering += run.take_steering()
         self.gate = None
-        await run.emit_now("text-delta", {"text": " — done"})
+        await run.emit_now(ev.TextDelta(text=" — done"))
         return TaskOutcome("completed", 1)
 
     def release(self) -> None:
@@ -95,9 +93,9 @@ async def seed_session(server: Server, workspace: Path, prompt: str, answer: str
                        title: str | None = None) -> str:
     """A stored session with one exchange, written through the server as a finished task would."""
     draft = server.create_session(workspace, model="scripted/demo")
-    await server.append(draft.id, Event("user-message", {"text": prompt, "mode": "prompt"}, search_text=prompt))
-    await server.append(draft.id, Event("text-delta", {"text": answer}, search_text=answer))
-    await server.append(draft.id, Event("finished", {"stop": "completed", "turns": 1, "error": None}))
+    await server.append(draft.id, Event(ev.UserMessage(text=prompt, mode="prompt"), search_text=prompt))
+    await server.append(draft.id, Event(ev.TextDelta(text=answer), search_text=answer))
+    await server.append(draft.id, Event(ev.Finished(stop="completed", turns=1, error=None)))
     if title:
         await server.rename(draft.id, title)
     return draft.id

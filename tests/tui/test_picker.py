@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Input, OptionList
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server.server import Server
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
@@ -91,8 +92,8 @@ async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(
         record = await server.persist(draft.id)
         events = []
         for i in range(2500):
-            events.append(Event("user-message", {"text": f"question {i}", "mode": "prompt"}))
-            events.append(Event("text-delta", {"text": f"answer {i}"}))
+            events.append(Event(ev.UserMessage(text=f"question {i}", mode="prompt")))
+            events.append(Event(ev.TextDelta(text=f"answer {i}")))
         await server.store.events.append_many(record.num, record.id, events)
     finally:
         await server.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
@@ -172,10 +173,10 @@ async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None
 async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_app, db_path: Path) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(db_path.parent, model="scripted/demo")
-    events = [Event("started", {"model": "scripted/demo", "context_window": 100_000})]
-    events += [Event("usage", {"input": 10, "output": 2, "cache_read": 5}), Event("cost", {"usd": 0.5})] * 3
-    events += [Event("text-delta", {"text": f"chunk {n} "}) for n in range(500)]
-    events += [Event("cost", {"usd": None})]
+    events = [Event(ev.Started(model="scripted/demo", wire="openai-chat", context_window=100_000))]
+    events += [Event(ev.Usage(input=10, output=2, cache_read=5)), Event(ev.Cost(usd=0.5))] * 3
+    events += [Event(ev.TextDelta(text=f"chunk {n} ")) for n in range(500)]
+    events += [Event(ev.Cost(usd=None))]
     for event in events:
         await server.append(draft.id, event)
     await server.close()
@@ -205,7 +206,7 @@ async def test_events_appended_by_another_process_appear_without_reopening(make_
         other = await Server.open(db_path)  # a second server on the same file, as another process would
         try:
             await other.rename(session_id, "Named in another terminal")
-            await other.append(session_id, Event("text-delta", {"text": "appended-elsewhere-77"}))
+            await other.append(session_id, Event(ev.TextDelta(text="appended-elsewhere-77")))
         finally:
             await other.close()
         await wait_for(pilot, lambda: app.screen.query_one(TitleBar).title == "Named in another terminal",

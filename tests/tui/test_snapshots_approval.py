@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez import events as ev
 from harnez.server import server as server_module
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
@@ -33,12 +34,10 @@ def fixed_session_ids(monkeypatch: pytest.MonkeyPatch) -> None:
 async def asking_edit(run: TaskRun) -> TaskOutcome:
     """An edit that asks for approval, as the agent does, and waits for the answer."""
     # The agent names the tool `tool`, docs/events.md and the transcript `name`: both, so either fix keeps this.
-    run.emit("tool-requested", {"call_id": "e1", "name": "edit", "arguments": ARGUMENTS})
-    run.emit("approval-required", {"call_id": "e1", "tool": "edit", "arguments": ARGUMENTS,
-                                   "reason": "Edits need approval in ask mode.", "diff": DIFF})
-    answer = await run.server.approvals.wait(run.session.id, "e1")
-    await run.emit_now("approval-resolved", {"call_id": "e1", "tool": "edit", "verdict": answer.verdict,
-                                             "reason": answer.reason, "by": answer.by})
+    run.emit(ev.ToolRequested(call_id="e1", name="edit", arguments=ARGUMENTS))
+    run.emit(ev.ApprovalRequired(call_id="e1", name="edit", arguments=ARGUMENTS, reason="Edits need approval in ask mode.", diff=DIFF))
+    answer = await run.approvals.wait(run.session.id, "e1")
+    await run.emit_now(ev.ApprovalResolved(call_id="e1", name="edit", verdict=answer.verdict, reason=answer.reason, by=answer.by))
     return TaskOutcome("completed", 1)
 
 

@@ -72,7 +72,7 @@ async def send(pilot, text: str) -> None:
 
 async def stored(app: HarnezApp, kind: str) -> list[dict[str, Any]]:
     screen = session_screen(app)
-    return [e.payload for e in await app.server.events_after(screen.session_id) if e.kind == kind]
+    return [e.body.to_payload() for e in await app.server.events_after(screen.session_id) if e.kind == kind]
 
 
 def text_of(app: HarnezApp) -> str:

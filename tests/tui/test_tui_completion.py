@@ -129,7 +129,7 @@ async def test_at_lists_the_workspace_files_and_accepting_inserts_the_path(make_
         await pilot.press("o", "k", "enter")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the prompt is sent")
         (sent, *_) = await app.server.events_after(app.screen.session_id)
-        assert sent.payload["text"] == "look @src/app.py ok"
+        assert sent.body.text == "look @src/app.py ok"
 
 
 async def test_esc_closes_the_menu_without_cancelling_then_cancels(make_app) -> None:
@@ -165,7 +165,7 @@ async def test_enter_with_the_menu_closed_sends(make_app, workspace: Path) -> No
         await pilot.press("escape", "enter")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the prompt is sent")
         (sent, *_) = await app.server.events_after(app.screen.session_id)
-        assert sent.payload["text"] == "@m" and prompt.text == ""
+        assert sent.body.text == "@m" and prompt.text == ""
 
 
 async def test_a_history_entry_opens_no_menu_so_up_keeps_walking(make_app) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server.server import Server
 from harnez.tui.screens.picker import PickerScreen
@@ -24,7 +25,7 @@ async def hostile_session(db_path: Path, workspace: Path) -> str:
     server = await Server.open(db_path)
     try:
         session_id = await seed_session(server, workspace, "hello")
-        await server.append(session_id, Event("title-changed", {"title": HOSTILE, "source": "user"}))
+        await server.append(session_id, Event(ev.TitleChanged(title=HOSTILE, source="user")))
     finally:
         await server.close()
     with sqlite3.connect(db_path) as db:

@@ -111,7 +111,7 @@ async def test_compact_summarises_through_the_model_and_the_next_task_sees_the_s
         await wait_for(pilot, lambda: len(ends(app)) == 2, "compaction task")
         session_id = app.screen.session_id
         compacted = [e for e in await app.server.events_after(session_id) if e.kind == "compacted"]
-        assert compacted and compacted[0].payload["summarised"] is True
+        assert compacted and compacted[0].body.summarised is True
         assert any("compacted" in str(block.render()) for block in app.screen.query(NoticeBlock))
         await type_line(pilot, "what next?")
         await wait_for(pilot, lambda: len(ends(app)) == 3, "task after compaction")

@@ -22,7 +22,7 @@ async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(make_app) -> 
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
         assert prompt.text == ""
         events = await app.server.events_after(app.screen.session_id)
-        assert events[0].kind == "user-message" and events[0].payload["text"] == "a\nb"
+        assert events[0].kind == "user-message" and events[0].body.text == "a\nb"
 
 
 async def test_up_and_down_walk_the_prompt_history(make_app) -> None:

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from harnez import paths
-from harnez.agent.work import AgentWork
 from harnez.server.server import Server
 from harnez.settings import load_settings
 from harnez.testing.scripted_model import ScriptedModel
-from harnez.titles.model import make_model_titler
+from harnez.server.factory import open_agent_server
 from harnez.tui.app import HarnezApp
 from harnez.tui.screens.picker import PickerScreen
 from harnez.tui.screens.session import SessionScreen
@@ -104,8 +103,7 @@ async def setup_app(db_path: Path, workspace: Path) -> AsyncIterator[SetupApp]:
         settings = load_settings(workspace)
 
         async def open_server() -> Server:
-            server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
-            server.set_model_titler(make_model_titler(settings, server.session_model))
+            server = await open_agent_server(db_path, settings, approve="deny")
             opened.append(server)
             return server
 
@@ -165,7 +163,7 @@ async def send(pilot, text: str) -> dict[str, Any]:
     await pilot.press("enter")
     await wait_for(pilot, lambda: screen.query(TaskEndBlock), "task end")
     events = await pilot.app.server.events_after(screen.session_id)
-    return next(e.payload for e in events if e.kind == "finished")
+    return next(e.body.to_payload() for e in events if e.kind == "finished")
 
 
 def stored_bytes(db_path: Path) -> bytes:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 from harnez.store.db import Database
@@ -19,9 +20,9 @@ from tests.tui.helpers import wait_for
 
 async def endless_answer(run: TaskRun) -> TaskOutcome:
     """Streams 3 KB deltas that do not compress, until it is stopped."""
-    await run.emit_now("text-delta", {"text": "the first words "})
+    await run.emit_now(ev.TextDelta(text="the first words "))
     while True:
-        run.emit("text-delta", {"text": os.urandom(1500).hex() + "\n\n"})
+        run.emit(ev.TextDelta(text=os.urandom(1500).hex() + "\n\n"))
         await asyncio.sleep(0.05)
 
 

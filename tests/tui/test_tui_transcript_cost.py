@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Collapsible, Markdown, OptionList, Static
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
@@ -23,13 +24,13 @@ WORDS = [f"word{i} " + ("\n\n" if i % 7 == 6 else "") for i in range(60)]
 
 async def burst_work(run: TaskRun) -> TaskOutcome:
     """An answer streamed in a burst of small deltas (many per frame), then a tool call."""
-    run.emit("turn-started", {"turn": 1})
+    run.emit(ev.TurnStarted(turn=1))
     for word in WORDS:
-        run.emit("text-delta", {"text": word})
+        run.emit(ev.TextDelta(text=word))
         await asyncio.sleep(0)
-    run.emit("tool-requested", {"call_id": "c1", "name": "read", "arguments": {"path": "notes.txt"}})
-    run.emit("tool-completed", {"call_id": "c1", "name": "read", "content": "the notes' text", "is_error": False})
-    await run.emit_now("turn-completed", {"turn": 1, "stop": "end"})
+    run.emit(ev.ToolRequested(call_id="c1", name="read", arguments={"path": "notes.txt"}))
+    run.emit(ev.ToolCompleted(call_id="c1", name="read", content="the notes' text", is_error=False))
+    await run.emit_now(ev.TurnCompleted(turn=1, stop="end"))
     return TaskOutcome("completed", 1)
 
 
@@ -55,7 +56,7 @@ async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothin
     server = await Server.open(db_path)
     try:
         session_id = await seed_session(server, workspace, "a question", answer="# Heading\n\nThe **answer**.")
-        await server.append(session_id, Event("usage", {"input": 700, "output": 20, "model": "scripted/demo"}))
+        await server.append(session_id, Event(ev.Usage(input=700, output=20, model="scripted/demo")))
     finally:
         await server.close()
     app = make_app(resume=session_id)
@@ -95,10 +96,10 @@ async def test_a_window_that_shows_nothing_loads_older_events_until_something_sh
     try:
         draft = server.create_session(workspace)
         record = await server.persist(draft.id)
-        events = [Event("user-message", {"text": "the first question", "mode": "prompt"}),
-                  Event("text-delta", {"text": "the first answer"})]
+        events = [Event(ev.UserMessage(text="the first question", mode="prompt")),
+                  Event(ev.TextDelta(text="the first answer"))]
         # 450 events the transcript draws nothing for: the newest windows are empty.
-        events += [Event("usage", {"input": 1, "output": 1}) for _ in range(450)]
+        events += [Event(ev.Usage(input=1, output=1)) for _ in range(450)]
         await server.store.events.append_many(record.num, record.id, events)
     finally:
         await server.close()

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from harnez.events import ApprovalRequired
 from harnez.tui.widgets.blocks import DiffView
 
 Verdict = Literal["allow", "allow-session", "deny"]
@@ -34,22 +35,8 @@ CHOICE_HINTS = "y/Enter allow once · a allow for this session · n deny… · E
 REASON_HINTS = "Enter deny with this reason (may be empty) · Esc back to the choices"
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """What an `approval-required` event asks about."""
-
-    call_id: str
-    tool: str
-    arguments: dict[str, Any]
-    reason: str = ""
-    diff: str | None = None
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> ApprovalRequest:
-        """The request of an `approval-required` event's payload."""
-        return cls(str(payload.get("call_id", "")), str(payload.get("tool") or "tool"),
-                   _as_dict(payload.get("arguments")), str(payload.get("reason") or ""),
-                   payload.get("diff") or None)
+ApprovalRequest = ApprovalRequired
+"""What the prompt asks about: the `approval-required` event's body (call, tool, arguments, why, diff)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +46,6 @@ class ApprovalAnswer:
     verdict: Verdict
     reason: str | None = None
     stop_task: bool = False
-
-
-def _as_dict(arguments: Any) -> dict[str, Any]:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return {"arguments": arguments}
-    return arguments if isinstance(arguments, dict) else {}
 
 
 class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
@@ -93,7 +71,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="approval-dialog"):
-            yield Static(Content.assemble(("Approval needed: ", ""), (request.tool, "bold")), id="approval-title")
+            yield Static(Content.assemble(("Approval needed: ", ""), (request.name, "bold")), id="approval-title")
             if request.reason:
                 yield Static(request.reason, id="approval-reason", markup=False)
             with VerticalScroll(id="approval-body"):

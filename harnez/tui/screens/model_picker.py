@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from harnez.wires.catalogue import known_spec
+from harnez.server.models import thinking_levels
 
 HINT = "Type to filter, or a whole <provider>/<model>[:<thinking>] · Enter select · Tab copy the row · Esc cancel"
 
@@ -18,10 +18,9 @@ HINT = "Type to filter, or a whole <provider>/<model>[:<thinking>] · Enter sele
 def model_label(model: str, current: str | None) -> Content:
     """One row: the reference, its thinking levels when the catalogue knows them, `current` marked."""
     name = model.partition(":")[0]
-    spec = known_spec(name.partition("/")[2])
+    levels = thinking_levels(name.partition("/")[2])
     parts: list[tuple[str, str] | str] = [(model, "bold" if model == current else "")]
-    if spec is not None and spec.thinking_levels:
-        levels = spec.thinking_levels
+    if levels:
         shown = ", ".join(levels) if len(levels) <= 3 else f"{levels[0]} … {levels[-1]}"
         parts += ["  ", (f"thinking: {shown}", "dim")]
     if model == current:

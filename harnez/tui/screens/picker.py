@@ -22,8 +22,8 @@ from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 
 if TYPE_CHECKING:
+    from harnez.server import SessionRecord
     from harnez.server.server import Server
-    from harnez.store.sessions import SessionRecord
 
 PAGE_SIZE = 50
 SEARCH_DELAY = 0.05

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -11,11 +11,12 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from harnez.errors import HarnezError, StoreError
+from harnez import events as ev
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
-from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash, slash_command_provider
+from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
@@ -23,12 +24,35 @@ from harnez.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from harnez.server.server import Server
-    from harnez.tui.app import HarnezApp
     from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 
 NEW_SESSION_TITLE = "New session"
 FOLLOW_POLL = 1.0
 """Seconds between reads of the store for events appended by another process."""
+
+
+def slash_command_provider() -> type:
+    """The command-palette provider of the slash commands, imported when the palette first opens
+    (`textual.command` is not needed for the first frame)."""
+    from harnez.tui.palette import SlashCommandProvider
+
+    return SlashCommandProvider
+
+
+class SessionHost(Protocol):
+    """What the session screen asks of its app (harnez.tui.app.HarnezApp)."""
+
+    @property
+    def server(self) -> Server: ...
+
+    @property
+    def permission_mode(self) -> str: ...
+
+    async def open_new_session(self) -> None: ...
+
+    def open_picker(self, at_start: bool = False) -> None: ...
+
+    async def quit_harnez(self) -> None: ...
 
 
 class SessionScreen(Screen[None]):
@@ -57,9 +81,9 @@ class SessionScreen(Screen[None]):
         self._approval_screen: ApprovalScreen | None = None
 
     @property
-    def harnez(self) -> HarnezApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def harnez(self) -> SessionHost:
+        """The app, as this screen uses it."""
+        return cast(SessionHost, self.app)
 
     @property
     def server(self) -> Server:
@@ -78,7 +102,7 @@ class SessionScreen(Screen[None]):
         status = self.query_one(StatusLine)
         status.model = self.model or ""
         status.mode = self.harnez.permission_mode
-        self.watch(self.harnez, "permission_mode", self._show_mode, init=False)
+        self.watch(self.app, "permission_mode", self._show_mode, init=False)
         self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
         if self.attached:
             self._follow()
@@ -137,40 +161,40 @@ class SessionScreen(Screen[None]):
 
     def _note(self, event: StoredEvent, live: bool) -> None:
         """Update the title, status line and prompt history from an event."""
-        kind, payload = event.kind, event.payload
-        if live and self.totals.add(kind, payload):
+        body = event.body
+        if live and self.totals.add(body):
             self.query_one(StatusLine).show_totals(self.totals)
-        if kind == "title-changed":
-            self.set_title(payload.get("title") or NEW_SESSION_TITLE)
-        elif kind == "started" and payload.get("model"):
-            thinking = payload.get("thinking")
-            shown = f"{payload['model']}:{thinking}" if thinking and thinking != "off" else payload["model"]
-            self.query_one(StatusLine).model = shown
-        elif kind == "model-changed":
-            self.model = payload.get("model")
-            self.query_one(StatusLine).model = self.model or ""
-        elif kind in ("user-message", "prompt-queued"):
-            self.query_one(PromptInput).remember(payload.get("text", ""))
-        elif kind == "shell-line":
-            bang = "!!" if payload.get("shared") else "!"
-            self.query_one(PromptInput).remember(bang + payload.get("command", ""))
-        elif kind in ("approval-required", "approval-resolved", "finished"):
-            self._note_approval(kind, payload)
+        match body:
+            case ev.TitleChanged(title=title):
+                self.set_title(title or NEW_SESSION_TITLE)
+            case ev.Started(model=model, thinking=thinking):
+                shown = f"{model}:{thinking}" if thinking and thinking != "off" else model
+                self.query_one(StatusLine).model = shown
+            case ev.ModelChanged(model=model):
+                self.model = model
+                self.query_one(StatusLine).model = model
+            case ev.UserMessage(text=text) | ev.PromptQueued(text=text):
+                self.query_one(PromptInput).remember(text)
+            case ev.ShellLine(command=command, shared=shared):
+                self.query_one(PromptInput).remember(("!!" if shared else "!") + command)
+            case ev.ApprovalRequired() | ev.ApprovalResolved() | ev.Finished():
+                self._note_approval(body)
         if live:
-            self._track_state(kind, payload)
+            self._track_state(body)
 
-    def _track_state(self, kind: str, payload: dict) -> None:
-        if kind == "user-message" and payload.get("mode") in ("prompt", "command"):
-            self.task_running = True
-            self.queued = max(0, self.queued - 1)
-        elif kind == "prompt-queued":
-            self.queued += 1
-        elif kind == "finished":
-            self.task_running = False
-            if payload.get("stop") == "cancelled":
-                self.queued = 0
-        else:
-            return
+    def _track_state(self, body: ev.EventBody) -> None:
+        match body:
+            case ev.UserMessage(mode="prompt" | "command"):
+                self.task_running = True
+                self.queued = max(0, self.queued - 1)
+            case ev.PromptQueued():
+                self.queued += 1
+            case ev.Finished(stop=stop):
+                self.task_running = False
+                if stop == "cancelled":
+                    self.queued = 0
+            case _:
+                return
         self._show_state()
 
     def _show_state(self) -> None:
@@ -199,25 +223,24 @@ class SessionScreen(Screen[None]):
 
     # approvals --------------------------------------------------------------------------------
 
-    def _note_approval(self, kind: str, payload: dict) -> None:
+    def _note_approval(self, body: ev.ApprovalRequired | ev.ApprovalResolved | ev.Finished) -> None:
         """Queue a prompt for a call that waits for an answer; close prompts answered elsewhere.
 
         Stored events count too: a session reopened while one of its calls waits shows the prompt.
         """
-        call_id = payload.get("call_id", "")
-        if kind == "approval-required":
-            if self._waiting(call_id) and all(r.call_id != call_id for r in self._approvals):
-                from harnez.tui.screens.approval import ApprovalRequest
-
-                self._approvals.append(ApprovalRequest.from_payload(payload))
+        if isinstance(body, ev.ApprovalRequired):
+            if self._waiting(body.call_id) and all(r.call_id != body.call_id for r in self._approvals):
+                self._approvals.append(body)
                 self._next_approval()
             return
-        if kind == "finished":
+        finished = isinstance(body, ev.Finished)
+        call_id = None if isinstance(body, ev.Finished) else body.call_id
+        if finished:
             self._approvals.clear()
         else:
             self._approvals = [r for r in self._approvals if r.call_id != call_id]
         shown = self._approval_screen
-        if shown is not None and (kind == "finished" or shown.request.call_id == call_id):
+        if shown is not None and (finished or shown.request.call_id == call_id):
             shown.withdraw()
 
     def _waiting(self, call_id: str) -> bool:
@@ -360,16 +383,8 @@ class SessionScreen(Screen[None]):
 
     async def choose_model(self, model: str) -> None:
         """Use `model` for this session's next tasks; it must name a configured provider."""
-        from harnez.settings import parse_model_ref
-
         try:
-            ref = parse_model_ref(model)
-            providers = self.server.settings.providers
-            if ref.provider not in providers:
-                known = ", ".join(sorted(providers)) or "none is configured"
-                raise HarnezError(f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
-                                  "`providers` in settings.json, or pick one with /model.")
-            record = await self.server.select_model(self.session_id, str(ref))
+            record = await self.server.select_model(self.session_id, model)
         except HarnezError as exc:
             self.notify(exc.message, severity="error", timeout=8)
             return

@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from harnez import paths
 from harnez.errors import HarnezError
 from harnez.settings import Settings, parse_model_ref, save_global_settings
-from harnez.wires.discovery import DEFAULT_PORTS, HOSTED_PROVIDERS, HostedProvider, LocalServer, detect_keys
+from harnez.server.models import DEFAULT_PORTS, HOSTED_PROVIDERS, HostedProvider, LocalServer, detect_keys
 
 LocalProbe = Callable[[], Awaitable[list[LocalServer]]]
 """Finds the local servers (normally `probe_local_servers` over the usual ports)."""

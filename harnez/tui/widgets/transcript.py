@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
-from harnez.events import StoredEvent
+from harnez import events as ev
+from harnez.events import EventBody, StoredEvent
 from harnez.text import printable_data
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.widgets.blocks import (
@@ -38,6 +40,14 @@ class Change:
     removed: list[Widget] = field(default_factory=list)
 
 
+def printable_body(body: EventBody) -> EventBody:
+    """The body with every text made safe for the terminal: a prompt, an answer or a tool's output
+    holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen."""
+    if isinstance(body, ev.UnknownEvent):
+        return body
+    return type(body)(**printable_data(body.to_payload()))
+
+
 class BlockBuilder:
     """Turns events, in order, into blocks; keeps the streaming answer, reasoning and tool calls open."""
 
@@ -48,15 +58,11 @@ class BlockBuilder:
         self.turn_blocks: list[Widget] = []
 
     async def feed(self, event: StoredEvent) -> Change:
-        """The blocks this event adds or removes (text deltas extend the open answer instead).
-
-        Every text of the payload is made safe for the terminal first: a prompt, an answer or a
-        tool's output holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen.
-        """
-        handler = getattr(self, "_on_" + event.kind.replace("-", "_"), None)
+        """The blocks this event adds or removes (text deltas extend the open answer instead)."""
+        handler = _HANDLERS.get(type(event.body))
         if handler is None:
             return Change()
-        change: Change = await handler(replace(event, payload=printable_data(event.payload)))
+        change = await handler(self, event.seq, printable_body(event.body))
         self.turn_blocks.extend(change.added)
         return change
 
@@ -67,121 +73,128 @@ class BlockBuilder:
         self.answer = None
         self.reasoning = None
 
-    async def _on_user_message(self, event: StoredEvent) -> Change:
+    async def _on_user_message(self, seq: int, body: ev.UserMessage) -> Change:
         await self.close()
-        mode = event.payload.get("mode", "prompt")
-        return Change([UserBlock(event.payload.get("text", ""), mode, event.seq)])
+        return Change([UserBlock(body.text, body.mode, seq)])
 
-    async def _on_prompt_queued(self, event: StoredEvent) -> Change:
-        return Change([UserBlock(event.payload.get("text", ""), "queued", event.seq)])
+    async def _on_prompt_queued(self, seq: int, body: ev.PromptQueued) -> Change:
+        return Change([UserBlock(body.text, "queued", seq)])
 
-    async def _on_shell_line(self, event: StoredEvent) -> Change:
+    async def _on_shell_line(self, seq: int, body: ev.ShellLine) -> Change:
         await self.close()
-        p = event.payload
-        return Change([ShellBlock(p.get("command", ""), p.get("output") or "", p.get("exit_code"),
-                                  duration=p.get("duration"), timed_out=bool(p.get("timed_out")),
-                                  cancelled=bool(p.get("cancelled")), seq=event.seq)])
+        return Change([ShellBlock(body.command, body.output, body.exit_code, duration=body.duration,
+                                  timed_out=body.timed_out, cancelled=body.cancelled, seq=seq)])
 
-    async def _on_turn_started(self, event: StoredEvent) -> Change:
+    async def _on_turn_started(self, seq: int, body: ev.TurnStarted) -> Change:
         await self.close()
         self.turn_blocks = []
         return Change()
 
-    async def _on_text_delta(self, event: StoredEvent) -> Change:
-        text = event.payload.get("text", "")
+    async def _on_text_delta(self, seq: int, body: ev.TextDelta) -> Change:
         if self.answer is None:
-            self.answer = AssistantBlock(text, event.seq)
+            self.answer = AssistantBlock(body.text, seq)
             return Change([self.answer])
-        await self.answer.add_text(text)
+        await self.answer.add_text(body.text)
         return Change()
 
-    async def _on_reasoning_delta(self, event: StoredEvent) -> Change:
-        text = event.payload.get("text", "")
+    async def _on_reasoning_delta(self, seq: int, body: ev.ReasoningDelta) -> Change:
         if self.reasoning is None:
-            self.reasoning = ReasoningBlock(text, event.seq)
+            self.reasoning = ReasoningBlock(body.text, seq)
             return Change([self.reasoning])
-        self.reasoning.add_text(text)
+        self.reasoning.add_text(body.text)
         return Change()
 
-    async def _on_tool_requested(self, event: StoredEvent) -> Change:
+    async def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> Change:
         await self.close()
-        payload = event.payload
-        block = ToolBlock(payload.get("call_id", ""), payload.get("name", "tool"), payload.get("arguments"), event.seq)
+        block = ToolBlock(body.call_id, body.name, body.arguments, seq)
         self.tools[block.call_id] = block
         return Change([block])
 
-    async def _on_tool_arguments_delta(self, event: StoredEvent) -> Change:
-        block = self.tools.get(event.payload.get("call_id", ""))
+    async def _on_tool_arguments_delta(self, seq: int, body: ev.ToolArgumentsDelta) -> Change:
+        block = self.tools.get(body.call_id)
         if block is not None and block.arguments is None:
-            block.add_arguments(event.payload.get("delta", ""))
+            block.add_arguments(body.delta)
         return Change()
 
-    def _tool(self, event: StoredEvent, name: str) -> tuple[ToolBlock, Change]:
-        call_id = event.payload.get("call_id", "")
+    def _tool(self, seq: int, call_id: str, name: str, arguments: dict[str, Any] | None) -> tuple[ToolBlock, Change]:
         block = self.tools.get(call_id)
         if block is not None:
             return block, Change()
-        block = ToolBlock(call_id, name, event.payload.get("arguments"), event.seq)
+        block = ToolBlock(call_id, name, arguments, seq)
         self.tools[call_id] = block
         return block, Change([block])
 
-    async def _on_approval_required(self, event: StoredEvent) -> Change:
-        block, change = self._tool(event, event.payload.get("tool", "tool"))
-        reason = event.payload.get("reason") or ""
-        block.show_state(f"Waiting for approval{': ' + reason if reason else ''}")
+    async def _on_approval_required(self, seq: int, body: ev.ApprovalRequired) -> Change:
+        block, change = self._tool(seq, body.call_id, body.name, body.arguments)
+        block.show_state(f"Waiting for approval{': ' + body.reason if body.reason else ''}")
         return change
 
-    async def _on_approval_resolved(self, event: StoredEvent) -> Change:
-        block, change = self._tool(event, "tool")
-        verdict = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
-        reason = event.payload.get("reason") or ""
-        text = verdict.get(event.payload.get("verdict", ""), str(event.payload.get("verdict")))
-        block.show_state(text + (f": {reason}" if reason else ""))
+    async def _on_approval_resolved(self, seq: int, body: ev.ApprovalResolved) -> Change:
+        block, change = self._tool(seq, body.call_id, body.name, None)
+        text = VERDICTS.get(body.verdict, str(body.verdict))
+        block.show_state(text + (f": {body.reason}" if body.reason else ""))
         return change
 
-    async def _on_tool_completed(self, event: StoredEvent) -> Change:
-        block, change = self._tool(event, event.payload.get("name", "tool"))
-        payload = event.payload
-        block.show_result(payload.get("content"), payload.get("details"), bool(payload.get("is_error")))
+    async def _on_tool_completed(self, seq: int, body: ev.ToolCompleted) -> Change:
+        block, change = self._tool(seq, body.call_id, body.name, None)
+        block.show_result(body.content, body.details, body.is_error)
         return change
 
-    async def _on_turn_retried(self, event: StoredEvent) -> Change:
-        discarded = [b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)]
+    async def _on_turn_retried(self, seq: int, body: ev.TurnRetried) -> Change:
+        discarded: list[Widget] = [b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)]
         await self.close()
         self.turn_blocks = []
-        payload = event.payload
-        delay = payload.get("delay")
-        when = f", in {delay:.1f} s" if isinstance(delay, int | float) else ""
-        reason = str(payload.get("reason") or "the stream failed").strip()
+        reason = body.reason.strip() or "the stream failed"
         reason += "" if reason.endswith((".", "?", "!")) else "."
         dropped = " The partial answer was discarded." if discarded else ""
-        text = f"↻ Retrying (attempt {payload.get('attempt')}{when}): {reason}{dropped}"
-        return Change([NoticeBlock(text, "warning", event.seq)], discarded)
+        text = f"↻ Retrying (attempt {body.attempt}, in {body.delay:.1f} s): {reason}{dropped}"
+        return Change([NoticeBlock(text, "warning", seq)], discarded)
 
-    async def _on_compacted(self, event: StoredEvent) -> Change:
-        payload = event.payload
-        how = "summarised" if payload.get("summarised") else "older tool results elided"
-        text = (f"Context compacted ({how}): about {payload.get('before_tokens')} → "
-                f"{payload.get('after_tokens')} tokens. The full history stays in the session.")
-        return Change([NoticeBlock(text, "info", event.seq)])
+    async def _on_compacted(self, seq: int, body: ev.Compacted) -> Change:
+        how = "summarised" if body.summarised else "older tool results elided"
+        text = (f"Context compacted ({how}): about {body.before_tokens} → {body.after_tokens} tokens. "
+                "The full history stays in the session.")
+        return Change([NoticeBlock(text, "info", seq)])
 
-    async def _on_warning(self, event: StoredEvent) -> Change:
-        if event.payload.get("code") in STATUS_LINE_WARNINGS:
+    async def _on_warning(self, seq: int, body: ev.WarningEvent) -> Change:
+        if body.code in STATUS_LINE_WARNINGS:
             return Change()
-        text = f"⚠ {event.payload.get('message', '')} [{event.payload.get('code', 'warning')}]"
-        return Change([NoticeBlock(text, "warning", event.seq)])
+        return Change([NoticeBlock(f"⚠ {body.message} [{body.code}]", "warning", seq)])
 
-    async def _on_error(self, event: StoredEvent) -> Change:
-        return Change([NoticeBlock(f"✗ {event.payload.get('message', '')}", "error", event.seq)])
+    async def _on_error(self, seq: int, body: ev.Error) -> Change:
+        return Change([NoticeBlock(f"✗ {body.message}", "error", seq)])
 
-    async def _on_model_changed(self, event: StoredEvent) -> Change:
-        return Change([NoticeBlock(f"Model: {event.payload.get('model')}", "info", event.seq)])
+    async def _on_model_changed(self, seq: int, body: ev.ModelChanged) -> Change:
+        return Change([NoticeBlock(f"Model: {body.model}", "info", seq)])
 
-    async def _on_finished(self, event: StoredEvent) -> Change:
+    async def _on_finished(self, seq: int, body: ev.Finished) -> Change:
         await self.close()
-        payload = event.payload
-        return Change([TaskEndBlock(payload.get("stop", "completed"), payload.get("turns"),
-                                    payload.get("error"), event.seq)])
+        return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
+
+
+VERDICTS = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
+
+_HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Change]]] = {
+    ev.UserMessage: BlockBuilder._on_user_message,
+    ev.PromptQueued: BlockBuilder._on_prompt_queued,
+    ev.ShellLine: BlockBuilder._on_shell_line,
+    ev.TurnStarted: BlockBuilder._on_turn_started,
+    ev.TextDelta: BlockBuilder._on_text_delta,
+    ev.ReasoningDelta: BlockBuilder._on_reasoning_delta,
+    ev.ToolRequested: BlockBuilder._on_tool_requested,
+    ev.ToolArgumentsDelta: BlockBuilder._on_tool_arguments_delta,
+    ev.ApprovalRequired: BlockBuilder._on_approval_required,
+    ev.ApprovalResolved: BlockBuilder._on_approval_resolved,
+    ev.ToolCompleted: BlockBuilder._on_tool_completed,
+    ev.TurnRetried: BlockBuilder._on_turn_retried,
+    ev.Compacted: BlockBuilder._on_compacted,
+    ev.WarningEvent: BlockBuilder._on_warning,
+    ev.Error: BlockBuilder._on_error,
+    ev.ModelChanged: BlockBuilder._on_model_changed,
+    ev.Finished: BlockBuilder._on_finished,
+}
+"""What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
+elsewhere (the status line, the title bar) or not at all."""
 
 
 class Transcript(VerticalScroll, can_focus=True):

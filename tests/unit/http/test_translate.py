@@ -8,7 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from harnez.events import StoredEvent
+from harnez import events as ev
+from harnez.events import StoredEvent, body_from_payload
 from harnez.http.translate import ResponseFacts, TaskStream, output_text, response_object, scrub, terminal_event
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "../shared/reference/uhp-2026-08-11/"
@@ -17,7 +18,8 @@ FACTS = ResponseFacts("resp_1", 1796000000.5, "hsess" + "a" * 32, "chrn_x", "cha
 
 
 def _events(*specs: tuple[str, dict[str, Any]], task: int = 7) -> list[StoredEvent]:
-    return [StoredEvent("s", seq, kind, payload, task, 0.0) for seq, (kind, payload) in enumerate(specs, start=1)]
+    return [StoredEvent("s", seq, task, 0.0, body_from_payload(kind, payload))
+            for seq, (kind, payload) in enumerate(specs, start=1)]
 
 
 def _run(events: list[StoredEvent], annotations: list[dict] = ()) -> tuple[TaskStream, list[dict]]:
@@ -146,9 +148,9 @@ def test_stops_map_to_statuses_and_errors() -> None:
 
 def test_events_of_other_tasks_and_unknown_kinds_make_nothing() -> None:
     stream = TaskStream(7)
-    assert stream.feed(StoredEvent("s", 1, "text-delta", {"text": "x"}, 8, 0.0)) == []
-    assert stream.feed(StoredEvent("s", 2, "title-changed", {"title": "t"}, None, 0.0)) == []
-    assert stream.feed(StoredEvent("s", 3, "approval-required", {"call_id": "c"}, 7, 0.0)) == []
+    assert stream.feed(StoredEvent("s", 1, 8, 0.0, ev.TextDelta(text="x"))) == []
+    assert stream.feed(StoredEvent("s", 2, None, 0.0, ev.TitleChanged(title="t", source="user"))) == []
+    assert stream.feed(StoredEvent("s", 3, 7, 0.0, ev.ApprovalRequired(call_id="c", name="shell"))) == []
     assert stream.output == [] and stream.status == "in_progress"
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.server import Server, TaskOutcome, TaskRun
 from harnez.titles.keywords import MAX_TITLE_CHARS
 
 
 async def _echo(run: TaskRun) -> TaskOutcome:
-    run.emit("text-delta", {"text": run.prompt}, search_text=run.prompt)
+    run.emit(ev.TextDelta(text=run.prompt), search_text=run.prompt)
     return TaskOutcome("completed", 1)
 
 
@@ -26,8 +27,8 @@ async def test_a_rename_drops_control_characters_and_is_capped(db_path: Path, wo
         assert len(stored) <= MAX_TITLE_CHARS and stored.endswith("…")
         assert all(ch.isprintable() for ch in stored)
         (changed,) = [e for e in await server.events_after(draft.id)
-                      if e.kind == "title-changed" and e.payload["source"] == "user"]
-        assert changed.payload["title"] == stored
+                      if e.kind == "title-changed" and e.body.source == "user"]
+        assert changed.body.title == stored
     finally:
         await server.close()
 
@@ -39,7 +40,7 @@ async def test_a_lone_surrogate_in_a_name_or_prompt_is_stored_not_refused(db_pat
         await server.submit(draft.id, "bad \udcff byte")
         assert (await server.wait(draft.id)).stop == "completed"
         assert await server.rename(draft.id, "name \udcff here") == "name here"
-        texts = [e.payload.get("text") for e in await server.events_after(draft.id) if e.kind == "text-delta"]
+        texts = [e.body.to_payload().get("text") for e in await server.events_after(draft.id) if e.kind == "text-delta"]
         assert texts == ["bad \ufffd byte"]
         found = await server.list_sessions("byte \udcff")
         assert [s.id for s in found.sessions] == [draft.id]

@@ -30,10 +30,10 @@ async def test_output_and_exit_code_are_stored_and_the_draft_is_saved(server: Se
     draft = server.create_session(workspace)
     event = await server.run_shell(draft.id, "  echo zebra-token-81; echo oops >&2; exit 3  ")
     assert event.kind == "shell-line" and event.task is None
-    assert event.payload["command"] == "echo zebra-token-81; echo oops >&2; exit 3"
-    assert event.payload["output"] == "zebra-token-81\noops"
-    assert event.payload["exit_code"] == 3 and event.payload["timed_out"] is False
-    assert isinstance(event.payload["duration"], float)
+    assert event.body.command == "echo zebra-token-81; echo oops >&2; exit 3"
+    assert event.body.output == "zebra-token-81\noops"
+    assert event.body.exit_code == 3 and event.body.timed_out is False
+    assert isinstance(event.body.duration, float)
     assert server.draft(draft.id) is None
     assert [s.id for s in (await server.list_sessions()).sessions] == [draft.id]
     assert [e.kind for e in await server.events_after(draft.id)] == ["shell-line"]
@@ -45,22 +45,22 @@ async def test_the_command_runs_in_the_session_workspace(server: Server, workspa
     (workspace / "here.txt").write_text("x")
     draft = server.create_session(workspace)
     event = await server.run_shell(draft.id, "pwd; ls")
-    assert event.payload["output"] == f"{os.path.realpath(workspace)}\nhere.txt"
-    assert event.payload["exit_code"] == 0
+    assert event.body.output == f"{os.path.realpath(workspace)}\nhere.txt"
+    assert event.body.exit_code == 0
 
 
 async def test_a_command_with_no_output_stores_an_empty_output(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
     event = await server.run_shell(draft.id, "true")
-    assert event.payload["output"] == "" and event.payload["exit_code"] == 0
+    assert event.body.output == "" and event.body.exit_code == 0
 
 
 async def test_a_command_past_its_timeout_is_killed_and_marked(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
     event = await server.run_shell(draft.id, "echo before; sleep 30", timeout=0.3)
-    assert event.payload["timed_out"] is True
-    assert event.payload["output"] == "before"
-    assert event.payload["exit_code"] != 0
+    assert event.body.timed_out is True
+    assert event.body.output == "before"
+    assert event.body.exit_code != 0
 
 
 async def test_a_cancelled_command_is_killed_and_its_partial_output_kept(server: Server, workspace: Path) -> None:
@@ -72,7 +72,7 @@ async def test_a_cancelled_command_is_killed_and_its_partial_output_kept(server:
     with pytest.raises(asyncio.CancelledError):
         await running
     (event,) = await server.events_after(draft.id)
-    assert event.payload["cancelled"] is True and event.payload["output"] == "partial"
+    assert event.body.cancelled is True and event.body.output == "partial"
 
 
 async def test_read_only_mode_refuses_and_saves_nothing(db_path: Path, workspace: Path) -> None:
@@ -87,7 +87,7 @@ async def test_read_only_mode_refuses_and_saves_nothing(db_path: Path, workspace
         assert not (workspace / "made").exists()
         assert server.draft(draft.id) is not None
         event = await server.run_shell(draft.id, "touch made", mode="ask")
-        assert event.payload["exit_code"] == 0 and (workspace / "made").exists()
+        assert event.body.exit_code == 0 and (workspace / "made").exists()
     finally:
         await server.close()
 
@@ -110,7 +110,7 @@ async def test_a_shell_line_may_run_while_a_task_runs(db_path: Path, workspace: 
         draft = server.create_session(workspace)
         await server.submit(draft.id, "work on it")
         event = await server.run_shell(draft.id, "echo meanwhile")
-        assert server.running(draft.id) is not None and event.payload["output"] == "meanwhile"
+        assert server.running(draft.id) is not None and event.body.output == "meanwhile"
         gate.set()
         assert (await server.wait(draft.id)).stop == "completed"
     finally:

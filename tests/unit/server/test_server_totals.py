@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server import Server
 from harnez.server.totals import SessionTotals, tokens_text
@@ -21,12 +22,12 @@ async def server(db_path: Path) -> Server:
 
 async def test_totals_sum_usage_and_cost_and_keep_the_last_context(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
-    await server.append(draft.id, Event("started", {"model": "p/m", "context_window": 200_000}))
-    await server.append(draft.id, Event("usage", {"input": 100, "output": 10, "cache_read": 50, "cache_write": None}))
-    await server.append(draft.id, Event("cost", {"usd": 0.002}))
-    middle = (await server.append(draft.id, Event("text-delta", {"text": "x" * 2000}))).seq
-    await server.append(draft.id, Event("usage", {"input": 300, "output": 20, "cache_read": 0}))
-    await server.append(draft.id, Event("cost", {"usd": 0.003}))
+    await server.append(draft.id, Event(ev.Started(model="p/m", wire="openai-chat", context_window=200_000)))
+    await server.append(draft.id, Event(ev.Usage(input=100, output=10, cache_read=50, cache_write=None)))
+    await server.append(draft.id, Event(ev.Cost(usd=0.002)))
+    middle = (await server.append(draft.id, Event(ev.TextDelta(text="x" * 2000)))).seq
+    await server.append(draft.id, Event(ev.Usage(input=300, output=20, cache_read=0)))
+    await server.append(draft.id, Event(ev.Cost(usd=0.003)))
 
     totals = await server.session_totals(draft.id)
     assert (totals.input, totals.output, totals.context_tokens, totals.context_window) == (400, 30, 320, 200_000)
@@ -39,8 +40,8 @@ async def test_totals_sum_usage_and_cost_and_keep_the_last_context(server: Serve
 
 async def test_one_unpriced_call_blanks_the_cost(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
-    await server.append(draft.id, Event("cost", {"usd": 1.5}))
-    await server.append(draft.id, Event("cost", {"usd": None}))
+    await server.append(draft.id, Event(ev.Cost(usd=1.5)))
+    await server.append(draft.id, Event(ev.Cost(usd=None)))
     totals = await server.session_totals(draft.id)
     assert totals.unpriced and totals.cost_text == ""
 
@@ -54,10 +55,10 @@ async def test_a_draft_has_empty_totals_and_no_events(server: Server, workspace:
 async def test_events_before_pages_back_oldest_first(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
     for n in range(10):
-        await server.append(draft.id, Event("text-delta", {"text": str(n)}))
+        await server.append(draft.id, Event(ev.TextDelta(text=str(n))))
     page = await server.events_before(draft.id, 8, 3)
     assert [e.seq for e in page] == [5, 6, 7]
-    assert [e.payload["text"] for e in page] == ["4", "5", "6"]
+    assert [e.body.text for e in page] == ["4", "5", "6"]
     assert [e.seq for e in await server.events_before(draft.id, 3, 10)] == [1, 2]
 
 
@@ -69,9 +70,9 @@ def test_token_counts_read_well_in_a_narrow_line() -> None:
 async def test_totals_include_events_stored_compressed(server: Server, workspace: Path) -> None:
     draft = server.create_session(workspace)
     # A payload this large is stored zlib-compressed: SQLite's JSON functions cannot read it.
-    await server.append(draft.id, Event("usage", {"input": 7, "output": 3, "model": "m" * 4000}))
-    await server.append(draft.id, Event("cost", {"usd": 0.5, "note": "n" * 4000}))
-    await server.append(draft.id, Event("usage", {"input": 1, "output": 1}))
+    await server.append(draft.id, Event(ev.Usage(input=7, output=3, model="m" * 4000)))
+    await server.append(draft.id, Event(ev.Cost(usd=0.5)))
+    await server.append(draft.id, Event(ev.Usage(input=1, output=1)))
     totals = await server.session_totals(draft.id)
     assert (totals.input, totals.output, totals.cost_text, totals.context_tokens) == (8, 4, "$0.50", 2)
     with sqlite3.connect(server.store.db.path) as db:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from harnez import events as ev
 from harnez.errors import SessionNotFoundError
 from harnez.events import Event
 from harnez.server import Server, TaskOutcome, TaskRun
 
 
 async def _echo(run: TaskRun) -> TaskOutcome:
-    run.emit("text-delta", {"text": f"echo: {run.prompt}"}, search_text=f"echo: {run.prompt}")
+    run.emit(ev.TextDelta(text=f"echo: {run.prompt}"), search_text=f"echo: {run.prompt}")
     return TaskOutcome("completed", 1)
 
 
@@ -37,7 +38,7 @@ async def test_listing_pages_by_cursor_and_says_when_there_is_no_next_page(db_pa
     ids = []
     for i in range(7):
         draft = server.create_session(workspace)
-        await server.append(draft.id, Event("user-message", {"text": f"prompt {i}"}))
+        await server.append(draft.id, Event(ev.UserMessage(text=f"prompt {i}")))
         ids.append(draft.id)
     pages, cursor = [], None
     while True:
@@ -59,7 +60,7 @@ async def test_full_text_search_reaches_an_old_session_by_its_conversation(db_pa
     await server.wait(old.id)
     for i in range(60):
         draft = server.create_session(workspace)
-        await server.append(draft.id, Event("user-message", {"text": f"ordinary prompt {i}"},
+        await server.append(draft.id, Event(ev.UserMessage(text=f"ordinary prompt {i}"),
                                             search_text=f"ordinary prompt {i}"))
     page = await server.list_sessions("capacitor")
     assert [s.id for s in page.sessions] == [old.id]
@@ -80,7 +81,7 @@ async def test_full_text_search_reaches_an_old_session_by_its_conversation(db_pa
 async def test_ids_resolve_by_unique_prefix_and_unknown_ids_are_clear(db_path: Path, workspace: Path) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
-    await server.append(draft.id, Event("user-message", {"text": "hi"}))
+    await server.append(draft.id, Event(ev.UserMessage(text="hi")))
     assert (await server.get_session(draft.id[:6])).id == draft.id
     with pytest.raises(SessionNotFoundError, match="No session id starts with"):
         await server.get_session("ffffffffffff" if not draft.id.startswith("f") else "000000000000")
@@ -92,13 +93,13 @@ async def test_ids_resolve_by_unique_prefix_and_unknown_ids_are_clear(db_path: P
 async def test_a_rename_is_never_overwritten_by_automatic_naming(db_path: Path, workspace: Path) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
-    await server.append(draft.id, Event("user-message", {"text": "hi"}))
+    await server.append(draft.id, Event(ev.UserMessage(text="hi")))
     assert await server.set_automatic_title(draft.id, "Keyword title", "keywords")
     await server.rename(draft.id, "  Mine  ")
     assert not await server.set_automatic_title(draft.id, "Model title", "model")
     record = await server.get_session(draft.id)
     assert (record.title, record.title_source) == ("Mine", "user")
-    titles = [e.payload["title"] for e in await server.events_after(draft.id) if e.kind == "title-changed"]
+    titles = [e.body.title for e in await server.events_after(draft.id) if e.kind == "title-changed"]
     assert titles == ["Keyword title", "Mine"]
     assert [s.id for s in (await server.list_sessions("Mine")).sessions] == [draft.id]
     assert (await server.list_sessions("Keyword")).sessions == []
@@ -109,7 +110,7 @@ async def test_delete_cancels_the_running_task_and_leaves_nothing_readable(db_pa
     started = asyncio.Event()
 
     async def forever(run: TaskRun) -> TaskOutcome:
-        run.emit("text-delta", {"text": "secret words"}, search_text="secret words")
+        run.emit(ev.TextDelta(text="secret words"), search_text="secret words")
         started.set()
         await asyncio.sleep(3600)
         return TaskOutcome("completed")
@@ -133,7 +134,7 @@ async def test_cancel_keeps_output_marks_cancelled_and_the_session_continues(db_
     started = asyncio.Event()
 
     async def slow(run: TaskRun) -> TaskOutcome:
-        run.emit("text-delta", {"text": "partial"})
+        run.emit(ev.TextDelta(text="partial"))
         started.set()
         await asyncio.sleep(3600)
         return TaskOutcome("completed")
@@ -148,7 +149,7 @@ async def test_cancel_keeps_output_marks_cancelled_and_the_session_continues(db_
     assert task.state == "cancelled"
     events = [e for e in await server.events_after(draft.id) if e.kind != "title-changed"]
     assert [e.kind for e in events] == ["user-message", "text-delta", "finished"]
-    assert events[-1].payload["stop"] == "cancelled"
+    assert events[-1].body.stop == "cancelled"
     server.set_work(_echo)
     await server.submit(draft.id, "again")
     assert (await server.wait(draft.id)).stop == "completed"

@@ -30,7 +30,7 @@ async def test_a_shared_shell_line_reaches_the_next_request(scripted_model: Scri
         outcome = await server.wait(draft.id)
     finally:
         await server.close()
-    assert event.payload["shared"] is True and event.payload["exit_code"] == 1
+    assert event.body.shared is True and event.body.exit_code == 1
     assert outcome is not None and outcome.stop == "completed"
     second = json.dumps(scripted_model.requests[1].body)
     assert "FAILED test_parse-71" in second and "exit code 1" in second and "why does it fail?" in second
@@ -56,7 +56,7 @@ async def test_sharing_is_refused_while_a_task_runs(db_path: Path, workspace: Pa
         with pytest.raises(HarnezError, match="A task is running"):
             await server.run_shell(draft.id, "echo hi", share=True)
         plain = await server.run_shell(draft.id, "echo hi")
-        assert plain.payload["shared"] is False
+        assert plain.body.shared is False
         gate.set()
         await server.wait(draft.id)
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.server import Server, TaskOutcome, TaskRun
 
 
@@ -23,7 +24,7 @@ class CountingWork:
         try:
             for _ in range(3):
                 await asyncio.sleep(0)
-            await run.emit_now("text-delta", {"text": f"done {run.prompt}"})
+            await run.emit_now(ev.TextDelta(text=f"done {run.prompt}"))
             return TaskOutcome("completed", 1)
         finally:
             self.active -= 1

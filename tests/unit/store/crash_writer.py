@@ -6,6 +6,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.events import StoredEvent
 from harnez.server import Server, TaskOutcome, TaskRun
 
@@ -13,7 +14,7 @@ from harnez.server import Server, TaskOutcome, TaskRun
 async def stream_forever(run: TaskRun) -> TaskOutcome:
     i = 0
     while True:
-        run.emit("text-delta", {"text": f"chunk {i} "})
+        run.emit(ev.TextDelta(text=f"chunk {i} "))
         i += 1
         await asyncio.sleep(0.0005)
 

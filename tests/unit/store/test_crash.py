@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from harnez import events as ev
 from harnez.events import Event
 from harnez.server import Server
 
@@ -48,11 +49,11 @@ async def test_sigkill_mid_task_keeps_every_committed_event_and_marks_the_task_i
     seqs = [e.seq for e in events]
     assert seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) >= last_reported
-    assert events[-1].kind == "finished" and events[-1].payload["stop"] == "interrupted"
+    assert events[-1].kind == "finished" and events[-1].body.stop == "interrupted"
     tasks = await server.store.tasks.of_session((await server.get_session(session)).num)
     assert [t.state for t in tasks] == ["interrupted"]
     assert (await server.get_session(session)).status == "interrupted"
-    await server.append(session, Event("user-message", {"text": "still usable"}))
+    await server.append(session, Event(ev.UserMessage(text="still usable")))
     await server.close()
 
 
@@ -60,18 +61,18 @@ async def test_two_processes_appending_to_one_session_never_share_a_sequence_num
         db_path: Path, workspace: Path) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
-    await server.append(draft.id, Event("user-message", {"text": "shared"}))
+    await server.append(draft.id, Event(ev.UserMessage(text="shared")))
     await server.close()
     script = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from harnez.events import Event\n"
+        "from harnez.events import Event, TextDelta\n"
         "from harnez.server import Server\n"
         "async def main():\n"
         "    s = await Server.open(Path(sys.argv[1]))\n"
         "    r = await s.get_session(sys.argv[2])\n"
         "    for i in range(300):\n"
-        "        s.store.events.append(r.num, r.id, Event('text-delta', {'text': sys.argv[3] + str(i)}))\n"
+        "        s.store.events.append(r.num, r.id, Event(TextDelta(text=sys.argv[3] + str(i))))\n"
         "        if i % 7 == 0: await asyncio.sleep(0.001)\n"
         "    await s.close()\n"
         "asyncio.run(main())\n")
@@ -81,7 +82,7 @@ async def test_two_processes_appending_to_one_session_never_share_a_sequence_num
     server = await Server.open(db_path)
     events = await server.events_after(draft.id)
     assert [e.seq for e in events] == list(range(1, 602))
-    texts = [e.payload["text"] for e in events[1:]]
+    texts = [e.body.text for e in events[1:]]
     assert sorted(texts) == sorted([f"a{i}" for i in range(300)] + [f"b{i}" for i in range(300)])
     assert [t for t in texts if t.startswith("a")] == [f"a{i}" for i in range(300)]
     await server.close()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from harnez import events as ev
 from harnez.store.tasks import pid_alive, process_start
 
 
@@ -59,7 +60,7 @@ async def test_recovery_closes_a_task_whose_pid_now_belongs_to_another_process(d
     try:
         server = await Server.open(db_path)
         draft = server.create_session(workspace)
-        await server.append(draft.id, Event("user-message", {"text": "hi", "mode": "prompt"}))
+        await server.append(draft.id, Event(ev.UserMessage(text="hi", mode="prompt")))
         record = await server.get_session(draft.id)
         task = await server.store.tasks.create(record.num, "hi", None, state="running")
         await server.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez import events as ev
 from harnez.store.db import Database
 
 
@@ -73,16 +74,16 @@ async def test_cancelling_a_flushing_producer_or_closing_at_once_loses_no_event(
     store = await Store.open(db_path)
     record = await store.sessions.insert("cd" * 16, "/w", None)
     for i in range(3000):
-        store.events.append(record.num, record.id, Event("text-delta", {"text": str(i)}))
+        store.events.append(record.num, record.id, Event(ev.TextDelta(text=str(i))))
     flushing = asyncio.create_task(store.events.flush())
     await asyncio.sleep(0)
     flushing.cancel()
     for i in range(3000, 3500):
-        store.events.append(record.num, record.id, Event("text-delta", {"text": str(i)}))
+        store.events.append(record.num, record.id, Event(ev.TextDelta(text=str(i))))
     await store.close()
     store = await Store.open(db_path)
     events = await store.events.read_after(record.num, record.id)
-    assert [e.payload["text"] for e in events] == [str(i) for i in range(3500)]
+    assert [e.body.text for e in events] == [str(i) for i in range(3500)]
     await store.close()
 
 
