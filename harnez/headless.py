@@ -25,9 +25,9 @@ from harnez.events import (
     TurnCompleted,
     TurnRetried,
     TurnStarted,
-    UserMessage,
     WarningEvent,
 )
+from harnez.outcome import Stop
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
 from harnez.text import printable
@@ -174,32 +174,43 @@ class TaskPrinter:
 
 
 async def run_task(server: Server, session_id: str, after: int, prompt: str, opts: RunOptions,
-                   printer: TaskPrinter) -> str:
-    """Submit one prompt and print its events until it finishes; returns the stop."""
+                   printer: TaskPrinter) -> Stop:
+    """Submit one prompt and print every event the session stores after `after`, in order and with no
+    gap: the prompt, the task up to its `finished`, then what the run waits for (naming) before it
+    ends. Returns the task's stop."""
     events = server.subscribe(session_id, after=after)
-    stream = asyncio.ensure_future(events.__anext__())
-    await asyncio.sleep(0)
     try:
-        task_id = await server.submit(session_id, prompt, model=opts.model, options=opts.task_options)
-    except BaseException:
-        stream.cancel()
-        await asyncio.gather(stream, return_exceptions=True)  # its error is the one being raised
-        await events.aclose()
-        raise
-    stop = "failed"
-    with _cancel_on_interrupt(server, session_id):
-        while True:
-            event = await stream
-            stream = asyncio.ensure_future(events.__anext__())
-            if event.task not in (task_id, None) or (isinstance(event.body, UserMessage) and event.task == task_id):
-                continue
+        pending = asyncio.ensure_future(anext(events))  # subscribed before the prompt is stored
+        await asyncio.sleep(0)
+        try:
+            task_id = await server.submit(session_id, prompt, model=opts.model, options=opts.task_options)
+        except BaseException:
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)  # its error is the one being raised
+            raise
+        with _cancel_on_interrupt(server, session_id):
+            end = await _print_task(events, await pending, task_id, printer)
+        await server.wait_for_titles(NAMING_GRACE)
+        newest, printed = await server.last_seq(session_id), end.seq
+        while printed < newest:  # a title chosen after the end, a naming warning
+            event = await anext(events)
             printer.show(event)
-            if isinstance(event.body, Finished) and event.task == task_id:
-                stop = event.body.stop
-                break
-    stream.cancel()
-    await events.aclose()
-    return stop
+            printed = event.seq
+        assert isinstance(end.body, Finished)
+        return end.body.stop
+    finally:
+        await events.aclose()
+
+
+async def _print_task(events: AsyncIterator[StoredEvent], first: StoredEvent, task_id: int,
+                      printer: TaskPrinter) -> StoredEvent:
+    """Print from `first` on until the task's `finished` (printed too), which is returned."""
+    event = first
+    printer.show(event)
+    while not (isinstance(event.body, Finished) and event.task == task_id):
+        event = await anext(events)
+        printer.show(event)
+    return event
 
 
 @contextlib.contextmanager
@@ -240,7 +251,7 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)
         printer = TaskPrinter(out, opts.json)
-        stop = "completed"
+        stop: Stop = "completed"
         while True:
             line = await asyncio.to_thread(lines)
             if not line or line.strip() == "exit":

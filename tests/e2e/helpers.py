@@ -43,3 +43,7 @@ def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def finished(events: list[dict]) -> dict:
+    """The task's `finished` event of a run's output (session notices such as a title may follow it)."""
+    (end,) = [e for e in events if e["kind"] == "finished"]
+    return end

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import sqlite3
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from harnez.events import KINDS
 
-from tests.e2e.helpers import SECRET, HeadlessWorkspace, json_lines
+from tests.e2e.helpers import SECRET, HeadlessWorkspace, finished, json_lines
 
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
 
@@ -31,9 +32,13 @@ def test_run_json_streams_documented_events_in_order_without_gaps(headless: Head
     assert done.returncode == 0, done.stderr
     events = json_lines(done.stdout)
     kinds = [e["kind"] for e in events]
-    assert kinds[0] == "started" and kinds[-1] == "finished"
-    assert events[-1]["stop"] == "completed" and events[-1]["turns"] == 2
-    assert events[0]["tools"] and isinstance(events[0]["withheld"], list)
+    assert kinds[0] == "user-message" and events[0]["text"] == "what does notes.txt say?"
+    (finished,) = [e for e in events if e["kind"] == "finished"]
+    after_end = kinds[kinds.index("finished") + 1:]
+    assert set(after_end) <= {"title-changed", "warning"} and kinds.index("started") < kinds.index("finished")
+    assert finished["stop"] == "completed" and finished["turns"] == 2
+    started = events[kinds.index("started")]
+    assert started["tools"] and isinstance(started["withheld"], list)
     for kind in set(kinds):
         assert kind in KINDS and f"`{kind}`" in DOCS, kind
     assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", k) for k in kinds)
@@ -122,8 +127,8 @@ def test_a_failing_provider_mid_run_keeps_the_completed_turns(headless: Headless
     done = headless.harnez("run", "--json", "--input", "read a.txt")
     assert done.returncode == 1
     events = json_lines(done.stdout)
-    assert events[-1]["kind"] == "finished" and events[-1]["stop"] == "failed"
-    assert "HARNEZ_TEST_KEY" in events[-1]["error"]
+    assert finished(events)["stop"] == "failed"
+    assert "HARNEZ_TEST_KEY" in finished(events)["error"]
     stored = json_lines(headless.harnez("sessions", "show", events[0]["session"], "--json").stdout)
     assert [e["kind"] for e in stored if e["kind"] == "tool-completed"] == ["tool-completed"]
     assert any(e["kind"] == "turn-completed" for e in stored)
@@ -155,7 +160,7 @@ def test_ctrl_c_cancels_cleanly_with_exit_130_and_keeps_output(headless: Headles
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 130
     events = json_lines("".join(lines) + out)
-    assert events[-1]["kind"] == "finished" and events[-1]["stop"] == "cancelled"
+    assert finished(events)["stop"] == "cancelled"
     stored = json_lines(headless.harnez("sessions", "show", events[0]["session"], "--json").stdout)
     assert any(e["kind"] == "text-delta" for e in stored)
     headless.model.release("never")
@@ -207,4 +212,24 @@ def test_a_step_budget_ends_incomplete_with_exit_3(headless: HeadlessWorkspace) 
                          for i in range(3)))
     done = headless.harnez("run", "--json", "--max-steps", "2", "--input", "loop")
     assert done.returncode == 3, done.stderr
-    assert json_lines(done.stdout)[-1]["stop"] == "incomplete"
+    assert finished(json_lines(done.stdout))["stop"] == "incomplete"
+
+
+def test_the_json_stream_is_gapless_from_the_prompt_through_a_title_and_a_model_change(
+        headless: HeadlessWorkspace) -> None:
+    settings = json.loads((headless.path / ".harnez" / "settings.json").read_text())
+    settings["session"] = {"title": {"source": "model/responses/namer"}}  # a title that arrives late
+    (headless.path / ".harnez" / "settings.json").write_text(json.dumps(settings))
+    headless.model.add({"path": "/chat/completions", "reply": [{"text": "first answer"}]},
+                       {"path": "/responses", "reply": [{"text": "Named Late"}], "delay_per_chunk": 0.3})
+    first = json_lines(headless.harnez("run", "--json", "--input", "start something").stdout)
+    headless.model.add({"reply": [{"text": "second answer"}]})
+    second = json_lines(headless.harnez("run", "--json", "--resume", first[0]["session"],
+                                        "--model", "responses/other", "--input", "go on").stdout)
+    for run in (first, second):
+        seqs = [e["seq"] for e in run]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    assert first[0]["kind"] == "user-message" and first[-1]["kind"] == "title-changed"
+    assert first[-1]["title"] == "Named Late" and finished(first)["seq"] < first[-1]["seq"]
+    assert second[0]["seq"] == first[-1]["seq"] + 1
+    assert [e["kind"] for e in second][:2] == ["model-changed", "user-message"]

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.e2e.helpers import HARNEZ, HeadlessWorkspace, json_lines
+from tests.e2e.helpers import HARNEZ, HeadlessWorkspace, finished, json_lines
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u202e"
 """Retitles the terminal, clears the screen, reverses the text that follows."""
@@ -131,5 +131,5 @@ def test_a_failed_json_run_also_says_why_on_stderr(headless: HeadlessWorkspace) 
     headless.model.add({"status": 401})
     done = headless.harnez("run", "--json", "--input", "hi")
     assert done.returncode == 1
-    assert json_lines(done.stdout)[-1]["stop"] == "failed"
+    assert finished(json_lines(done.stdout))["stop"] == "failed"
     assert "task failed:" in done.stderr and "HARNEZ_TEST_KEY" in done.stderr
