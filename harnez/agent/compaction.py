@@ -103,6 +103,17 @@ class Compactor:
             f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
             f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")))
 
+    def overflow(self, history: History, system: str) -> str | None:
+        """Why the next request cannot be sent — larger than the model's whole window even after
+        compaction — or None when it fits. The provider is never sent a request known to be too big."""
+        needed = self.estimate(system, history.items) + self.overhead_tokens
+        window = self.model.spec.context_window
+        if needed <= window:
+            return None
+        return (f"The conversation is still about {needed} tokens after compaction, more than the {window}-token "
+                f"window of {self.model.provider}/{self.model.model}, so it was not sent. Start a new session "
+                "(/new, or harnez run without --resume), or switch to a model with a larger window (/model).")
+
     async def compact_now(self, history: History, system: str) -> None:
         """Compact on request (`/compact`): summarise all but the newest quarter of the conversation.
 

@@ -81,6 +81,9 @@ class AgentLoop:
                 await self._deliver_steering()
                 if self.compactor is not None:
                     await self.compactor.fit(self.history, self.system)
+                    too_big = self.compactor.overflow(self.history, self.system)
+                    if too_big is not None:
+                        return LoopOutcome("failed", self.turns, too_big)
                 turn = await self._model_turn()
                 if turn.failure is not None:
                     return LoopOutcome("failed", self.turns, turn.failure.message)

@@ -362,6 +362,7 @@ class Server:
         events = self.store.events
         sums = await events.usage_sums(record.num, up_to)
         totals.input, totals.output, totals.usd, totals.unpriced = sums.input, sums.output, sums.usd, sums.unpriced > 0
+        totals.calls, totals.reported = sums.calls, sums.reported
         for body in sums.packed:
             totals.add(body)
         started = await events.last_of_kind(record.num, record.id, "started", up_to)

@@ -18,6 +18,10 @@ class SessionTotals:
     output: int = 0
     usd: float | None = None
     unpriced: bool = False
+    calls: int = 0
+    """Model calls made (each has a `cost` event, priced or not)."""
+    reported: int = 0
+    """Calls whose provider reported their tokens (a `usage` event with figures)."""
     context_tokens: int | None = None
     """The last call's prompt plus its answer: what the next call starts from."""
     context_window: int | None = None
@@ -29,9 +33,11 @@ class SessionTotals:
             case Usage():
                 self.input += body.input or 0
                 self.output += body.output or 0
+                self.reported += body.input is not None or body.output is not None
                 self.context_tokens = context_tokens(body)
                 return True
             case Cost():
+                self.calls += 1
                 if body.usd is None:
                     self.unpriced = True
                 else:
@@ -41,6 +47,17 @@ class SessionTotals:
                 self.context_window = window
                 return True
         return False
+
+    @property
+    def tokens_text(self) -> str:
+        """`↑12k ↓3.4k`; `+?` when some calls reported no usage; `tokens unknown` when none did; blank
+        before the first call. A provider that says nothing never shows as an invented zero."""
+        if self.calls == 0 and self.reported == 0:
+            return ""
+        if self.reported == 0:
+            return "tokens unknown"
+        shown = f"↑{tokens_text(self.input)} ↓{tokens_text(self.output)}"
+        return shown + (" +?" if self.reported < self.calls else "")
 
     @property
     def cost_text(self) -> str:

@@ -101,6 +101,10 @@ class UsageSums:
     usd: float | None = None
     unpriced: int = 0
     """How many cost events had no price."""
+    calls: int = 0
+    """How many model calls (one cost event each)."""
+    reported: int = 0
+    """How many calls' usage the provider reported (a usage event with tokens)."""
     packed: list[EventBody] = field(default_factory=list)
     """The bodies of the events the sums above leave out."""
 
@@ -328,14 +332,17 @@ class EventLog:
             "SELECT COALESCE(SUM(CASE WHEN kind = 'usage' THEN json_extract(payload, '$.input') END), 0), "
             "COALESCE(SUM(CASE WHEN kind = 'usage' THEN json_extract(payload, '$.output') END), 0), "
             "SUM(CASE WHEN kind = 'cost' THEN json_extract(payload, '$.usd') END), "
-            "COUNT(CASE WHEN kind = 'cost' AND json_extract(payload, '$.usd') IS NULL THEN 1 END) "
+            "COUNT(CASE WHEN kind = 'cost' AND json_extract(payload, '$.usd') IS NULL THEN 1 END), "
+            "COUNT(CASE WHEN kind = 'cost' THEN 1 END), "
+            "COUNT(CASE WHEN kind = 'usage' AND (json_extract(payload, '$.input') IS NOT NULL "
+            "OR json_extract(payload, '$.output') IS NOT NULL) THEN 1 END) "
             f"FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') AND typeof(payload) = 'text'",
             params)
         packed = await self._db.fetchall(
             f"SELECT kind, payload FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') "
             "AND typeof(payload) = 'blob'", params)
         assert row is not None  # an aggregate always gives one row
-        return UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]),
+        return UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]), int(row[4]), int(row[5]),
                          [body_from_payload(kind, _loads(payload)) for kind, payload in packed])
 
     async def last_of_kind(self, session_num: int, session_id: str, kind: str,

@@ -83,3 +83,18 @@ async def test_a_failed_summary_warns_and_keeps_the_elided_form(
     assert not compacted.summarised and compacted.after_tokens < compacted.before_tokens
     results = [item.content for item in history.items if isinstance(item, ToolResult)]
     assert results[:4] == [ELIDED.format(chars=7000)] * 4 and results[4] == "4" * 7000
+
+
+async def test_a_conversation_still_over_the_window_after_compaction_is_never_sent(
+        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    for name in ("a", "b", "c"):  # three results the elision keeps (the newest), each a third of the window
+        (workspace / f"{name}.txt").write_text(f"{name} line of a big file\n" * 200)
+    reads = [{"tool_call": {"name": "read", "id": f"r{n}", "arguments": {"path": f"{n}.txt"}}} for n in "abc"]
+    scripted_model.add({"reply": reads, "usage": {"input": 900, "output": 30}}, {"status": 400}, answer("never"))
+    server = await open_server(make_settings(scripted_model, window=WINDOW))
+    session_id, outcome = await run_task(server, workspace, "read them all")
+    assert outcome.stop == "failed" and "was not sent" in outcome.error and "/model" in outcome.error
+    sent = [r.body for r in scripted_model.requests]
+    assert len(sent) == 2 and sent[1]["messages"][0]["content"] == SUMMARY_SYSTEM  # the reads, the summary
+    (finished,) = await events(server, session_id, "finished")
+    assert finished.body.error == outcome.error

@@ -267,6 +267,12 @@ class ToolBlock(Vertical):
         if self.is_mounted:
             self.mount(widget)
 
+    def adopt_request(self, arguments: Any, seq: int) -> None:
+        """This call's own request, met after its later events (it was on an older page of history)."""
+        self.seq, self.arguments = seq, arguments
+        self._title.update(self._title_content())
+        self._arguments.update(_arguments_text(arguments or {}))
+
     def add_arguments(self, delta: str) -> None:
         """A streamed fragment of the call's arguments."""
         self.partial_arguments += delta

@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from harnez.server.totals import SessionTotals, tokens_text
+from harnez.server.totals import SessionTotals
 
 class TitleBar(Static):
     """The session's title at the top of the screen."""
@@ -37,6 +37,8 @@ class StatusLine(Static):
     """Input tokens summed over the session's usage events."""
     tokens_out: reactive[int] = reactive(0)
     """Output tokens summed over the session's usage events."""
+    tokens: reactive[str] = reactive("")
+    """The tokens as shown: `↑… ↓…`, marked when some calls reported none, blank before any call."""
     context: reactive[str] = reactive("")
     """The context in use against the model's window, as text; blank before the first call."""
     cost: reactive[str] = reactive("")
@@ -52,6 +54,7 @@ class StatusLine(Static):
         """Display a session's totals."""
         self.tokens_in = totals.input
         self.tokens_out = totals.output
+        self.tokens = totals.tokens_text
         self.context = totals.context_text
         self.cost = totals.cost_text
         self.unpriced = totals.unpriced
@@ -63,7 +66,8 @@ class StatusLine(Static):
             parts["thinking"] = [" ", (f"thinking {thinking}", "italic")]
         if self.title:
             parts["title"] = [" · ", self.title[:40]]
-        parts["tokens"] = [" · ", f"↑{tokens_text(self.tokens_in)} ↓{tokens_text(self.tokens_out)}"]
+        if self.tokens:
+            parts["tokens"] = [" · ", self.tokens if self.tokens[0] == "↑" else (self.tokens, "dim")]
         if self.context:
             parts["context"] = [" · ", f"ctx {self.context}"]
         if self.cost or self.unpriced:

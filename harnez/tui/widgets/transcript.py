@@ -51,10 +51,11 @@ def printable_body(body: EventBody) -> EventBody:
 class BlockBuilder:
     """Turns events, in order, into blocks; keeps the streaming answer, reasoning and tool calls open."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: dict[str, ToolBlock] | None = None) -> None:
         self.answer: AssistantBlock | None = None
         self.reasoning: ReasoningBlock | None = None
-        self.tools: dict[str, ToolBlock] = {}
+        self.tools: dict[str, ToolBlock] = dict(shown or {})
+        """Tool blocks by call id; `shown` are those already on screen (newer pages of history)."""
         self.turn_blocks: list[Widget] = []
 
     async def feed(self, event: StoredEvent) -> Change:
@@ -106,6 +107,12 @@ class BlockBuilder:
 
     async def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> Change:
         await self.close()
+        shown = self.tools.get(body.call_id)
+        if shown is not None and shown.seq > seq:
+            # The same call, drawn already from its later events on a newer page: complete that
+            # block instead of drawing a second one. (A later request reusing the id is a new call.)
+            shown.adopt_request(body.arguments, seq)
+            return Change()
         block = ToolBlock(body.call_id, body.name, body.arguments, seq)
         self.tools[block.call_id] = block
         return Change([block])
@@ -266,7 +273,8 @@ class Transcript(VerticalScroll, can_focus=True):
         if not events:
             return
         self.oldest_seq = events[0].seq
-        blocks = await self._build(BlockBuilder(), events)
+        shown = {b.call_id: b for b in self.children if isinstance(b, ToolBlock)}
+        blocks = await self._build(BlockBuilder(shown), events)
         if not blocks:  # nothing drawn for that page (usage, cost…): look further back
             self.call_after_refresh(self._fill_view)
             return

@@ -78,3 +78,21 @@ async def test_totals_include_events_stored_compressed(server: Server, workspace
     with sqlite3.connect(server.store.db.path) as db:
         kinds = {row[0] for row in db.execute("SELECT typeof(payload) FROM events")}
     assert kinds == {"text", "blob"}
+
+
+async def test_calls_whose_provider_reported_no_usage_show_as_unknown_not_zero(
+        server: Server, workspace: Path) -> None:
+    draft = server.create_session(workspace)
+    assert (await server.session_totals(draft.id)).tokens_text == ""  # no call yet
+    await server.append(draft.id, Event(ev.Cost(usd=None)))  # a call, no usage reported
+    unknown = await server.session_totals(draft.id)
+    assert unknown.tokens_text == "tokens unknown" and (unknown.calls, unknown.reported) == (1, 0)
+    await server.append(draft.id, Event(ev.Usage(input=1200, output=300)))
+    await server.append(draft.id, Event(ev.Cost(usd=None)))
+    assert (await server.session_totals(draft.id)).tokens_text == "↑1.2k ↓300 +?"
+    await server.append(draft.id, Event(ev.Usage(input=None, output=None, model="m")))  # nulls: not reported
+    await server.append(draft.id, Event(ev.Cost(usd=None)))
+    live = SessionTotals()
+    for event in await server.events_after(draft.id):
+        live.add(event.body)
+    assert live.tokens_text == (await server.session_totals(draft.id)).tokens_text == "↑1.2k ↓300 +?"
