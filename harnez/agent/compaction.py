@@ -97,9 +97,11 @@ class Compactor:
         self.accounting.last_input_tokens = None
         self.emit("compacted", {"before_tokens": before, "after_tokens": after, "summarised": summarised})
         how = "summarised older turns" if summarised else "elided older tool results"
+        window = self.model.spec.context_window
+        where = "was over" if before > window else "neared"
         self.emit("warning", {"code": "conversation-compacted", "message": (
-            f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
-            f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")})
+            f"The conversation {where} the model's window ({before} of {window} tokens) and was "
+            f"compacted to about {after}: {how}. The full history stays in the session.")})
 
     async def compact_now(self, history: History, system: str) -> None:
         """Compact on request (`/compact`): summarise all but the newest quarter of the conversation.
