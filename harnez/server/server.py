@@ -411,9 +411,10 @@ class Server:
         return await self.get_session(session_id)
 
     async def model_choices(self, limit: int = 40) -> list[str]:
-        """Models to offer in a picker: the default, recently used ones, then what the catalogue
-        knows for each configured provider. Every entry names a configured provider."""
-        recent = await self.store.sessions.recent_models(10)
+        """Models to offer in a picker: the default, models whose recent calls completed (never one
+        that only failed), then those described or priced in settings and what the catalogue knows
+        for each configured provider. Every entry names a configured provider."""
+        recent = await self.store.ledger.recent_successful_models(10)
         return suggested_models(self.settings, recent)[:limit]
 
     async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
