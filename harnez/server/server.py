@@ -102,6 +102,11 @@ class Server:
         return list(self.store.db.notices)
 
     @property
+    def database(self) -> Path:
+        """The database file this server opened."""
+        return self.store.db.path
+
+    @property
     def work(self) -> TaskWork | None:
         """What runs a task (the agent loop), or None when no model layer is wired."""
         return self._work
