@@ -88,8 +88,11 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     from harnez.agent.work import AgentWork
     from harnez.titles.model import make_model_titler
 
+    from harnez.server.projects import remember_database
+
     server = await Server.open(database, opts.settings, AgentWork(opts.settings, approve=opts.approve))
-    for notice in server.notices:
+    remembered = remember_database(server.database) if scratch is None else None  # listed across projects
+    for notice in filter(None, [*server.notices, remembered]):
         print(f"harnez: note: {notice}", file=sys.stderr)
     server.set_model_titler(make_model_titler(opts.settings, server.session_model))
     try:

@@ -101,6 +101,10 @@ class Server:
         """What opening the database changed that the person should hear of (files made private)."""
         return list(self.store.db.notices)
 
+    def add_notice(self, text: str) -> None:
+        """Add to `notices` (something about opening that the person should hear of once)."""
+        self.store.db.notices.append(text)
+
     @property
     def database(self) -> Path:
         """The database file this server opened."""
