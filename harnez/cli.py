@@ -53,7 +53,8 @@ class _Version(argparse.Action):
             version = metadata.version("harnez")
         except metadata.PackageNotFoundError:
             version = "(not installed: running from a source tree)"
-        parser.exit(message=f"harnez {version}\n")
+        print(f"harnez {version}")
+        parser.exit()
 
 
 def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
