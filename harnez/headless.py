@@ -213,7 +213,7 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
     """`harnez run`: one task; the exit code follows its stop."""
     if not prompt.strip():
-        raise UsageError("Nothing to run: pass --input TEXT or pipe the prompt on stdin.")
+        raise UsageError("Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin.")
     check_before_opening(opts)
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)
