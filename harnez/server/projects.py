@@ -8,13 +8,16 @@ that cannot be read now (too slow, damaged, not Harnez's) is skipped for this pa
 `ProjectsPage.skipped`. Listings of the current workspace never come here, so the index costs them
 nothing.
 
-Pages merge the databases' own pages by last activity, so a cursor holds, per database, where its
-buffered page started and how many of its rows were already shown (`skip`): nothing is shown twice
-or lost between pages, whatever the interleaving.
+Pages merge the databases' own pages by last activity. Each database is read a small page at a time
+(about its share of the page asked for, at least `MIN_READ`; another when its rows run out), so a
+page costs about one page of rows and snippets whatever the number of projects. A cursor holds, per
+database, where its buffered page started, its size and how many of its rows were already shown:
+nothing is shown twice or lost between pages, whatever the interleaving.
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
     from harnez.server.server import Server
 
 __all__ = ["AllProjects", "ProjectsPage", "project_of", "remember_database"]
+
+MIN_READ = 10
+"""The fewest rows read from one database at a time."""
+SCAN_PER_ROW = 20
+"""Matching documents a full-text read of another database examines per session it asks for."""
 
 
 def remember_database(database: Path, env: Mapping[str, str] | None = None) -> str | None:
@@ -71,7 +79,7 @@ class _Source:
         assert self.reader is not None
         if not query or not query.strip():
             return await self.reader.sessions.page(None, cursor, limit)
-        found = await self.reader.search.search(query, None, cursor, limit)
+        found = await self.reader.search.search(query, None, cursor, limit, scan=limit * SCAN_PER_ROW)
         records = await self.reader.sessions.by_nums([hit.session_num for hit in found.hits])
         listed = [records[hit.session_num] for hit in found.hits if hit.session_num in records]
         snippets = {records[hit.session_num].id: hit.snippet for hit in found.hits if hit.session_num in records}
@@ -103,11 +111,19 @@ class _Buffer:
     source: _Source
     start: str | None
     """The cursor its buffered page was read from."""
+    size: int
+    """The page size it is read with (kept in the cursor: `shown` counts rows of such a page)."""
     rows: list[SessionRecord]
     shown: int
     """How many rows of the buffered page are shown (on earlier pages or this one)."""
     next_cursor: str | None
     snippets: dict[str, str]
+
+    def position(self) -> list | None:
+        """Where the next page continues in this database (None: it has nothing more)."""
+        if self.head is not None:
+            return [self.start, self.shown, self.size]
+        return None if self.next_cursor is None else [self.next_cursor, 0, self.size]
 
     @property
     def head(self) -> SessionRecord | None:
@@ -146,29 +162,31 @@ class AllProjects:
         database's newest matches first, databases interleaved by the sessions' last activity)."""
         query = valid_text(query) if query and query.strip() else None
         sources = self.sources()
-        state = self._positions(cursor, sources)
+        size = max(MIN_READ, -(-limit // max(len(sources), 1)))
+        state = self._positions(cursor, sources, size)
         buffers: list[_Buffer] = []
         skipped: list[str] = []
         carried: dict[str, list] = {}
-        for source in sources:
-            key = str(source.database)
-            if key not in state:
-                continue
-            start, shown = state[key]
-            try:
-                buffers.append(await self._read(source, query, start, shown, limit))
-            except DatabaseGone:
+        wanted = [(source, state[str(source.database)]) for source in sources if str(source.database) in state]
+        # Each database is read in its own thread (SQLite releases the GIL): the slowest bounds the wait.
+        results = await asyncio.gather(*(self._read(source, query, *position)
+                                         for source, position in wanted), return_exceptions=True)
+        for (source, position), result in zip(wanted, results):
+            if isinstance(result, DatabaseGone):
                 self._forget(source)
-            except StoreError as exc:
-                skipped.append(exc.message)
-                carried[key] = [start, shown]  # tried again by the next page
+            elif isinstance(result, StoreError):
+                skipped.append(result.message)
+                carried[str(source.database)] = position  # tried again by the next page
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                buffers.append(result)
         listed, snippets = await self._merge(buffers, query, limit, skipped)
         for buffer in buffers:
-            if buffer.head is not None:
-                carried[str(buffer.source.database)] = [buffer.start, buffer.shown]
-            elif buffer.next_cursor is not None:
-                carried[str(buffer.source.database)] = [buffer.next_cursor, 0]
-        more = bool(carried) and (len(listed) == limit or any(b.head or b.next_cursor for b in buffers))
+            position = buffer.position()
+            if position is not None:
+                carried[str(buffer.source.database)] = position
+        more = bool(carried) and (len(listed) == limit or any(b.position() for b in buffers))
         databases = {record.id: self._databases[record.id] for record in listed}
         return ProjectsPage(listed, encode_cursor(carried) if more else None, snippets, databases, skipped)
 
@@ -194,27 +212,28 @@ class AllProjects:
                     snippets[record.id] = buffer.snippets[record.id]
             if buffer.head is None and buffer.next_cursor is not None:
                 try:
-                    buffers[i] = buffer = await self._read(buffer.source, query, buffer.next_cursor, 0, limit)
+                    buffers[i] = buffer = await self._read(buffer.source, query, buffer.next_cursor, 0, buffer.size)
                 except StoreError as exc:
                     skipped.append(exc.message)
             if buffer.head is not None:
                 heapq.heappush(heap, (-buffer.head.updated_at, i))
         return listed, snippets
 
-    async def _read(self, source: _Source, query: str | None, start: str | None, shown: int, limit: int) -> _Buffer:
-        page = await source.page(query, start, limit)
-        return _Buffer(source, start, page.sessions, min(shown, len(page.sessions)), page.next_cursor, page.snippets)
+    async def _read(self, source: _Source, query: str | None, start: str | None, shown: int, size: int) -> _Buffer:
+        page = await source.page(query, start, size)
+        return _Buffer(source, start, size, page.sessions, min(shown, len(page.sessions)), page.next_cursor,
+                       page.snippets)
 
     @staticmethod
-    def _positions(cursor: str | None, sources: list[_Source]) -> dict[str, list]:
-        """Per database: [the cursor its page starts at, rows of that page already shown]."""
+    def _positions(cursor: str | None, sources: list[_Source], size: int) -> dict[str, list]:
+        """Per database: [the cursor its page starts at, rows of that page already shown, its size]."""
         if cursor is None:
-            return {str(source.database): [None, 0] for source in sources}
+            return {str(source.database): [None, 0, size] for source in sources}
         try:
             (state,) = decode_cursor(cursor)
         except ValueError:
             state = None
-        if not isinstance(state, dict):
+        if not isinstance(state, dict) or not all(isinstance(v, list) and len(v) == 3 for v in state.values()):
             raise ValueError(f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page.")
         return state
 

@@ -190,3 +190,20 @@ async def test_sessions_are_located_and_reloaded_in_their_own_database(tmp_path:
     assert fresh[oldest.id].title == "Renamed in its own project"
     assert second.id not in fresh and len(fresh) == 8
     projects.close()
+
+
+async def test_full_text_pages_across_projects_reach_every_matching_session(tmp_path: Path) -> None:
+    index, databases, times = await _three_projects(tmp_path)
+    projects = AllProjects(None, index)
+    reached, cursor = set(), None
+    while True:
+        page = await projects.page("chat", cursor, limit=2)
+        reached |= {record.id for record in page.sessions}
+        assert all("[chat]" in page.snippets[record.id] for record in page.sessions)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    projects.close()
+    assert reached == set(times)
+    with pytest.raises(ValueError, match="Invalid page cursor"):
+        await AllProjects(None, index).page(None, "bm90LWEtY3Vyc29y", 2)
