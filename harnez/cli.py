@@ -284,7 +284,7 @@ async def _list_sessions(database: Path | None, workspace: Path, settings, args:
 
 def _print_listing(page, args: argparse.Namespace) -> None:
     """Listed sessions, one line (or one JSON object) each; across projects, each names its project."""
-    from harnez.store.index import project_of
+    from harnez.server.projects import project_of
 
     databases = getattr(page, "databases", {})
     for record in page.sessions:

@@ -126,6 +126,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         self.open_database = open_database
         """Opens another project's database (to rename or delete its sessions); None: those are refused."""
         self.projects: AllProjects | None = None
+        self._told: set[str] = set()
+        """Databases skipped across projects that the person was already told of."""
         self.records: dict[str, SessionRecord] = {}
         self.snippets: dict[str, str] = {}
         self.shown_query = ""
@@ -161,13 +163,14 @@ class PickerScreen(Screen[PickerChoice | None]):
         """A page of the scope shown: every project's sessions, or this workspace's (none without a database)."""
         if self.all_workspaces:
             page = await self._all_projects().page(query, cursor, limit)
-            for reason in page.skipped:
+            for reason in set(page.skipped) - self._told:
+                self._told.add(reason)  # once per picker, not at every refresh
                 self.notify(printable(reason), severity="warning", timeout=8)
             return page
         if self.server is None:
-            from harnez.store.sessions import SessionPage
+            from harnez.server.projects import ProjectsPage
 
-            return SessionPage([], None, {})
+            return ProjectsPage([], None, {}, {})
         return await self.server.list_sessions(query, self.workspace, cursor, limit)
 
     def _project_of(self, session_id: str) -> str | None:
@@ -175,7 +178,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         database = self.projects.database_of(session_id) if self.projects is not None else None
         if not self.all_workspaces or database is None:
             return None
-        from harnez.store.index import project_of
+        from harnez.server.projects import project_of
 
         return project_of(database).name or str(project_of(database))
 
