@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -159,9 +160,11 @@ async def main() -> None:
         await first_pages(server, index, databases[0].parent.parent / "src", args.runs)
         await paging(server, index, args.projects * args.sessions)
         await paging(server, index, matching(databases, RARE), RARE)
+        await server.close()
+        await index_cost(databases[0], args.runs)
     finally:
         await server.close()
-    await index_cost(databases[0], args.runs)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
