@@ -39,34 +39,62 @@ def _seconds(text: str) -> float:
     return value
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (it costs an import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print Harnez's version and exit", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("harnez")
+        except metadata.PackageNotFoundError:
+            version = "(not installed: running from a source tree)"
+        print(f"harnez {version}")
+        parser.exit()
+
+
+def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    """`--session-dir DIR`, on every command that touches the database; given before or after the command."""
+    parser.add_argument("--session-dir", type=Path, metavar="DIR", default=None if top else argparse.SUPPRESS,
+                        help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harnez", description="A coding agent for the terminal.")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="open the resume picker, or the session with this id (a unique prefix is enough)")
     parser.add_argument("--continue", dest="continue_latest", action="store_true",
                         help="open the newest session of this workspace")
     parser.add_argument("--model", help="model to use, <provider>/<model>[:<thinking>]")
+    _session_dir(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sessions = commands.add_parser("sessions", help="list saved sessions, newest first")
-    sessions.add_argument("--all", action="store_true", help="every workspace, not only this one")
+    sessions.add_argument("--all", action="store_true", help="every workspace of every project, not only this one")
     sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
     sessions.add_argument("--limit", type=_at_least_one, default=50, metavar="N")
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
+    _session_dir(sessions)
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
     show = shown.add_parser("show", help="print a session's transcript")
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
+    _session_dir(show)
 
     for name, text in (("run", "run one task without the full-screen app and print the answer"),
                        ("chat", "a line-by-line chat on stdin, one session; `exit` or EOF ends")):
         sub = commands.add_parser(name, help=text)
         if name == "run":
-            sub.add_argument("--input", metavar="TEXT", help="the prompt (default: read stdin)")
+            sub.add_argument("prompt", nargs="?", help="the prompt (or --input TEXT; default: read stdin)")
+            sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
         sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
-        sub.add_argument("--session-dir", type=Path, metavar="DIR",
-                         help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+        _session_dir(sub)
         sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
         sub.add_argument("--max-steps", type=_at_least_one, metavar="N",
                          help="stop (incomplete, exit 3) after N model turns")
@@ -90,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     imports.add_argument("--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)")
     imports.add_argument("--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)")
     imports.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    _session_dir(imports)
 
     serve = commands.add_parser("serve", help="serve the Unified Harness Protocol over HTTP (docs/uhp.md)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -102,13 +131,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="where each HTTP session gets its own folder (default: beside the database)")
     serve.add_argument("--workspace", type=Path, metavar="DIR",
                        help="a fixed workspace for every session of the default harness (a shared repository)")
-    serve.add_argument("--session-dir", type=Path, metavar="DIR",
-                       help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+    _session_dir(serve)
 
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
     events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
+    _session_dir(events)
     return parser
 
 
@@ -151,13 +180,24 @@ def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --
     return settings
 
 
-async def _open_server(workspace: Path, settings, *, with_agent: bool = False):  # -> Server
-    from harnez.server import Server
+def _database(args: argparse.Namespace, workspace: Path, settings) -> Path:
+    """The database a command uses: `--session-dir DIR`, else HARNEZ_DATABASE_PATH or the settings',
+    else the project's (`harnez.paths.project_root`)."""
+    if args.session_dir is not None:
+        return (args.session_dir / "harnez.sqlite").expanduser().resolve()
+    return settings.database_file(workspace, os.environ)
 
-    database = settings.database_file(workspace, os.environ)
+
+async def _open_server(workspace: Path, settings, *, with_agent: bool = False,
+                       database: Path | None = None):  # -> Server
+    from harnez.server import Server
+    from harnez.server.projects import remember_database
+
+    database = database if database is not None else settings.database_file(workspace, os.environ)
     if not with_agent:
         server = await Server.open(database, settings)
-        for notice in server.notices:
+        notices = [*server.notices, remember_database(server.database)]
+        for notice in filter(None, notices):
             print(f"harnez: note: {notice}", file=sys.stderr)
         return server
     from harnez.server.factory import open_agent_server
@@ -169,39 +209,92 @@ async def _open_server(workspace: Path, settings, *, with_agent: bool = False): 
 async def _dispatch(args: argparse.Namespace) -> int:
     workspace = _workspace()
     settings = _settings(workspace)
-    database = settings.database_file(workspace, os.environ)
-    if not database.exists():
-        if args.command == "sessions" and args.sessions_command != "show":
-            print(f"No sessions yet: there is no database at {database}.", file=sys.stderr)
-            return EXIT_OK
-        raise SessionNotFoundError(f"No session {getattr(args, 'id', None) or args.session!r}: "
-                                   f"there is no database at {database}.")
-    server = await _open_server(workspace, settings)
+    database = _database(args, workspace, settings)
+    if args.command == "sessions" and args.sessions_command != "show":
+        return await _list_sessions(database if database.exists() else None, workspace, settings, args)
+    wanted = args.id if args.command == "sessions" else args.session
+    server = await _server_with(wanted, database, workspace, settings, elsewhere=args.session_dir is None)
     try:
-        if args.command == "sessions" and args.sessions_command == "show":
-            return await _show_session(server, args)
         if args.command == "sessions":
-            return await _list_sessions(server, workspace, args)
+            return await _show_session(server, args)
         return await _print_events(server, args)
     finally:
         await server.close()
 
 
-async def _list_sessions(server, workspace: Path, args: argparse.Namespace) -> int:
-    page = await server.list_sessions(args.search, None if args.all else workspace, limit=args.limit)
+async def _server_with(session: str, database: Path, workspace: Path, settings, *, elsewhere: bool):  # -> Server
+    """The server of the database holding a session: this project's, else (when `elsewhere`) the
+    project the index of databases finds it in."""
+    from harnez.server.projects import AllProjects
+
+    if database.exists():
+        server = await _open_server(workspace, settings, database=database)
+        try:
+            await server.get_session(session)
+            return server
+        except SessionNotFoundError:
+            await server.close()
+            if not elsewhere:
+                raise
+    elif not elsewhere:
+        raise SessionNotFoundError(f"No session {session!r}: there is no database at {database}.")
+    projects = AllProjects()
+    try:
+        _, found = await projects.locate(session)
+    finally:
+        projects.close()
+    return await _open_server(workspace, settings, database=found)
+
+
+async def _list_sessions(database: Path | None, workspace: Path, settings, args: argparse.Namespace) -> int:
+    """`harnez sessions`: this workspace's sessions, or with --all every project's (no database is created)."""
+    if database is None and not args.all:
+        where = _database(args, workspace, settings)
+        print(f"No sessions yet: there is no database at {where}.", file=sys.stderr)
+        return EXIT_OK
+    server = await _open_server(workspace, settings, database=database) if database is not None else None
+    try:
+        if args.all:
+            from harnez.server.projects import AllProjects
+
+            projects = AllProjects(server)
+            try:
+                page = await projects.page(args.search, None, args.limit)
+            finally:
+                projects.close()
+            for reason in page.skipped:
+                print(f"harnez: note: {printable(reason)}", file=sys.stderr)
+        else:
+            assert server is not None  # no --all: this project's database exists (checked above)
+            page = await server.list_sessions(args.search, workspace, limit=args.limit)
+    finally:
+        if server is not None:
+            await server.close()
+    _print_listing(page, args)
+    if not page.sessions and not args.json:
+        scope = "any project" if args.all else str(workspace)
+        print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {scope}.", file=sys.stderr)
+    return EXIT_OK
+
+
+def _print_listing(page, args: argparse.Namespace) -> None:
+    """Listed sessions, one line (or one JSON object) each; across projects, each names its project."""
+    from harnez.server.projects import project_of
+
+    databases = getattr(page, "databases", {})
     for record in page.sessions:
+        database = databases.get(record.id)
         if args.json:
             snippet = page.snippets.get(record.id)
-            print(json_line({**record.to_json(), **({"snippet": snippet} if snippet else {})}))
+            where = {"project": str(project_of(database)), "database": str(database)} if database else {}
+            print(json_line({**record.to_json(), **where, **({"snippet": snippet} if snippet else {})}))
         else:
             created = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
             origin = f"[{record.origin}] " if record.origin else ""
-            line = f"{record.id[:12]}  {created}  {record.status:<11}  {origin}{record.display_title}  ({record.workspace})"
+            project = f"{project_of(database).name}: " if database else ""
+            line = (f"{record.id[:12]}  {created}  {record.status:<11}  {project}{origin}{record.display_title}  "
+                    f"({record.workspace})")
             print(printable(line, one_line=True))
-    if not page.sessions and not args.json:
-        where = "any workspace" if args.all else str(workspace)
-        print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {where}.", file=sys.stderr)
-    return EXIT_OK
 
 
 async def _show_session(server, args: argparse.Namespace) -> int:
@@ -247,7 +340,8 @@ async def _import(args: argparse.Namespace) -> int:
 
     since = parse_since(args.since)
     workspace = _workspace()
-    server = await _open_server(workspace, _settings(workspace))
+    settings = _settings(workspace)
+    server = await _open_server(workspace, settings, database=_database(args, workspace, settings))
     try:
         progress = ProgressLine(sys.stderr)
         report = await server.import_sessions(args.home or Path.home(), workspace=workspace, harnesses=args.harness,
@@ -272,8 +366,7 @@ async def _serve(args: argparse.Namespace) -> int:
                          "(or name another variable with --token-env), or serve on 127.0.0.1.")
     workspace = _workspace()
     settings = _settings(workspace)
-    database = (args.session_dir / "harnez.sqlite" if args.session_dir is not None
-                else settings.database_file(workspace, os.environ))
+    database = _database(args, workspace, settings)
     fixed = args.workspace.resolve() if args.workspace is not None else None
     if fixed is not None and not fixed.is_dir():
         raise UsageError(f"--workspace {fixed} is not a folder; create it or name another.")
@@ -281,6 +374,8 @@ async def _serve(args: argparse.Namespace) -> int:
     from harnez.server.factory import open_agent_server
 
     server = await open_agent_server(database, settings, approve=args.approve)
+    for notice in server.notices:
+        print(f"harnez: note: {notice}", file=sys.stderr)
     try:
         await serve(server, host=args.host, port=args.port, token=token, fixed_workspace=fixed,
                     workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve())
@@ -299,7 +394,11 @@ def _headless(args: argparse.Namespace) -> int:
                                json=args.json)
     if args.command == "chat":
         return asyncio.run(headless.chat(opts, _stdin_line))
-    prompt = args.input if args.input is not None else ("" if sys.stdin.isatty() else _stdin_text())
+    if args.prompt is not None and args.input is not None:
+        raise UsageError("Give the prompt once: as an argument (`harnez run \"fix the test\"`) or with "
+                         "--input, not both.")
+    given = args.prompt if args.prompt is not None else args.input
+    prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
 
 
@@ -326,8 +425,13 @@ def _tui(args: argparse.Namespace) -> int:
         loaded.append(found)
         return found
 
+    def own_database() -> Path:  # asked once the settings are read
+        return _database(args, workspace, loaded[-1])
+
+    def open_server(database: Path | None = None):  # -> Awaitable[Server]; another project's when given
+        return _open_server(workspace, loaded[-1], with_agent=True, database=database or own_database())
+
     from harnez.tui import run_tui
 
-    return run_tui(lambda: _open_server(workspace, loaded[-1], with_agent=True), workspace,
-                   resume=args.resume or None, open_picker=args.resume == "",
-                   continue_latest=args.continue_latest, load_settings=settings)
+    return run_tui(open_server, workspace, resume=args.resume or None, open_picker=args.resume == "",
+                   continue_latest=args.continue_latest, load_settings=settings, database=own_database)

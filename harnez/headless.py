@@ -99,7 +99,7 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     database = opts.database if scratch is None else scratch / "harnez.sqlite"
     from harnez.server.factory import open_agent_server
 
-    server = await open_agent_server(database, opts.settings, approve=opts.approve)
+    server = await open_agent_server(database, opts.settings, approve=opts.approve, remember=scratch is None)
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
     try:
@@ -237,7 +237,7 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
     """`harnez run`: one task; the exit code follows its stop."""
     if not prompt.strip():
-        raise UsageError("Nothing to run: pass --input TEXT or pipe the prompt on stdin.")
+        raise UsageError("Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin.")
     check_before_opening(opts)
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)

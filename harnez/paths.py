@@ -1,4 +1,4 @@
-"""Where Harnez keeps things: XDG config folder, the workspace folder, the database path."""
+"""Where Harnez keeps things: XDG config and state folders, the workspace folder, the project's database."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 DATABASE_ENV = "HARNEZ_DATABASE_PATH"
 HOME_ENV = "HARNEZ_HOME"
 """When set, replaces the global config folder (tests use it to isolate themselves)."""
+STATE_ENV = "HARNEZ_STATE_HOME"
+"""When set, replaces the state folder (the index of databases); else `$HARNEZ_HOME/state` when that is set."""
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -36,13 +38,47 @@ def project_settings_path(workspace: Path) -> Path:
     return workspace_dir(workspace) / "settings.json"
 
 
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The state folder: $HARNEZ_STATE_HOME, else $HARNEZ_HOME/state, else $XDG_STATE_HOME/harnez,
+    else ~/.local/state/harnez."""
+    env = os.environ if env is None else env
+    if env.get(STATE_ENV):
+        return Path(env[STATE_ENV]).expanduser()
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser() / "state"
+    xdg = env.get("XDG_STATE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
+    return base / "harnez"
+
+
+def database_index_path(env: Mapping[str, str] | None = None) -> Path:
+    """The index of every database this user opened (docs/storage.md, "Every project")."""
+    return state_dir(env) / "databases.json"
+
+
+def project_root(folder: Path) -> Path:
+    """The folder whose `.harnez/` holds the database for `folder`, found the way git finds its own:
+    the nearest ancestor (or `folder` itself) holding a `.harnez` folder, else the root of the git
+    work tree `folder` is in, else `folder`. The search stops at the filesystem root."""
+    folder = Path(folder).resolve()
+    chain = [folder, *folder.parents]
+    for candidate in chain:
+        if (candidate / ".harnez").is_dir():
+            return candidate
+    for candidate in chain:
+        if (candidate / ".git").exists():  # a folder, or a file in a linked work tree or submodule
+            return candidate
+    return folder
+
+
 def database_path(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
-    """The database file: $HARNEZ_DATABASE_PATH, else `<workspace>/.harnez/harnez.sqlite`."""
+    """The database file: $HARNEZ_DATABASE_PATH, else `.harnez/harnez.sqlite` of the workspace's project
+    (`project_root`), so every folder of a project shares one session list."""
     env = os.environ if env is None else env
     override = env.get(DATABASE_ENV)
     if override:
         return Path(override).expanduser().resolve()
-    return workspace_dir(workspace) / "harnez.sqlite"
+    return workspace_dir(project_root(workspace)) / "harnez.sqlite"
 
 
 def global_skills_dir(env: Mapping[str, str] | None = None) -> Path:

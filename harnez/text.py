@@ -54,6 +54,15 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return unsafe.sub(_escape, text) if unsafe.search(text) else text
 
 
+def sentence(text: str) -> str:
+    """`text` ending as a sentence: a full stop added unless it already ends with `.`, `?`, `!` or `…`.
+
+    For joining a reason someone else wrote ("not now", "…is the base_url right?") into a message.
+    """
+    text = text.rstrip()
+    return text if not text or text[-1] in ".?!…" else text + "."
+
+
 def printable_data(value: Any) -> Any:
     """`printable` applied to every string inside JSON-like data (an event's payload, for display)."""
     if isinstance(value, str):

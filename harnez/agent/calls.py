@@ -16,6 +16,7 @@ from harnez.agent.task import Emit
 from harnez.errors import HarnezError
 from harnez.settings import PermissionSettings
 from harnez.store.ledger import ToolExecution
+from harnez.text import sentence
 from harnez.tools import Decision, SessionGrants, Tool, ToolContext, ToolParams, ToolRegistry, ToolResult, decide
 from harnez.tools.base import resolve_path
 from harnez.tools.files import load_text, unified_diff
@@ -103,7 +104,7 @@ class ToolCalls:
                                       reason=answer.reason, by=answer.by, grant=grant))
         prepared.approval = f"{answer.verdict} ({answer.by})"
         if not answer.allowed:
-            why = f": {answer.reason}" if answer.reason else "."
+            why = f": {sentence(answer.reason)}" if answer.reason and answer.reason.strip() else "."
             prepared.result = ToolResult.error(f"The user denied this {call.name} call{why} It did not run.")
             prepared.outcome = "denied"
         return prepared

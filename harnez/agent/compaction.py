@@ -99,9 +99,11 @@ class Compactor:
         self.accounting.last_input_tokens = None
         self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
         how = "summarised older turns" if summarised else "elided older tool results"
+        window = self.model.spec.context_window
+        where = "was over" if before > window else "neared"
         self.emit(ev.WarningEvent(code="conversation-compacted", message=(
-            f"The conversation neared the model's window ({before} of {self.model.spec.context_window} "
-            f"tokens) and was compacted to about {after}: {how}. The full history stays in the session.")))
+            f"The conversation {where} the model's window ({before} of {window} tokens) and was "
+            f"compacted to about {after}: {how}. The full history stays in the session.")))
 
     def overflow(self, history: History, system: str) -> str | None:
         """Why the next request cannot be sent — larger than the model's whole window even after

@@ -126,6 +126,15 @@ class Server:
         """What opening the database changed that the person should hear of (files made private)."""
         return list(self.store.db.notices)
 
+    def add_notice(self, text: str) -> None:
+        """Add to `notices` (something about opening that the person should hear of once)."""
+        self.store.db.notices.append(text)
+
+    @property
+    def database(self) -> Path:
+        """The database file this server opened."""
+        return self.store.db.path
+
     @property
     def work(self) -> TaskWork | None:
         """What runs a task (the agent loop), or None when no model layer is wired."""
@@ -447,9 +456,10 @@ class Server:
         return await self.get_session(session_id)
 
     async def model_choices(self, limit: int = 40) -> list[str]:
-        """Models to offer in a picker: the default, recently used ones, then what the catalogue
-        knows for each configured provider. Every entry names a configured provider."""
-        recent = await self.store.sessions.recent_models(10)
+        """Models to offer in a picker: the default, models whose recent calls completed (never one
+        that only failed), then those described or priced in settings and what the catalogue knows
+        for each configured provider. Every entry names a configured provider."""
+        recent = await self.store.ledger.recent_successful_models(10)
         return suggested_models(self.settings, recent)[:limit]
 
     async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,

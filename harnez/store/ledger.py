@@ -90,6 +90,14 @@ class Ledger:
         rows = await self._db.fetchall("SELECT * FROM model_calls WHERE session = ? ORDER BY id", (session_num,))
         return [dict(r) for r in rows]
 
+    async def recent_successful_models(self, limit: int = 10, scan: int = 2000) -> list[str]:
+        """The models (`<provider>/<model>`) of the newest model calls that completed, newest first, each
+        once; a model whose calls only ever failed is not among them. Reads at most `scan` calls."""
+        rows = await self._db.fetchall(
+            "SELECT model_requested FROM (SELECT model_requested, outcome FROM model_calls ORDER BY id DESC "
+            "LIMIT ?) WHERE outcome = 'completed'", (scan,))
+        return list(dict.fromkeys(row[0] for row in rows))[:limit]
+
     async def tool_executions(self, session_num: int) -> list[dict[str, Any]]:
         """Tool execution rows of a session, oldest first."""
         rows = await self._db.fetchall("SELECT * FROM tool_executions WHERE session = ? ORDER BY id",

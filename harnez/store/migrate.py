@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from harnez.errors import MigrationError, SchemaTooNewError
+from harnez.install import upgrade_advice
 from harnez.store.private import create_private
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -98,7 +99,7 @@ def check_not_newer(path: Path, current: int, head: int) -> None:
     if current > head:
         raise SchemaTooNewError(
             f"The database {path} has schema version {current}, but this Harnez knows only up to "
-            f"version {head}. It was written by a newer Harnez: upgrade Harnez (pip install -U harnez), "
+            f"version {head}. It was written by a newer Harnez: {upgrade_advice()}, "
             f"or point HARNEZ_DATABASE_PATH at another file. The database was not changed."
         )
 

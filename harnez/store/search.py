@@ -51,11 +51,12 @@ class FullTextSearch:
         self._db = db
 
     async def search(self, text: str, workspace: str | None = None, cursor: str | None = None,
-                     limit: int = 50) -> SearchPage:
+                     limit: int = 50, scan: int = SCAN_LIMIT) -> SearchPage:
         """Distinct sessions with matching text, newest matching document first.
 
         A session can appear again on a later page when it has older matching documents; clients
-        merge pages by session id.
+        merge pages by session id. At most `scan` matching documents are read (the cursor goes on
+        from there): a listing that wants a few sessions from each of many databases asks less.
         """
         query = fts_query(text)
         if query is None:
@@ -71,7 +72,7 @@ class FullTextSearch:
             where.append("s.workspace = ?")
             params.append(workspace)
         sql += " WHERE " + " AND ".join(where) + " ORDER BY search_fts.rowid DESC LIMIT ?"
-        rows = await self._db.fetchall(sql, [*params, SCAN_LIMIT])
+        rows = await self._db.fetchall(sql, [*params, scan])
         chosen: dict[int, tuple[int, str]] = {}
         last_doc = None
         for doc_id, session, kind in rows:
@@ -82,7 +83,7 @@ class FullTextSearch:
                     break
         snippets = await self._snippets(_WORD.findall(text), [doc for doc, _ in chosen.values()])
         hits = {s: SearchHit(s, snippets.get(doc, ""), kind) for s, (doc, kind) in chosen.items()}
-        exhausted = len(rows) < SCAN_LIMIT and (last_doc is None or last_doc == rows[-1][0])
+        exhausted = len(rows) < scan and (last_doc is None or last_doc == rows[-1][0])
         next_cursor = None if exhausted else encode_cursor(last_doc)
         return SearchPage(list(hits.values()), next_cursor)
 

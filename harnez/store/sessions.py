@@ -153,13 +153,6 @@ class SessionTable:
         next_cursor = encode_cursor(records[-1].updated_at, records[-1].num) if more and records else None
         return SessionPage(records, next_cursor, {})
 
-    async def recent_models(self, limit: int = 10) -> list[str]:
-        """The models of the most recently active sessions, newest first, each once."""
-        rows = await self._db.fetchall(
-            "SELECT model FROM sessions WHERE model IS NOT NULL ORDER BY updated_at DESC, num DESC LIMIT ?",
-            (limit * 20,))
-        return list(dict.fromkeys(row[0] for row in rows))[:limit]
-
     async def by_nums(self, nums: list[int]) -> dict[int, SessionRecord]:
         """Sessions by their row numbers."""
         if not nums:

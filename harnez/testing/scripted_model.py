@@ -8,9 +8,11 @@ import json
 import sys
 import threading
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from harnez.errors import HarnezError
 from harnez.testing.formats import RENDERERS, Frame, error_body
 from harnez.testing.script import Script, Turn
 
@@ -219,24 +221,55 @@ async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any, heade
     await writer.drain()
 
 
+DEMO_SCRIPT = "demo.json"
+"""The demo shipped with the package (`--demo`): a looping script that reasons, lists the workspace
+with a tool and explains what happened, for trying Harnez without a model account."""
+
+
+def demo_script() -> Script:
+    """The built-in demo script."""
+    return Script.from_data(json.loads((resources.files("harnez.testing") / DEMO_SCRIPT).read_text("utf-8")))
+
+
+def demo_settings(url: str) -> str:
+    """The project settings that point Harnez at a scripted model served at `url`."""
+    return json.dumps({"providers": {"scripted": {"wire": "openai-chat", "base_url": f"{url}/v1"}},
+                       "model": "scripted/demo"})
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python -m harnez.testing.scripted_model --script FILE --port N`."""
+    """`python -m harnez.testing.scripted_model (--demo | --script FILE) [--port N]`."""
     parser = argparse.ArgumentParser(description="Serve a scripted model on 127.0.0.1 for trying or testing Harnez.")
-    parser.add_argument("--script", type=Path, required=True, help="a JSON (or YAML) script, see docs/wires.md")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--demo", action="store_true", help="serve the built-in demo, round and round")
+    source.add_argument("--script", type=Path, help="a JSON (or YAML) script, see docs/wires.md")
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (0 picks a free one)")
     args = parser.parse_args(argv)
-    model = ScriptedModel(Script.from_file(args.script), port=args.port)
+    try:
+        script = demo_script() if args.demo else Script.from_file(args.script)
+    except OSError as exc:
+        parser.exit(2, f"scripted model: cannot read the script {args.script} ({exc.strerror}); check the path\n")
+    except HarnezError as exc:
+        parser.exit(2, f"scripted model: {exc.message}\n")
+    model = ScriptedModel(script, port=args.port)
 
     async def run() -> None:
         task = asyncio.create_task(model.serve())
-        await asyncio.to_thread(model._ready.wait)
+        while not model._ready.is_set():
+            if task.done():
+                await task  # it could not listen: its error ends the run
+            await asyncio.sleep(0.01)
         print(f"scripted model listening on {model.url}", flush=True)
+        print(f"point Harnez at it with this .harnez/settings.json: {demo_settings(model.url)}", flush=True)
         await task
 
     try:
         asyncio.run(run())
     except KeyboardInterrupt:
         sys.exit(0)
+    except OSError as exc:  # the port is taken
+        parser.exit(2, f"scripted model: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
+                       "pick another --port (0 picks a free one)\n")
 
 
 if __name__ == "__main__":

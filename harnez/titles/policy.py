@@ -12,6 +12,7 @@ from typing import Protocol
 
 from harnez.errors import HarnezError, StoreError
 from harnez.settings import ModelRef, TitleSettings, parse_title_source
+from harnez.text import sentence
 from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
 
 log = logging.getLogger(__name__)
@@ -112,9 +113,9 @@ class TitlePolicy:
         """A broken `model/...` source keeps the excerpt; any other broken source falls back to keywords."""
         if isinstance(text, str) and text.startswith(MODEL_SOURCE_PREFIX):
             await self._save_excerpt(session_id, prompt)
-            await self.store.warn(session_id, "title-failed", f"{reason} Kept the excerpt as the title.")
+            await self.store.warn(session_id, "title-failed", f"{sentence(reason)} Kept the excerpt as the title.")
             return
-        await self.store.warn(session_id, "title-failed", f"{reason} Used the keyword title instead.")
+        await self.store.warn(session_id, "title-failed", f"{sentence(reason)} Used the keyword title instead.")
         await self._keywords(session_id, prompt)
 
     async def _keywords(self, session_id: str, prompt: str) -> None:
@@ -139,7 +140,7 @@ class TitlePolicy:
         try:
             reply = await self.model_titler(model, prompt, session_id=session_id)
         except HarnezError as exc:
-            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {exc.message}. "
+            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {sentence(exc.message)} "
                                   "Kept the excerpt.")
             return
         title = usable_title(reply)

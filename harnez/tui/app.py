@@ -21,6 +21,7 @@ from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed
 if TYPE_CHECKING:
     from harnez.server.server import Server
     from harnez.settings import Settings
+    from harnez.tui.screens.picker import PickerChoice
     from harnez.tui.screens.setup import SetupResult
     from harnez.server.models import LocalServer
 
@@ -29,7 +30,9 @@ WORKER_STOP_WAIT = 2.0
 PERMISSION_MODES = ("ask", "accept-edits", "read-only")
 """Shift+Tab cycles through these (the agent reads `HarnezApp.permission_mode`)."""
 
-ServerOpener = Callable[[], Awaitable["Server"]]
+ServerOpener = Callable[..., Awaitable["Server"]]
+"""Opens the server of this workspace's database; when the app is given `database`, it also takes
+`database=<path>` (another project's database: a session chosen across projects opens there)."""
 
 
 class HarnezApp(App[None]):
@@ -50,11 +53,16 @@ class HarnezApp(App[None]):
                  resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
                  probe_ports: Mapping[int, str] | None = None,
                  local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
-                 load_settings: Callable[[], Settings] | None = None) -> None:
+                 load_settings: Callable[[], Settings] | None = None,
+                 database: Callable[[], Path] | None = None) -> None:
         self._theme_settled = False
         """Whether the settings' theme has been applied: later changes are the person's, and saved."""
         super().__init__()
         self._open_server = open_server
+        self._database = database
+        """Where this workspace's database is (asked once settings are read). Given, `--resume`,
+        `--continue` and the picker create no database where there is none, and `open_server`
+        accepts `database=`; None (most tests): the opener's database is always opened."""
         self.workspace = Path(workspace)
         self.settings = settings
         self._load_settings = load_settings
@@ -87,9 +95,10 @@ class HarnezApp(App[None]):
 
     @property
     def ready(self) -> bool:
-        """Whether the server is open and a first screen has been chosen (and shows its session)."""
-        return (self._server is not None and self._first_screen_chosen and self.screen.is_mounted
-                and getattr(self.screen, "attached", True))
+        """Whether the server is open (unless nothing was there to open) and a first screen has been
+        chosen (and shows its session)."""
+        # Without a database here (`--resume` where none exists) the picker is chosen with no server.
+        return self._first_screen_chosen and self.screen.is_mounted and getattr(self.screen, "attached", True)
 
     @property
     def opens_new_session(self) -> bool:
@@ -150,9 +159,8 @@ class HarnezApp(App[None]):
             await asyncio.to_thread(_import_server_side)
             if self._load_settings is not None:
                 self._settings_loaded(self._load_settings())
-            self._server = await self._open_server()
-            for notice in self._server.notices:
-                self.notify(notice, timeout=10)
+            if self.opens_new_session or self._database is None or self._database().exists():
+                await self._open(self._open_server())
             # Everything imported and built so far lives as long as the app: keep the collector
             # from walking it again during every later collection (mounting a long session).
             gc.freeze()
@@ -160,6 +168,12 @@ class HarnezApp(App[None]):
         except HarnezError as exc:
             self.failure = exc.message
             self.exit(return_code=exc.exit_code)
+
+    async def _open(self, opening: Awaitable[Server]) -> None:
+        """Use a newly opened server (this project's, or another's) and show its notices."""
+        self._server, self._server_closed = await opening, False
+        for notice in self._server.notices:
+            self.notify(notice, timeout=10)
 
     def _settings_loaded(self, settings: Settings) -> None:
         """Use settings read after the first frame: theme, permission mode, and their warnings."""
@@ -170,11 +184,17 @@ class HarnezApp(App[None]):
             self.notify(warning, severity="warning", timeout=15)
 
     async def _first_screen(self) -> None:
+        from harnez.errors import SessionNotFoundError
+
         if self.continue_latest:
+            if self._server is None:
+                where = self._database() if self._database is not None else "this project"
+                raise SessionNotFoundError(f"No saved session in {self.workspace}: there is no database at "
+                                           f"{where}. Start one with `harnez`.")
             record = await self.server.newest_session(self.workspace)
             await self.open_session(record.id)
         elif self.resume:
-            await self.open_session(self.resume)
+            await self._resume(self.resume)
         elif self.start_with_picker:
             self.open_picker(at_start=True)
         elif self.needs_setup:
@@ -214,17 +234,88 @@ class HarnezApp(App[None]):
         record = await self.server.get_session(id_or_prefix)
         self._show(SessionScreen(record.id, record.display_title, record.model))
 
-    def open_picker(self, at_start: bool = False) -> None:
-        """Show the resume picker; choosing a session opens it, closing returns (or quits at start)."""
+    async def _resume(self, id_or_prefix: str) -> None:
+        """`--resume ID`: the session in this project's database, else in the project the index finds it in."""
+        from harnez.errors import SessionNotFoundError
+        from harnez.server.projects import AllProjects
+
+        if self._server is not None:
+            try:
+                await self.open_session(id_or_prefix)
+                return
+            except SessionNotFoundError:
+                if self._database is None:
+                    raise
+        elif self._database is None:
+            raise SessionNotFoundError(f"No session {id_or_prefix!r}: this app has no database.")
+        projects = AllProjects()
+        try:
+            record, database = await projects.locate(id_or_prefix)
+        finally:
+            projects.close()
+        await self.open_choice(record.id, database)
+
+    async def open_choice(self, session_id: str, database: Path | None) -> None:
+        """Open a session chosen in the picker, in its own project: another project's database replaces
+        this one (refused while a task of this process runs: closing would cancel it)."""
+        from harnez.errors import HarnezError
+
+        current = None if self._server is None else Path(self._server.database).resolve()
+        if database is not None and database != current:
+            if self._server is not None and self._server.chains.sessions():
+                raise HarnezError("A task is running here: wait for it to end (or press Esc in it), then open "
+                                  "a session of another project.")
+            record = await self._move_to(database, session_id)
+            self.workspace = Path(record.workspace)
+        await self.open_session(session_id)
+
+    async def _move_to(self, database: Path, session_id: str):  # -> SessionRecord
+        """Close this project's server and open another database's in its place."""
+        await self._stop_workers()
+        await self._close_server()
+        self._clear_sessions()
+        await self._open(self._open_server(database=database))
+        return await self.server.get_session(session_id)
+
+    def _clear_sessions(self) -> None:
+        """Drop the screens of the project being left (all but the bottom one, which cannot go)."""
         from harnez.tui.screens.picker import PickerScreen
 
-        async def chosen(session_id: str | None) -> None:
-            if session_id:
-                await self.open_session(session_id)
-            elif at_start:
-                self.call_next(self.quit_harnez)
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, PickerScreen):
+            self.pop_screen()
 
-        self.push_screen(PickerScreen(self.server, self.workspace), chosen)
+    def open_picker(self, at_start: bool = False) -> None:
+        """Show the resume picker; choosing a session opens it (in its own project), choosing nothing
+        in an empty picker starts a new session, Esc returns (or quits at start)."""
+        from harnez.errors import HarnezError
+        from harnez.tui.screens.picker import PickerScreen
+
+        async def chosen(choice: PickerChoice | None) -> None:
+            if choice is None:
+                if at_start:
+                    self.call_next(self.quit_harnez)
+                return
+            try:
+                if choice.session_id is None:
+                    await self._start_fresh()
+                else:
+                    await self.open_choice(choice.session_id, choice.database)
+            except HarnezError as exc:
+                self.notify(exc.message, severity="error", timeout=10)
+                if at_start:
+                    self.open_picker(at_start=True)
+
+        opener = None if self._database is None else (lambda database: self._open_server(database=database))
+        self.push_screen(PickerScreen(self._server, self.workspace, open_database=opener), chosen)
+
+    async def _start_fresh(self) -> None:
+        """The picker's "start a new session": open this project's database first if it was not."""
+        if self._server is None:
+            await self._open(self._open_server())
+        if self.needs_setup:
+            self.open_setup()
+        else:
+            await self.open_new_session()
 
     # first run --------------------------------------------------------------------------------
 
@@ -327,11 +418,11 @@ SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server
 
 def run_tui(open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
             resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
-            load_settings: Callable[[], Settings] | None = None) -> int:
+            load_settings: Callable[[], Settings] | None = None, database: Callable[[], Path] | None = None) -> int:
     """Run the TUI until the person quits; the process exit code (2 for an unknown session id or
     bad settings, whose one-line reason goes to stderr once the screen is restored)."""
     app = HarnezApp(open_server, workspace, settings, resume=resume, open_picker=open_picker,
-                    continue_latest=continue_latest, load_settings=load_settings)
+                    continue_latest=continue_latest, load_settings=load_settings, database=database)
     app.run()
     if app.failure:
         print(f"harnez: {app.failure}", file=sys.stderr)

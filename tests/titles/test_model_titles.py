@@ -132,7 +132,8 @@ async def test_a_refused_connection_keeps_the_excerpt(
         closed_port = probe.getsockname()[1]
     dead = provider(scripted_model, base_url=f"http://127.0.0.1:{closed_port}/v1")
     server, session_id = await _named(scripted_model, db_path, workspace, "model/local/small-model", local=dead)
-    await _assert_fallback(server, session_id, "cannot connect")
+    message = await _assert_fallback(server, session_id, "cannot connect")
+    assert message.endswith("settings.json right? Kept the excerpt."), "one sentence ends, the next begins"
     await server.close()
 
 

@@ -1,9 +1,17 @@
-"""The resume picker: sessions newest first, server-side search as you type, open, rename, delete."""
+"""The resume picker: sessions newest first, server-side search as you type, open, rename, delete.
+
+Two scopes, Ctrl+T between them: this workspace (the open database, this folder's sessions) and every
+project (every workspace of the open database and of every other database in the index, read through
+`harnez.server.projects.AllProjects`). With no database here yet the picker still opens: this
+workspace is empty, every project is one key away, and Enter starts a new session.
+"""
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +31,10 @@ from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 
 if TYPE_CHECKING:
     from harnez.server import SessionRecord
+    from harnez.server.projects import AllProjects
     from harnez.server.server import Server
+
+DatabaseOpener = Callable[[Path], Awaitable["Server"]]
 
 PAGE_SIZE = 50
 SEARCH_DELAY = 0.05
@@ -67,10 +78,12 @@ def origin_tag(record: SessionRecord) -> tuple[str | tuple[str, str], ...]:
     return ("  ", (origin, "reverse")) if origin else ()
 
 
-def session_row(record: SessionRecord, snippet: str | None) -> Content:
-    """The lines of one picker row: title, id and status; workspace and times; the match."""
+def session_row(record: SessionRecord, snippet: str | None, project: str | None = None) -> Content:
+    """The lines of one picker row: title, id, status (and project, across projects); workspace and
+    times; the match."""
+    where = ("  ", (printable(project, one_line=True), "reverse")) if project else ()
     head = Content.assemble((printable(record.display_title, one_line=True), "bold"), "  ",
-                            (record.id[:8], "dim"), "  ", (record.status, "italic"), *origin_tag(record))
+                            (record.id[:8], "dim"), "  ", (record.status, "italic"), *origin_tag(record), *where)
     info = Content.assemble((printable(record.workspace, one_line=True), "dim"), "  created ",
                             relative_time(record.created_at), " · active ", relative_time(record.updated_at))
     lines = [head, info]
@@ -79,8 +92,17 @@ def session_row(record: SessionRecord, snippet: str | None) -> Content:
     return Content("\n").join(lines)
 
 
-class PickerScreen(Screen[str | None]):
-    """Lists sessions to resume; dismisses with the chosen session's id, or None."""
+@dataclass(frozen=True, slots=True)
+class PickerChoice:
+    """What the picker was closed with: a session to open (in `database` when that is another
+    project's), or `session_id` None to start a new session."""
+
+    session_id: str | None
+    database: Path | None = None
+
+
+class PickerScreen(Screen[PickerChoice | None]):
+    """Lists sessions to resume; dismisses with a PickerChoice, or None (Esc)."""
 
     CSS_PATH = "picker.tcss"
     AUTO_FOCUS = "#picker-search"
@@ -93,12 +115,19 @@ class PickerScreen(Screen[str | None]):
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
 
-    def __init__(self, server: Server, workspace: Path, all_workspaces: bool = False) -> None:
+    def __init__(self, server: Server | None, workspace: Path, all_workspaces: bool = False, *,
+                 open_database: DatabaseOpener | None = None) -> None:
         super().__init__()
         self.server = server
+        """The open database's server; None when this project has no database yet (nothing is created)."""
         self.workspace = workspace
         self.all_workspaces = all_workspaces
-        """Whether sessions of every workspace are listed, not only this one."""
+        """Whether sessions of every project are listed, not only this workspace's."""
+        self.open_database = open_database
+        """Opens another project's database (to rename or delete its sessions); None: those are refused."""
+        self.projects: AllProjects | None = None
+        self._told: set[str] = set()
+        """Databases skipped across projects that the person was already told of."""
         self.records: dict[str, SessionRecord] = {}
         self.snippets: dict[str, str] = {}
         self.shown_query = ""
@@ -116,8 +145,52 @@ class PickerScreen(Screen[str | None]):
                      id="picker-keys")
 
     def _heading(self) -> str:
-        scope = "all workspaces" if self.all_workspaces else f"this workspace ({self.workspace})"
+        scope = "all projects" if self.all_workspaces else f"this workspace ({self.workspace})"
         return f"Resume a session — {scope}"
+
+    def on_unmount(self) -> None:
+        if self.projects is not None:
+            self.projects.close()
+
+    def _all_projects(self) -> AllProjects:
+        if self.projects is None:
+            from harnez.server.projects import AllProjects
+
+            self.projects = AllProjects(self.server)
+        return self.projects
+
+    async def _listing(self, query: str | None, cursor: str | None, limit: int):  # -> SessionPage | ProjectsPage
+        """A page of the scope shown: every project's sessions, or this workspace's (none without a database)."""
+        if self.all_workspaces:
+            page = await self._all_projects().page(query, cursor, limit)
+            for reason in set(page.skipped) - self._told:
+                self._told.add(reason)  # once per picker, not at every refresh
+                self.notify(printable(reason), severity="warning", timeout=8)
+            return page
+        if self.server is None:
+            from harnez.server.projects import ProjectsPage
+
+            return ProjectsPage([], None, {}, {})
+        return await self.server.list_sessions(query, self.workspace, cursor, limit)
+
+    def _project_of(self, session_id: str) -> str | None:
+        """The project name shown on a row across projects."""
+        database = self.projects.database_of(session_id) if self.projects is not None else None
+        if not self.all_workspaces or database is None:
+            return None
+        from harnez.server.projects import project_of
+
+        return project_of(database).name or str(project_of(database))
+
+    def _row(self, record: SessionRecord) -> Content:
+        return session_row(record, self.snippets.get(record.id), self._project_of(record.id))
+
+    def database_of(self, session_id: str) -> Path | None:
+        """The database of a listed session when it is not the open one (another project's), else None."""
+        database = self.projects.database_of(session_id) if self.projects is not None else None
+        if database is None or (self.server is not None and database == Path(self.server.database).resolve()):
+            return None
+        return database
 
     async def on_mount(self) -> None:
         paint_without_skipping(self)
@@ -143,9 +216,7 @@ class PickerScreen(Screen[str | None]):
         self._loading = True
         query = self.query_text
         try:
-            page = await self.server.list_sessions(
-                query or None, None if self.all_workspaces else self.workspace,
-                None if reset else self._cursor, PAGE_SIZE)
+            page = await self._listing(query or None, None if reset else self._cursor, PAGE_SIZE)
         finally:
             self._loading = False
         options = self.query_one(OptionList)
@@ -158,7 +229,7 @@ class PickerScreen(Screen[str | None]):
         self.snippets.update(page.snippets)
         fresh = [r for r in page.sessions if r.id not in self.records]
         self.records.update((r.id, r) for r in fresh)
-        options.add_options([Option(session_row(r, page.snippets.get(r.id)), id=r.id) for r in fresh])
+        options.add_options([Option(self._row(r), id=r.id) for r in fresh])
         if reset and options.option_count:
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
@@ -168,9 +239,14 @@ class PickerScreen(Screen[str | None]):
     async def refresh_rows(self) -> None:
         """Show changes made since the rows were read: titles, status, activity, deletions, and
         new sessions at the top of an unfiltered list. Rows further down are updated in place."""
-        if self._loading or not self.is_active:
+        if self._loading or not self.is_active or (self.server is None and not self.all_workspaces):
             return
-        fresh = await self.server.reload_sessions(self.records.values())
+        if self.all_workspaces:
+            fresh = await self._all_projects().reload(self.records.values())
+        elif self.server is not None:
+            fresh = await self.server.reload_sessions(self.records.values())
+        else:
+            return
         options = self.query_one(OptionList)
         for session_id, record in list(self.records.items()):
             current = fresh.get(session_id)
@@ -179,11 +255,11 @@ class PickerScreen(Screen[str | None]):
                 options.remove_option(session_id)
             elif current != record:
                 self.records[session_id] = current
-                options.replace_option_prompt(session_id, session_row(current, self.snippets.get(session_id)))
+                options.replace_option_prompt(session_id, self._row(current))
         self._show_empty()
         if self.query_text or self._loading:
             return
-        newest = await self.server.list_sessions(None, None if self.all_workspaces else self.workspace, None, 5)
+        newest = await self._listing(None, None, 5)
         if any(record.id not in self.records for record in newest.sessions):
             self.load_page(reset=True, keep=self.selected_id)
 
@@ -192,7 +268,10 @@ class PickerScreen(Screen[str | None]):
         nothing = not self.records
         empty.display = nothing
         if nothing:
-            empty.update(f"No session matches {self.query_text!r}." if self.query_text else "No saved session yet.")
+            where = "in any project" if self.all_workspaces else "in this workspace"
+            found = f"No session {where} matches {self.query_text!r}." if self.query_text else f"No saved session {where} yet."
+            empty.update(f"{found}\n\nEnter: start a new session · Ctrl+T: "
+                         f"{'this workspace' if self.all_workspaces else 'all projects'} · Esc: close")
 
     def _load_more_if_near_end(self, index: int | None) -> None:
         options = self.query_one(OptionList)
@@ -229,11 +308,17 @@ class PickerScreen(Screen[str | None]):
     @on(Input.Submitted, "#picker-search")
     def _submitted(self, _: Input.Submitted) -> None:
         if self.selected_id:
-            self.dismiss(self.selected_id)
+            self._choose(self.selected_id)
+        elif not self.records and not self._loading:
+            self.dismiss(PickerChoice(None))  # the empty picker starts a new session
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if event.option.id:
+            self._choose(event.option.id)
+
+    def _choose(self, session_id: str) -> None:
+        self.dismiss(PickerChoice(session_id, self.database_of(session_id)))
 
     def action_move(self, step: int) -> None:
         """Move the selection while the search box keeps the focus."""
@@ -261,14 +346,32 @@ class PickerScreen(Screen[str | None]):
         if not name:
             return
         try:
-            await self.server.rename(session_id, name)
-            record = await self.server.get_session(session_id)
+            record = await self._in_its_database(session_id, lambda server: self._renamed(server, session_id, name))
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
             return
         self.records[session_id] = record
-        options = self.query_one(OptionList)
-        options.replace_option_prompt(session_id, session_row(record, self.snippets.get(session_id)))
+        self.query_one(OptionList).replace_option_prompt(session_id, self._row(record))
+
+    @staticmethod
+    async def _renamed(server: Server, session_id: str, name: str) -> SessionRecord:
+        await server.rename(session_id, name)
+        return await server.get_session(session_id)
+
+    async def _in_its_database(self, session_id: str, action: Callable[[Server], Awaitable]):
+        """Run `action` with the server of the session's database: the open one, or another project's
+        opened for it and closed after."""
+        database = self.database_of(session_id)
+        if database is None:
+            assert self.server is not None
+            return await action(self.server)
+        if self.open_database is None:
+            raise HarnezError(f"That session belongs to another project ({database}); open it first.")
+        server = await self.open_database(database)
+        try:
+            return await action(server)
+        finally:
+            await server.close()
 
     def action_delete(self) -> None:
         """Delete the highlighted session after a confirmation."""
@@ -283,7 +386,7 @@ class PickerScreen(Screen[str | None]):
         if not yes:
             return
         try:
-            await self.server.delete_session(session_id)
+            await self._in_its_database(session_id, lambda server: server.delete_session(session_id))
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
             return

@@ -1,0 +1,31 @@
+"""What a newcomer types first: `harnez --version`, and `harnez run "prompt"` as every peer accepts it."""
+
+from __future__ import annotations
+
+import subprocess
+from importlib import metadata
+
+from tests.e2e.helpers import HARNEZ, HeadlessWorkspace, json_lines
+
+
+def test_version_prints_the_installed_version(headless: HeadlessWorkspace) -> None:
+    done = subprocess.run([str(HARNEZ), "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == f"harnez {metadata.version('harnez')}\n"
+
+
+def test_run_takes_the_prompt_as_an_argument(headless: HeadlessWorkspace) -> None:
+    headless.model.add({"reply": [{"text": "Positional works."}]})
+    done = headless.harnez("run", "say it plainly")
+    assert done.returncode == 0, done.stderr
+    assert "Positional works." in done.stdout
+    sent = headless.model.requests[-1].body["messages"]
+    assert sent[-1] == {"role": "user", "content": "say it plainly"}
+    listed = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert len(listed) == 1
+
+
+def test_a_prompt_given_twice_is_a_usage_error_before_anything_runs(headless: HeadlessWorkspace) -> None:
+    done = headless.harnez("run", "one prompt", "--input", "another prompt")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("harnez: Give the prompt once") and len(done.stderr.splitlines()) == 1
+    assert headless.model.requests == [] and not headless.database.exists()
