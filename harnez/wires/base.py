@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union
 
@@ -176,6 +176,6 @@ class Wire(Protocol):
 
     name: WireName
 
-    def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]: ...
+    def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]: ...
 
     async def aclose(self) -> None: ...

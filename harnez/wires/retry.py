@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 
 from harnez.settings import RetrySettings, WireName
 from harnez.wires.base import Failure, Retry, Wire, WireEvent, WireRequest
@@ -45,15 +46,18 @@ class RetryingWire:
         ceiling = self.settings.base_delay * (2 ** (attempt - 1))
         return min(self.settings.max_delay, ceiling * self._rng.uniform(0.5, 1.0))
 
-    async def stream(self, request: WireRequest) -> AsyncIterator[WireEvent]:
+    async def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         attempt = 1
         while True:
             failure: Failure | None = None
-            async for event in self.inner.stream(request):
-                if isinstance(event, Failure) and event.retryable:
-                    failure = event
-                    break
-                yield event
+            # Closed as soon as the attempt ends: a failed attempt's response is released before the
+            # wait and the next attempt, not whenever the abandoned generator is collected.
+            async with contextlib.aclosing(self.inner.stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Failure) and event.retryable:
+                        failure = event
+                        break
+                    yield event
             if failure is None:
                 return
             if attempt >= self.settings.max_attempts:
