@@ -1,9 +1,8 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
     HarnezError
-    ├── UsageError             a command-line option or input is unusable (CLI exit code 2)
+    ├── UsageError             a command-line option, input or request is unusable as given (CLI exit code 2)
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
-    ├── UsageError             a command-line request that cannot be served as given (CLI exit code 2)
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
     │   ├── MigrationError     a migration failed; the database stays at its previous version
@@ -16,6 +15,7 @@
     ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
     ├── WireError              a model call failed for good (after retries, or not retryable)
     ├── ToolError              a tool could not run; its message is shown to the model
+    ├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
     └── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
 """
 
@@ -36,19 +36,14 @@ class HarnezError(Exception):
 
 
 class UsageError(HarnezError):
-    """A command was given an option or input it cannot use (a blank prompt, a bad number)."""
+    """A command was given an option or input it cannot use (a blank prompt, a bad number), or asked
+    for something it cannot do as given (a taken port, a missing folder)."""
 
     exit_code = 2
 
 
 class SettingsError(HarnezError):
     """A settings file is malformed or holds an invalid value."""
-
-    exit_code = 2
-
-
-class UsageError(HarnezError):
-    """A command was asked for something it cannot do as given (a taken port, a missing folder)."""
 
     exit_code = 2
 
@@ -116,6 +111,10 @@ class WireError(HarnezError):
 
 class ToolError(HarnezError):
     """A tool could not do what it was asked; the message goes back to the model."""
+
+
+class ApprovalError(HarnezError):
+    """An answer names no waiting tool call, or is not one of the known verdicts (or policies)."""
 
 
 class SessionFormatError(HarnezError):
