@@ -1,7 +1,7 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
     HarnezError
-    ├── UsageError             a command-line option, input or request cannot be used (CLI exit code 2)
+    ├── UsageError             a command-line option, input or request is unusable as given (CLI exit code 2)
     ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
     ├── StoreError
     │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
@@ -15,6 +15,7 @@
     ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
     ├── WireError              a model call failed for good (after retries, or not retryable)
     ├── ToolError              a tool could not run; its message is shown to the model
+    ├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
     └── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
 """
 
@@ -45,7 +46,6 @@ class SettingsError(HarnezError):
     """A settings file is malformed or holds an invalid value."""
 
     exit_code = 2
-
 
 
 class StoreError(HarnezError):
@@ -111,6 +111,10 @@ class WireError(HarnezError):
 
 class ToolError(HarnezError):
     """A tool could not do what it was asked; the message goes back to the model."""
+
+
+class ApprovalError(HarnezError):
+    """An answer names no waiting tool call, or is not one of the known verdicts (or policies)."""
 
 
 class SessionFormatError(HarnezError):

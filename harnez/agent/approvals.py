@@ -6,16 +6,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Literal
 
-from harnez.errors import HarnezError
+from harnez.errors import ApprovalError as ApprovalError  # re-exported: its home is the tree in errors.py
 
 Verdict = Literal["allow", "allow-session", "deny"]
 VERDICTS: tuple[str, ...] = ("allow", "allow-session", "deny")
 Policy = Literal["ask", "allow", "deny"]
 POLICIES: tuple[str, ...] = ("ask", "allow", "deny")
-
-
-class ApprovalError(HarnezError):
-    """An answer names no waiting tool call, or is not one of the known verdicts."""
 
 
 @dataclass(frozen=True, slots=True)

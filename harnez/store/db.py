@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from contextvars import ContextVar
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -64,6 +65,26 @@ def write_failure(path: Path, exc: BaseException, what: str = "save to") -> Stor
         "with `harnez --continue` or `harnez run --resume latest`.")
 
 
+def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
+    """`aiosqlite.connect(path)`, made in a daemon thread so that its worker thread is a daemon too.
+
+    Python waits for every non-daemon thread before it exits, and aiosqlite's worker is not one: a
+    connection left open by mistake would keep the process alive after its work is done. A new
+    thread inherits the daemon flag of the thread that creates it, and aiosqlite creates its worker
+    with the connection object (the object is the thread up to 0.21, holds it from 0.22 on), so
+    creating the object in a daemon thread makes the worker one, through public behaviour only.
+    Harnez closes its connections; this makes a missed close cost a WAL checkpoint on the next
+    open, not a hung process (tests/unit/store/test_connections.py). Creating the object does no
+    I/O (connecting happens on the worker, when awaited): the join costs a thread start.
+    """
+    made: list[aiosqlite.Connection] = []
+    creator = threading.Thread(target=lambda: made.append(aiosqlite.connect(path, isolation_level=None)),
+                               name="harnez-sqlite-connect", daemon=True)
+    creator.start()
+    creator.join()
+    return made[0]
+
+
 class Database:
     """A Harnez database file, migrated to the newest schema when opened."""
 
@@ -93,14 +114,7 @@ class Database:
     @staticmethod
     async def _connect(path: Path) -> aiosqlite.Connection:
         try:
-            pending = aiosqlite.connect(path, isolation_level=None)
-            # aiosqlite's worker thread is not a daemon: one connection left open by mistake would
-            # keep the process from exiting after its work is done. Harnez closes its connections;
-            # this makes a missed close cost a WAL checkpoint on the next open, not a hung process.
-            worker = getattr(pending, "_thread", None)
-            if worker is not None:
-                worker.daemon = True
-            conn = await pending
+            conn = await _connection_with_daemon_worker(path)
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open the database {path}: {exc}.") from exc
         conn.row_factory = sqlite3.Row

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
@@ -45,9 +46,12 @@ class SessionRecord:
                 "updated_at": self.updated_at, "origin": self.origin}
 
 
-def _record(row: Any) -> SessionRecord:
-    return SessionRecord(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9],
-                         row[10])
+def _record(row: sqlite3.Row) -> SessionRecord:
+    """A session row (selected as `_COLUMNS`) read by column name."""
+    return SessionRecord(num=row["num"], id=row["id"], workspace=row["workspace"], title=row["title"],
+                         title_source=row["title_source"], naming_used=bool(row["naming_used"]), model=row["model"],
+                         status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
+                         origin=row["origin"])
 
 
 def new_session_id() -> str:
@@ -98,7 +102,8 @@ class SessionTable:
             if title:
                 await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)",
                                    (num, title))
-        return SessionRecord(num, session_id, workspace, title, title_source, False, model, "idle", now, now)
+        return SessionRecord(num=num, id=session_id, workspace=workspace, title=title, title_source=title_source,
+                             naming_used=False, model=model, status="idle", created_at=now, updated_at=now)
 
     async def get(self, session_id: str) -> SessionRecord:
         """The session with this exact id."""
@@ -159,7 +164,7 @@ class SessionTable:
             return {}
         marks = ",".join("?" * len(nums))
         rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM sessions WHERE num IN ({marks})", nums)
-        return {r[0]: _record(r) for r in rows}
+        return {row["num"]: _record(row) for row in rows}
 
     async def set_title(self, num: int, title: str, source: str, *, only_if_automatic: bool = False) -> bool:
         """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,13 @@ class TaskRecord:
 
 
 _COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, started_at, finished_at"
+
+
+def _task(row: sqlite3.Row) -> TaskRecord:
+    """A task row (selected as `_COLUMNS`) read by column name."""
+    return TaskRecord(id=row["id"], session_num=row["session"], state=row["state"], input=row["input"],
+                      model=row["model"], stop_reason=row["stop_reason"], error=row["error"],
+                      created_at=row["created_at"], started_at=row["started_at"], finished_at=row["finished_at"])
 
 
 def pid_alive(pid: int | None, started: int | None = None) -> bool:
@@ -124,17 +132,18 @@ class TaskTable:
             cur = await conn.execute(
                 "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_num, state, text, model, os.getpid(), OWN_START, now))
-        return TaskRecord(inserted_id(cur), session_num, state, text, model, None, None, now, None, None)
+        return TaskRecord(id=inserted_id(cur), session_num=session_num, state=state, input=text, model=model,
+                          stop_reason=None, error=None, created_at=now, started_at=None, finished_at=None)
 
     async def get(self, task_id: int) -> TaskRecord | None:
         """A task by id."""
         row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
-        return TaskRecord(*row) if row else None
+        return _task(row) if row else None
 
     async def of_session(self, session_num: int) -> list[TaskRecord]:
         """Every task of a session, oldest first."""
         rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id", (session_num,))
-        return [TaskRecord(*r) for r in rows]
+        return [_task(row) for row in rows]
 
     async def transition(self, task_id: int, state: str, *, stop_reason: str | None = None,
                          error: str | None = None, turns: int | None = None) -> TaskRecord:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -73,13 +74,20 @@ _RESPONSE_COLUMNS = ("id, task, session, session_id, harness, previous, model, r
                      "input, options, metadata, stored, deleted, start_seq, created_at")
 
 
-def _response(row: Any) -> ResponseRow:
-    return ResponseRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], json.loads(row[9]),
-                       json.loads(row[10]), json.loads(row[11]), bool(row[12]), bool(row[13]), row[14], row[15])
+def _response(row: sqlite3.Row) -> ResponseRow:
+    """A response row (selected as `_RESPONSE_COLUMNS`) read by column name."""
+    return ResponseRow(
+        id=row["id"], task=row["task"], session_num=row["session"], session_id=row["session_id"],
+        harness=row["harness"], previous=row["previous"], model=row["model"], requested_model=row["requested_model"],
+        fallback_reason=row["fallback_reason"], input=json.loads(row["input"]), options=json.loads(row["options"]),
+        metadata=json.loads(row["metadata"]), stored=bool(row["stored"]), deleted=bool(row["deleted"]),
+        start_seq=row["start_seq"], created_at=row["created_at"])
 
 
-def _harness(row: Any) -> HarnessRow:
-    return HarnessRow(row[0], row[1], row[2], json.loads(row[3]), bool(row[4]), row[5])
+def _harness(row: sqlite3.Row) -> HarnessRow:
+    """A harness row read by column name."""
+    return HarnessRow(id=row["id"], name=row["name"], base=row["base"], config=json.loads(row["config"]),
+                      builtin=bool(row["builtin"]), created_at=row["created_at"])
 
 
 class UhpTables:
@@ -133,7 +141,8 @@ class UhpTables:
             sql += " AND skill = ?"
             params += (skill,)
         rows = await self._db.fetchall(sql + " ORDER BY skill, path", params)
-        return [SkillFileRow(r[0], r[1], bytes(r[2]), bool(r[3])) for r in rows]
+        return [SkillFileRow(skill=row["skill"], path=row["path"], content=bytes(row["content"]),
+                             binary=bool(row["binary"])) for row in rows]
 
     # sessions ----------------------------------------------------------------------------------
 
@@ -225,7 +234,11 @@ class UhpTables:
     async def upload(self, file_id: str) -> tuple[UploadRow, bytes] | None:
         row = await self._db.fetchone(
             "SELECT id, filename, media_type, bytes, created_at, content FROM uhp_uploads WHERE id = ?", (file_id,))
-        return (UploadRow(row[0], row[1], row[2], row[3], row[4]), bytes(row[5])) if row else None
+        if row is None:
+            return None
+        upload = UploadRow(id=row["id"], filename=row["filename"], media_type=row["media_type"], bytes=row["bytes"],
+                           created_at=row["created_at"])
+        return upload, bytes(row["content"])
 
     async def artifact_ids(self, session_num: int, paths: list[str], new_id: Any) -> dict[str, tuple[str, float]]:
         """(id, first seen) of each artifact path of a session, giving new paths a new id."""

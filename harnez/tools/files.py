@@ -18,9 +18,6 @@ from harnez.tools.base import ToolCancelled, ToolResult
 SNIFF_BYTES = 8192
 """How much of a file is inspected to decide whether it is binary."""
 
-SKIPPED_DIRS = frozenset({".git", ".harnez"})
-"""Directories that glob, grep and list-walks never descend into."""
-
 TEXT_BYTES_CAP = 10 * 1024 * 1024
 """Files larger than this are not loaded whole (edit refuses them; write shows no diff)."""
 

@@ -1,4 +1,5 @@
-"""The glob tool (find paths by pattern) and the grep tool (find lines by regex), in pure Python."""
+"""The glob tool (find paths by pattern) and the grep tool (find lines by regex), in pure Python, over
+the workspace listing (`harnez.workspace`: what git lists, else a walk honouring `.gitignore`)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,16 @@ from harnez.tools.base import (
     is_inside,
     resolve_path,
 )
-from harnez.tools.files import SKIPPED_DIRS, SNIFF_BYTES, looks_binary, scan_in_thread
+from harnez.tools.files import SNIFF_BYTES, looks_binary, scan_in_thread
+from harnez.workspace import LIST_LIMIT, list_workspace
 
 GLOB_CAP = 1000
 GREP_DEFAULT_LIMIT = 200
 GREP_LINE_CAP = 300
 GREP_FILE_BYTES_CAP = 10 * 1024 * 1024
 """Files larger than this are not searched by grep."""
+SKIPPED = ("Files git ignores (outside a git repository: those the workspace's .gitignore names) and folders "
+           "such as .git, .harnez, node_modules and .venv are skipped.")
 
 
 def compile_glob(pattern: str) -> re.Pattern[str]:
@@ -55,17 +59,6 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
-def walk(root: Path) -> Iterator[tuple[Path, bool]]:
-    """Every path under `root` as (path, is_dir), sorted, skipping `.git` and `.harnez`."""
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS)
-        base = Path(directory)
-        for name in dirnames:
-            yield base / name, True
-        for name in sorted(filenames):
-            yield base / name, False
-
-
 def _shown(path: Path, workspace: Path) -> str:
     return WorkspacePath(path=path, inside=is_inside(workspace, path)).display(workspace)
 
@@ -89,7 +82,7 @@ class GlobTool(Tool):
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
         "Find files and directories whose path (relative to `path`) matches a glob. Results are "
-        f"sorted, relative to the workspace, capped at {GLOB_CAP}; `.git` and `.harnez` are skipped."
+        f"sorted, relative to the workspace, capped at {GLOB_CAP}. {SKIPPED}"
     )
     parameters: ClassVar[type[ToolParams]] = GlobParams
     kind = "read"
@@ -105,23 +98,26 @@ class GlobTool(Tool):
             raise ToolError(f"{shown} is a file, not a directory; give a directory as `path`.")
         regex = compile_glob(args.pattern.removeprefix("./"))
 
-        def find(stop: threading.Event) -> list[str]:
-            found = []
-            for path, is_dir in walk(root):
-                if stop.is_set():
-                    break
-                if regex.match(path.relative_to(root).as_posix()):
-                    found.append(_shown(path, ctx.workspace) + ("/" if is_dir else ""))
-            return sorted(found)
+        def find(stop: threading.Event) -> tuple[list[str], bool]:
+            listing = list_workspace(root, ctx.workspace, limit=LIST_LIMIT, stop=stop)
+            found = [_shown(root / entry.path, ctx.workspace) + ("/" if entry.is_dir else "")
+                     for entry in listing.entries if regex.match(entry.path)]
+            return sorted(found), listing.truncated
 
-        matches = await scan_in_thread(find)
-        details = {"path": shown, "pattern": args.pattern, "matches": len(matches)}
+        matches, incomplete = await scan_in_thread(find)
+        details = {"path": shown, "pattern": args.pattern, "matches": len(matches), "incomplete": incomplete}
+        note = "\n" + _incomplete_note(shown) if incomplete else ""
         if not matches:
-            return ToolResult(f"No paths under {shown} match {args.pattern}.", details)
+            return ToolResult(f"No paths under {shown} match {args.pattern}." + note, details)
         content = "\n".join(matches[:GLOB_CAP])
         if len(matches) > GLOB_CAP:
             content += f"\n[{len(matches) - GLOB_CAP} more matches not shown; use a narrower pattern.]"
-        return ToolResult(content, {**details, "truncated": len(matches) > GLOB_CAP})
+        return ToolResult(content + note, {**details, "truncated": len(matches) > GLOB_CAP})
+
+
+def _incomplete_note(shown: str) -> str:
+    return (f"[The listing of {shown} stopped at {LIST_LIMIT:,} paths, so the rest was not searched; "
+            "give a narrower `path`.]")
 
 
 class GrepParams(ToolParams):
@@ -142,7 +138,7 @@ class GrepTool(Tool):
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
         "Search file contents with a regular expression. Prints `path:line:text` per matching line, "
-        "in path order, up to `limit`. Skips binary files, `.git` and `.harnez`."
+        f"in path order, up to `limit`. Binary files are skipped. {SKIPPED}"
     )
     parameters: ClassVar[type[ToolParams]] = GrepParams
     kind = "read"
@@ -157,13 +153,15 @@ class GrepTool(Tool):
         await scan_in_thread(search.run)
         details = {"path": shown, "pattern": args.pattern, "matches": len(search.hits),
                    "files_searched": search.files, "truncated": search.truncated,
-                   "unreadable": search.unreadable}
+                   "unreadable": search.unreadable, "incomplete": search.incomplete}
         notes = []
         if search.truncated:
             notes.append(f"[Stopped at {args.limit} matches; narrow the pattern, path or glob.]")
         if search.unreadable:
             listed = ", ".join(search.unreadable[:5])
             notes.append(f"[Could not read {len(search.unreadable)} files: {listed}]")
+        if search.incomplete:
+            notes.append(_incomplete_note(shown))
         if not search.hits:
             return ToolResult("\n".join([f"No lines match {args.pattern} under {shown}.", *notes]), details)
         return ToolResult("\n".join([*search.hits, *notes]), details)
@@ -180,20 +178,25 @@ class _GrepSearch:
         self.files = 0
         self.unreadable: list[str] = []
         self.truncated = False
+        self.incomplete = False
+        """The workspace listing stopped at its limit: some files were not searched."""
 
     def run(self, stop: threading.Event) -> None:
-        for path in self._files():
+        for path in self._files(stop):
             if stop.is_set() or self.truncated:
                 return
             self._search(path)
 
-    def _files(self) -> Iterator[Path]:
+    def _files(self, stop: threading.Event) -> Iterator[Path]:
         if self.root.is_file():
             yield self.root
             return
         real_root = Path(os.path.realpath(self.root))
-        for path, is_dir in walk(self.root):
-            if is_dir or not self._wanted(path):
+        listing = list_workspace(self.root, self.workspace, limit=LIST_LIMIT, directories=False, stop=stop)
+        self.incomplete = listing.truncated
+        for name in listing.files:
+            path = self.root / name
+            if not self._wanted(path):
                 continue
             real = Path(os.path.realpath(path))
             if path.is_symlink() and real != real_root and real_root not in real.parents:

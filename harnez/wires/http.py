@@ -112,10 +112,13 @@ class HttpWire:
         """Send the request and yield its events; failures arrive as a final `Failure`.
 
         Every text the provider sent (answers, errors, warnings and the raw items they keep) leaves
-        with the known credentials masked, so nothing downstream can store or print a key.
+        with the known credentials masked, so nothing downstream can store or print a key. Closing
+        the stream early (a retry after a failure reported mid-stream, a cancel) closes the response
+        at once.
         """
-        async for event in self._stream(request):
-            yield scrub(event)
+        async with contextlib.aclosing(self._stream(request)) as events:
+            async for event in events:
+                yield scrub(event)
 
     async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         dropped = request.conversation.foreign_opaque(self.name)
@@ -141,7 +144,9 @@ class HttpWire:
                 if response.status_code >= 400:
                     yield self._status_failure(response, request.model)
                     return
-                async for event in self._events(response, self.translator(request), deadline):
+                events = await stack.enter_async_context(
+                    contextlib.aclosing(self._events(response, self.translator(request), deadline)))
+                async for event in events:
                     yield event
         except TimeoutError:
             yield Failure(f"the request to {url} took longer than retry.request_timeout "
@@ -155,7 +160,7 @@ class HttpWire:
             yield Failure(self._redact(f"the connection to {url} broke: {exc or type(exc).__name__}"), retryable=True)
 
     async def _events(self, response: httpx.Response, translator: Translator,
-                      deadline: float) -> AsyncIterator[WireEvent]:
+                      deadline: float) -> AsyncGenerator[WireEvent, None]:
         async for item in iter_sse(_lines_before(response.aiter_text(), deadline, self.read_timeout)):
             if isinstance(item, SseMalformed):
                 yield WireWarning("malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
@@ -49,11 +50,14 @@ class RetryingWire:
         attempt = 1
         while True:
             failure: Failure | None = None
-            async for event in self.inner.stream(request):
-                if isinstance(event, Failure) and event.retryable:
-                    failure = event
-                    break
-                yield event
+            # Closed as soon as the attempt ends: a failed attempt's response is released before the
+            # wait and the next attempt, not whenever the abandoned generator is collected.
+            async with contextlib.aclosing(self.inner.stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Failure) and event.retryable:
+                        failure = event
+                        break
+                    yield event
             if failure is None:
                 return
             if attempt >= self.settings.max_attempts:

@@ -6,6 +6,7 @@ import json
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -129,3 +130,14 @@ def writes(path: str, content: str, then: str = "Done.") -> list[dict[str, Any]]
     """Two scripted turns: write a file, then say `then`."""
     call = {"tool_call": {"id": "call_w", "name": "write", "arguments": {"path": path, "content": content}}}
     return [{"reply": [{"text": "Writing it."}, call]}, answer(then)]
+
+
+def wait_for_requests(model: ScriptedModel, count: int) -> None:
+    """Wait until the scripted model has received `count` requests in all (a bound on waiting, not a
+    timing check). Cancel a held task only after this: cancelled before its request arrives, the task
+    leaves its held turn queued, and the next task of the module gets it."""
+    deadline = time.monotonic() + 20
+    while len(model.requests) < count:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the scripted model received {len(model.requests)} requests, never {count}")
+        time.sleep(0.01)

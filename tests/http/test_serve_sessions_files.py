@@ -9,7 +9,7 @@ import zipfile
 
 import httpx
 
-from tests.http.helpers import Served, answer, validate, writes
+from tests.http.helpers import Served, answer, validate, wait_for_requests, writes
 
 
 def _run(served: Served, client: httpx.Client, body: dict, *turns: dict) -> dict:
@@ -80,8 +80,10 @@ def test_deleting_a_trace_cancels_first_then_leaves_nothing(served: Served, clie
     body = _run(served, client, {"input": "write it"}, *writes("notes.md", "kept?"))
     session = body["metadata"]["session_id"]
     served.model.add(answer("never", hold="delete-running"))
+    calls = len(served.model.requests)
     running = client.post("/v1/responses", json={"input": "more", "previous_response_id": body["id"],
                                                  "background": True}).json()
+    wait_for_requests(served.model, calls + 1)
     files = client.get(f"/v1/sessions/{session}/files").json()["files"]
     gone = client.delete(f"/v1/traces/{session}")
     assert gone.status_code == 200 and gone.json()["deleted"] is True

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from tests.http.conftest import HARNEZ
-from tests.http.helpers import SECRET, TOKEN, Served, answer, sse_events, stream_task, validate
+from tests.http.helpers import (SECRET, TOKEN, Served, answer, sse_events, stream_task, validate,
+                                wait_for_requests)
 
 
 def _wait_status(client: httpx.Client, response_id: str, *statuses: str) -> dict:
@@ -260,7 +261,9 @@ def test_cancel_keeps_the_output_ends_cancelled_and_is_idempotent(served: Served
 
 def test_cancelling_a_session_stops_its_task(served: Served, client: httpx.Client) -> None:
     served.model.add(answer("never", hold="session-cancel"))
+    calls = len(served.model.requests)
     started = client.post("/v1/responses", json={"input": "long", "background": True}).json()
+    wait_for_requests(served.model, calls + 1)
     session = started["metadata"]["session_id"]
     stopped = client.post(f"/v1/sessions/{session}/cancel")
     assert stopped.status_code == 200 and stopped.json()["id"] == session

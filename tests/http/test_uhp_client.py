@@ -9,7 +9,7 @@ import threading
 import pytest
 import uhp
 
-from tests.http.helpers import TOKEN, Served, answer, writes
+from tests.http.helpers import TOKEN, Served, answer, wait_for_requests, writes
 
 
 @pytest.fixture
@@ -55,7 +55,9 @@ def test_the_uhp_client_pages_sessions_to_the_end(served: Served, uhp_client: uh
 
 def test_the_uhp_client_cancels_and_a_retried_cancel_is_no_error(served: Served, uhp_client: uhp.UhpClient) -> None:
     served.model.add(answer("never", hold="uhp-cancel"))
+    calls = len(served.model.requests)
     started = uhp_client.run("long work", background=True)
+    wait_for_requests(served.model, calls + 1)
     uhp_client.cancel(started["id"])
     done = uhp_client.wait(started["id"], interval=0.05, timeout=20)
     assert done["status"] == "cancelled"
@@ -63,6 +65,7 @@ def test_the_uhp_client_cancels_and_a_retried_cancel_is_no_error(served: Served,
     served.model.release("uhp-cancel")
     served.model.add(answer("never either", hold="uhp-cancel-session"))
     other = uhp_client.run("more work", background=True)
+    wait_for_requests(served.model, calls + 2)
     uhp_client.cancel_session(other["metadata"]["session_id"])
     assert uhp_client.wait(other["id"], interval=0.05, timeout=20)["status"] == "cancelled"
     served.model.release("uhp-cancel-session")

@@ -177,8 +177,8 @@ async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_
     events += [Event(ev.Usage(input=10, output=2, cache_read=5)), Event(ev.Cost(usd=0.5))] * 3
     events += [Event(ev.TextDelta(text=f"chunk {n} ")) for n in range(500)]
     events += [Event(ev.Cost(usd=None))]
-    for event in events:
-        await server.append(draft.id, event)
+    record = await server.persist(draft.id)
+    await server.store.events.append_many(record.num, record.id, events)  # one transaction, not 507 commits
     await server.close()
     app = make_app(resume=draft.id)
     async with app.run_test() as pilot:

@@ -59,6 +59,15 @@ def test_the_scan_skips_ignored_folders_and_stops_at_its_limit(workspace: Path) 
     assert scan_workspace(workspace, limit=1) == ["main.py"]
 
 
+def test_outside_git_the_scan_honours_the_workspace_gitignore(workspace: Path) -> None:
+    _files(workspace)
+    (workspace / ".gitignore").write_text("*.log\ngenerated/\n")
+    (workspace / "debug.log").write_text("")
+    (workspace / "generated").mkdir()
+    (workspace / "generated" / "table.py").write_text("")
+    assert scan_workspace(workspace) == [".gitignore", "main.py", "src/app.py"]
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_in_a_git_work_tree_the_scan_follows_gitignore(workspace: Path) -> None:
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)

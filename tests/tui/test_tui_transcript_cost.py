@@ -46,9 +46,10 @@ async def test_a_burst_of_deltas_shows_the_whole_answer_in_order(make_app) -> No
         await app.server.submit(app.screen.session_id, "stream please")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
         assert answer_source(app) == "".join(WORDS)
-        paragraphs = app.screen.query_one(AssistantBlock).query_one(Markdown).children
-        assert len(paragraphs) == 9  # 60 words, a blank line after every 7th
-        assert "word59" in str(paragraphs[-1].render())
+        markdown = app.screen.query_one(AssistantBlock).query_one(Markdown)
+        # The Markdown mounts its blocks after its source is set: wait for them, then look.
+        await wait_for(pilot, lambda: len(markdown.children) == 9, "9 paragraphs: 60 words, a blank line after every 7th")
+        assert "word59" in str(markdown.children[-1].render())
 
 
 async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothing(make_app, db_path,
@@ -66,6 +67,7 @@ async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothin
         assert block.finished
         markdown = block.query_one(Markdown)
         assert markdown.source == "# Heading\n\nThe **answer**."
+        await wait_for(pilot, lambda: len(markdown.children) == 2, "the heading and the paragraph mounted")
         assert [type(child).__name__ for child in markdown.children] == ["MarkdownH1", "StreamedParagraph"]
         # The screen's worker reads the session's totals last: let it finish before the app quits.
         await wait_for(pilot, lambda: app.screen.query_one(StatusLine).tokens_in == 700, "session totals")

@@ -6,11 +6,13 @@ import asyncio
 import email.utils
 import socket
 import time
+from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from harnez.settings import RetrySettings
-from harnez.wires import Endpoint, Failure, OpenAIChatWire, Retry, RetryingWire, Stop, TextDelta, WireWarning, collect
+from harnez.wires import WIRES, Endpoint, Failure, OpenAIChatWire, Retry, RetryingWire, Stop, TextDelta, WireWarning, collect
 from tests.wires.helpers import ALL_WIRES, SECRET, endpoint, request
 
 HELLO = {"reply": [{"text": "Hello brave new world"}], "usage": {"input": 3, "output": 4}}
@@ -127,6 +129,62 @@ async def test_a_held_response_waits_for_release(scripted_model, make_wire) -> N
     assert isinstance(seen[-1], Stop)
 
 
+class CountingTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, counting the responses it opened and those closed since."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.opened = self.closed = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        self.opened += 1
+        return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
+                              stream=CountedBody(response.stream, self))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class CountedBody(httpx.AsyncByteStream):
+    def __init__(self, body: httpx.AsyncByteStream, transport: CountingTransport) -> None:
+        self.body, self.transport = body, transport
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.body:
+            yield chunk
+
+    async def aclose(self) -> None:
+        self.transport.closed += 1
+        await self.body.aclose()
+
+
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+@pytest.mark.parametrize(("wire_name", "failed"), [
+    ("anthropic-messages", {**HELLO, "unknown_item": OVERLOADED}),  # reported mid-stream, body still open
+    ("openai-chat", {"status": 503}),
+    ("openai-chat", {**HELLO, "cut_after_chunks": 2}),
+], ids=["overloaded-mid-stream", "503", "cut"])
+async def test_a_failed_attempt_is_closed_before_the_wait_and_the_next_attempt(scripted_model, wire_name,
+                                                                             failed) -> None:
+    transport = CountingTransport()
+    open_while_waiting: list[int] = []
+
+    async def sleep(delay: float) -> None:
+        open_while_waiting.append(transport.opened - transport.closed)
+
+    settings = RetrySettings(max_attempts=2, base_delay=0.1)
+    scripted_model.add(failed, HELLO)
+    async with httpx.AsyncClient(transport=transport) as client:
+        inner = WIRES[wire_name](endpoint(scripted_model, wire_name), retry=settings, client=client)
+        turn, _ = await collect(RetryingWire(inner, settings, sleep=sleep).stream(request()))
+    assert turn.text == "Hello brave new world"
+    assert open_while_waiting == [0], "the failed attempt's response was still open during the wait"
+    assert transport.opened == transport.closed == 2
+
+
 async def test_a_refused_connection_is_retried_then_reported(delays) -> None:
     with socket.socket() as sock:  # bound, then released: nothing listens there
         sock.bind(("127.0.0.1", 0))
@@ -167,8 +225,7 @@ async def test_the_key_is_masked_in_stream_errors_malformed_lines_and_unknown_it
 
 
 async def test_anthropic_overload_mid_stream_is_retried(scripted_model, make_wire) -> None:
-    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    scripted_model.add({**HELLO, "unknown_item": overloaded}, HELLO)
+    scripted_model.add({**HELLO, "unknown_item": OVERLOADED}, HELLO)
     turn, events = await collect(make_wire("anthropic-messages").stream(request()))
     assert any(isinstance(e, Retry) and "overloaded_error" in e.reason for e in events)
     assert turn.text == "Hello brave new world" and not turn.warnings

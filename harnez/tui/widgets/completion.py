@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -16,18 +14,12 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from harnez.tui.commands import COMMANDS
+from harnez.workspace import list_workspace
 
 SCAN_LIMIT = 5000
 """At most this many workspace files are offered for `@` completion (the scan stops there)."""
-GIT_TIMEOUT = 3.0
-"""Seconds `git ls-files` may take before the plain walk is used instead."""
 SHOWN_LIMIT = 50
 """At most this many candidates are listed at once."""
-IGNORED_DIRS = frozenset({
-    ".git", ".harnez", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".tox",
-})
-"""Directories never scanned: version control, Harnez's own, dependencies and caches."""
 
 Kind = Literal["command", "file"]
 
@@ -76,35 +68,9 @@ def command_candidates(query: str) -> list[Candidate]:
 
 
 def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> list[str]:
-    """Relative POSIX paths of the workspace's files: git's view of them in a git work tree (tracked
-    and untracked files, `.gitignore` respected), else a walk that skips the usual ignored folders."""
-    listed = _git_files(root, limit)
-    if listed is not None:
-        return listed
-    found: list[str] = []
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(name for name in dirnames if name not in IGNORED_DIRS)
-        relative = Path(directory).relative_to(root)
-        for name in sorted(filenames):
-            found.append((relative / name).as_posix())
-            if len(found) >= limit:
-                return found
-    return found
-
-
-def _git_files(root: Path, limit: int) -> list[str] | None:
-    """`git ls-files` of a work tree (cached, and untracked but not ignored); None outside one."""
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-                               "--exclude-standard"], capture_output=True, timeout=GIT_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    names = [name for name in done.stdout.decode("utf-8", "replace").split("\0") if name]
-    return sorted(dict.fromkeys(names))[:limit]
+    """Relative POSIX paths of the workspace's files in path order, as the glob and grep tools see them
+    (`harnez.workspace`: git's view in a work tree, else a walk honouring `.gitignore`)."""
+    return list_workspace(root, limit=limit, directories=False).files
 
 
 def _is_subsequence(query: str, text: str) -> bool:

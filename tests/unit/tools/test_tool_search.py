@@ -1,11 +1,15 @@
-"""The glob and grep tools: sorted capped results, skipped .git and .harnez, file:line:text hits."""
+"""The glob and grep tools: sorted capped results over the workspace listing (ignored and heavy
+folders skipped), file:line:text hits."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from harnez.tools import search
 from harnez.tools.search import GLOB_CAP, compile_glob
 
 
@@ -120,3 +124,42 @@ async def test_grep_in_a_single_file(workspace: Path, call) -> None:
     make_tree(workspace)
     result = await call("grep", pattern="import", path="src/app.py")
     assert result.content == "src/app.py:1:import os"
+
+
+def make_project(root: Path) -> None:
+    for relative in ("src/app.py", "src/gen/table.py", "notes.log", "node_modules/pkg/index.py",
+                     ".venv/lib/site.py", "__pycache__/app.py"):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text("TODO = 1\n")
+    (root / ".gitignore").write_text("*.log\nsrc/gen/\n")
+
+
+async def test_glob_and_grep_skip_dependency_folders_and_what_the_gitignore_names(workspace: Path, call) -> None:
+    make_project(workspace)
+    globbed = await call("glob", pattern="**")
+    assert globbed.content.splitlines() == [".gitignore", "src/", "src/app.py"]
+    grepped = await call("grep", pattern="TODO")
+    assert grepped.content == "src/app.py:1:TODO = 1"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_in_a_git_repository_glob_and_grep_follow_git(workspace: Path, call) -> None:
+    make_project(workspace)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "src" / ".gitignore").write_text("secret.py\n")  # nested rules count too
+    (workspace / "src" / "secret.py").write_text("TODO = 'hidden'\n")
+    grepped = await call("grep", pattern="TODO", path="src")
+    assert grepped.content == "src/app.py:1:TODO = 1"
+    globbed = await call("glob", pattern="src/*")
+    assert globbed.content.splitlines() == ["src/.gitignore", "src/app.py"]
+
+
+async def test_a_listing_cut_at_its_limit_is_said_to_be_incomplete(workspace: Path, call, monkeypatch) -> None:
+    monkeypatch.setattr(search, "LIST_LIMIT", 5)
+    for n in range(8):
+        (workspace / f"f{n}.txt").write_text("hit\n")
+    globbed = await call("glob", pattern="*.txt")
+    assert globbed.content.splitlines()[-1].startswith("[The listing of . stopped at 5 paths")
+    assert globbed.details["incomplete"] is True and globbed.details["matches"] == 5
+    grepped = await call("grep", pattern="hit")
+    assert grepped.details["incomplete"] is True and grepped.details["files_searched"] == 5

@@ -1,0 +1,344 @@
+"""The typed settings: one frozen section per topic, and `Settings`, which holds them all."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from harnez import paths
+from harnez.errors import SettingsError
+from harnez.settings.messages import embedded, title_source_warning
+from harnez.settings.references import (
+    KEYWORDS_SOURCE_TEXT,
+    KEYWORDS_TITLE_SOURCE,
+    PROVIDER_NAME,
+    ModelRef,
+    TitleSource,
+    parse_model_ref,
+    parse_title_source,
+)
+
+WireName = Literal["openai-chat", "openai-responses", "anthropic-messages"]
+Decision = Literal["allow", "ask", "deny"]
+
+ENV_PREFIX = "HARNEZ_"
+ENV_NESTED_DELIMITER = "__"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# ----------------------------------------------------------------------------- field checks
+
+
+def _check_api_key_env(value: str | None) -> str | None:
+    """Accept only a variable NAME; never put the value itself into the message."""
+    if value is None or (_ENV_NAME.match(value) and not _looks_like_secret(value)):
+        return value
+    if _looks_like_secret(value):
+        reason = "this looks like an API key, not the name of an environment variable"
+    else:
+        reason = "this is not a valid environment variable name"
+    raise PydanticCustomError(
+        "harnez",
+        "{reason} (the value is not shown). Put the NAME of the variable that holds the key here, "
+        "for example OPENAI_API_KEY, and export the key itself in that variable; names use letters, "
+        "digits and `_` and do not start with a digit",
+        {"reason": reason},
+    )
+
+
+def _check_env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise PydanticCustomError("harnez", "this is not a valid environment variable name (letters, digits "
+                                  "and `_`, not starting with a digit)")
+    return value
+
+
+def _looks_like_secret(value: str) -> bool:
+    """Key-shaped text: vendor prefixes, or long mixed-case text with digits."""
+    if value.lower().startswith(("sk-", "sk_", "xai-", "gsk_", "ghp_", "aiza")):
+        return True
+    return len(value) >= 32 and any(c.isdigit() for c in value) and any(c.islower() for c in value)
+
+
+def _check_provider_name(name: str) -> str:
+    if not PROVIDER_NAME.match(name):
+        raise PydanticCustomError(
+            "harnez",
+            "a provider name may use only letters, digits, `_`, `.` and `-` and must start with a letter "
+            "or digit (it is the part before the first `/` of a model reference)",
+        )
+    return name
+
+
+ProviderName = Annotated[str, AfterValidator(_check_provider_name)]
+
+
+def _refuse_flag_for(kind: str) -> Callable[[Any], Any]:
+    """A before-validator: JSON's true and false are not numbers here, though Python counts them as 1 and 0."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise PydanticCustomError("harnez", "expected {kind}, got {got}",
+                                      {"kind": kind, "got": json.dumps(value)})
+        return value
+
+    return check
+
+
+def _refuse_number_for_flag(value: Any) -> Any:
+    """1 and 0 are not true and false here (a number in a flag is a mistake, not a choice)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise PydanticCustomError("harnez", "expected true or false, got {got}", {"got": json.dumps(value)})
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_refuse_flag_for("a whole number"))]
+"""A count or a size: a JSON integer (or its text, from a variable); never true or false."""
+Number = Annotated[float, AllowInfNan(False), BeforeValidator(_refuse_flag_for("a number"))]
+"""Seconds or a price: finite; never true or false, Infinity or NaN."""
+Flag = Annotated[bool, BeforeValidator(_refuse_number_for_flag)]
+"""true or false (or their text, from a variable); never a number."""
+
+
+def _as_custom_error(exc: SettingsError) -> PydanticCustomError:
+    return PydanticCustomError("harnez", "{reason}", {"reason": embedded(exc.message)})
+
+
+# ----------------------------------------------------------------------------- typed sections
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TitleSettings(_Section):
+    generated: Flag = True
+    """Whether the first normal prompt names the session automatically."""
+    source: str = KEYWORDS_SOURCE_TEXT
+    """`keywords/yake` or `model/<provider>/<model>[:<thinking>]`; an invalid one is a warning, not an error."""
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _any_value_as_text(cls, value: Any) -> str:
+        """A non-text source is kept as its JSON text so it is reported as a warning, not a failure."""
+        return value if isinstance(value, str) else json.dumps(value)
+
+    @property
+    def effective_source(self) -> TitleSource:
+        """The parsed source, or `keywords/yake` when the configured one is invalid."""
+        try:
+            return parse_title_source(self.source)
+        except SettingsError:
+            return KEYWORDS_TITLE_SOURCE
+
+
+class SessionSettings(_Section):
+    title: TitleSettings = TitleSettings()
+
+
+class ProviderSettings(_Section):
+    wire: WireName
+    base_url: str
+    api_key_env: Annotated[str | None, AfterValidator(_check_api_key_env)] = None
+    """The NAME of the environment variable holding the key; never the key itself."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra non-secret headers sent with every request."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        scheme, separator, rest = value.partition("://")
+        if scheme not in ("http", "https") or not separator or not rest:
+            raise PydanticCustomError(
+                "harnez", "the base URL must start with http:// or https://, for example https://api.openai.com/v1"
+            )
+        return value
+
+
+MAX_TOKENS = 100_000_000
+"""The largest context window or output cap accepted (no model comes near it)."""
+MAX_PRICE = 1_000_000.0
+"""The largest price per million tokens accepted, in US dollars."""
+HOUR, DAY = 3600.0, 86400.0
+
+
+class ModelInfo(_Section):
+    """Catalogue overrides for one model (context window, output cap, thinking support)."""
+
+    context_window: WholeNumber | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    max_output: WholeNumber | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    thinking: Flag | None = None
+
+
+class Rate(_Section):
+    """Prices in US dollars per million tokens."""
+
+    input: Number = Field(ge=0, le=MAX_PRICE)
+    output: Number = Field(ge=0, le=MAX_PRICE)
+    cache_read: Number | None = Field(default=None, ge=0, le=MAX_PRICE)
+    cache_write: Number | None = Field(default=None, ge=0, le=MAX_PRICE)
+
+
+class RetrySettings(_Section):
+    max_attempts: WholeNumber = Field(default=4, ge=1, le=20)
+    base_delay: Number = Field(default=0.5, ge=0, le=HOUR)
+    max_delay: Number = Field(default=30.0, ge=0, le=HOUR)
+    request_timeout: Number = Field(default=600.0, gt=0, le=DAY)
+    """Seconds one whole model request may take, connecting and streaming included."""
+    read_timeout: Number = Field(default=300.0, gt=0, le=DAY)
+    """Seconds the provider may stay silent mid-request (a model thinking before it streams)."""
+    connect_timeout: Number = Field(default=10.0, gt=0, le=HOUR)
+
+
+class ShellRules(_Section):
+    """Glob patterns over the whole command line; deny beats ask beats allow."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    pass_env: list[Annotated[str, AfterValidator(_check_env_name)]] = Field(default_factory=list)
+    """Credential variables given to shell commands anyway (they are withheld by default)."""
+
+
+class PathRules(_Section):
+    """Glob patterns over paths (relative to the workspace, or absolute)."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class PermissionSettings(_Section):
+    mode: Literal["ask", "accept-edits", "read-only"] = "ask"
+    tools: dict[str, Decision] = Field(default_factory=dict)
+    """Per tool name: allow / ask / deny. Unlisted tools use the built-in defaults."""
+    shell: ShellRules = ShellRules()
+    paths: PathRules = PathRules()
+
+
+# ----------------------------------------------------------------------------- the settings
+
+
+class Settings(BaseSettings):
+    """All settings; built by `load_settings`, or directly (keyword arguments only, no files or env).
+
+    The model config tells pydantic-settings how HARNEZ_* variables map to keys (prefix, `__` for
+    nesting, case-insensitive, empty values ignored); `load_settings` reads them with its
+    environment source from the mapping it is given, never implicitly from os.environ.
+    """
+
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        frozen=True,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        env_ignore_empty=True,
+        case_sensitive=False,
+    )
+
+    session: SessionSettings = SessionSettings()
+    providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
+    model: str | None = None
+    """The default model, `<provider>/<model>[:<thinking>]`. Only its form is checked here."""
+    models: dict[str, ModelInfo] = Field(default_factory=dict)
+    rates: dict[str, Rate] = Field(default_factory=dict)
+    """Keyed by `<provider>/<model>` or by the bare model id."""
+    retry: RetrySettings = RetrySettings()
+    permissions: PermissionSettings = PermissionSettings()
+    theme: str = Field(default="textual-dark", min_length=1)
+    database_path: Path | None = None
+
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
+    _workspace: Path | None = PrivateAttr(default=None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Built directly, settings come from keyword arguments only (files and variables: `load_settings`)."""
+        return (init_settings,)
+
+    @field_validator("model")
+    @classmethod
+    def _model_ref_form(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_model_ref(value)
+            except SettingsError as exc:
+                raise _as_custom_error(exc) from None
+        return value
+
+    @field_validator("database_path")
+    @classmethod
+    def _expand_home(cls, value: Path | None) -> Path | None:
+        return None if value is None else value.expanduser()
+
+    def model_post_init(self, context: Any, /) -> None:
+        warning = title_source_problem(self.session.title.source, "the settings")
+        self._warnings = () if warning is None else (warning,)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Problems reported at load that did not stop loading (an invalid title source)."""
+        return self._warnings
+
+    @property
+    def workspace(self) -> Path | None:
+        """The workspace whose project file was read (None for settings built directly)."""
+        return self._workspace
+
+    @property
+    def title_source(self) -> TitleSource:
+        """The title source in effect: the configured one, or `keywords/yake` when it is invalid."""
+        return self.session.title.effective_source
+
+    @property
+    def credential_variables(self) -> list[str]:
+        """The names of the variables that hold the providers' keys."""
+        return sorted({p.api_key_env for p in self.providers.values() if p.api_key_env})
+
+    @property
+    def default_model(self) -> ModelRef | None:
+        """The parsed default model, if one is set."""
+        return None if self.model is None else parse_model_ref(self.model)
+
+    def database_file(self, workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+        """The database to open: `database_path` when set, else the workspace default."""
+        return self.database_path if self.database_path is not None else paths.database_path(workspace, env)
+
+    def with_load_details(self, warnings: tuple[str, ...], workspace: Path) -> Settings:
+        """A copy carrying what loading found: warnings naming the file that set the value, the workspace."""
+        loaded = self.model_copy()
+        loaded._warnings = warnings
+        loaded._workspace = workspace
+        return loaded
+
+
+def title_source_problem(source: str, origin: str) -> str | None:
+    """The warning for an invalid `session.title.source` set in `origin`, or None when it is valid."""
+    try:
+        parse_title_source(source)
+    except SettingsError as exc:
+        return title_source_warning(source, origin, exc.message)
+    return None
