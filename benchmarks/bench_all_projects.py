@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import bench_store_lib as lib
+
 from harnez.server import Server
 from harnez.server.projects import AllProjects, remember_database
 from harnez.store.index import DatabaseIndex

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-
 from bench_store_lib import header, percentile, report
+
 from harnez.agent.work import AgentWork
 from harnez.server import Server
 from harnez.settings import Settings

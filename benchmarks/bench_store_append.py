@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench_store_lib as lib
+
 from harnez import events as ev
 from harnez.events import Event
 from harnez.store import Store
@@ -113,7 +114,7 @@ def raw_batched_rate(path: Path, total: int, batch: int) -> tuple[float, float]:
 def bulk_events(count: int) -> list[Event]:
     """Text deltas of 20 to 200 characters."""
     rng = random.Random(7)
-    words = "the parser keeps every cursor page event store session wire token stream".split()
+    words = ["the", "parser", "keeps", "every", "cursor", "page", "event", "store", "session", "wire", "token", "stream"]
     texts = [" ".join(rng.choices(words, k=rng.randint(4, 35)))[:200] for _ in range(500)]
     return [Event(ev.TextDelta(text=texts[i % 500]), task=1) for i in range(count)]
 

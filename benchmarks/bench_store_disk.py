@@ -14,6 +14,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import generate_data
+
 from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun

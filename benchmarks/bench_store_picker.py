@@ -8,6 +8,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import generate_data
+
 from harnez.server import Server
 from harnez.store.search import SCAN_LIMIT, fts_query
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import bench_store_lib as lib
+
 from harnez import events as ev
 from harnez.events import Event
 from harnez.server import Server

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
+
 from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun
@@ -119,7 +120,7 @@ async def main() -> None:
     database = tui.private_copy(source)
     home = tui.make_home(database)
     try:
-        session = dict(zip(SIZES, ids))
+        session = dict(zip(SIZES, ids, strict=True))
         await measure(database, session[10], home.workspace, 10, stream=False)  # warm-up: imports
         idle, widgets, _ = await measure(database, session[10], home.workspace, keys, stream=False)
         idle50 = lib.percentile(idle, 50)

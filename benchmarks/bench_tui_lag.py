@@ -24,6 +24,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
+
 from harnez import events as ev
 from harnez.server import Server
 from harnez.server.runner import TaskOutcome, TaskRun

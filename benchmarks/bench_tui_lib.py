@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -106,7 +107,7 @@ class PtyProcess:
             if all(t in self.output for t in texts):
                 return time.perf_counter() - self.started
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.process.poll() is not None and not self._readable(0):
+            if remaining <= 0 or (self.process.poll() is not None and not self._readable(0)):
                 raise TimeoutError(f"never saw {texts!r}; last output: {self.output[-400:]!r}")
             if self._readable(min(remaining, 0.5)):
                 self._read()
@@ -133,10 +134,8 @@ class PtyProcess:
 
     def stop(self, keys: bytes = b"\x11", timeout: float = 10.0) -> None:
         """Send the quit key (Ctrl+Q), drain the output until exit, kill after `timeout`."""
-        try:
+        with contextlib.suppress(OSError):
             os.write(self.master, keys)
-        except OSError:
-            pass
         deadline = time.monotonic() + timeout
         while self.process.poll() is None and time.monotonic() < deadline:
             if self._readable(0.05):

@@ -26,6 +26,7 @@ from pathlib import Path
 import bench_store_lib as lib
 import bench_tui_lib as tui
 import generate_data
+
 from harnez.server import Server
 from harnez.tui.app import HarnezApp
 
@@ -81,9 +82,10 @@ class FrameWatch:
 
 async def measure_open(app: HarnezApp, frames: FrameWatch, runs: int, workspace: Path) -> None:
     """Open → 50 rows painted, for this workspace and for every workspace."""
+    from textual.widgets import OptionList
+
     from harnez.tui.screens.picker import PickerScreen
     from harnez.tui.screens.session import SessionScreen
-    from textual.widgets import OptionList
 
     def rows() -> int:
         return app.screen.query_one(OptionList).option_count if isinstance(app.screen, PickerScreen) else 0
@@ -113,8 +115,9 @@ async def measure_open(app: HarnezApp, frames: FrameWatch, runs: int, workspace:
 
 async def measure_search(app: HarnezApp, frames: FrameWatch, runs: int, workspace: Path, meta: dict) -> None:
     """Type a term; last key → first frame with the search's rows."""
-    from harnez.tui.screens.picker import SEARCH_DELAY, PickerScreen
     from textual.widgets import Input, OptionList
+
+    from harnez.tui.screens.picker import SEARCH_DELAY, PickerScreen
 
     app.open_picker()
     await tui.wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.records)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
+
 from harnez.server import Server
 from harnez.tui.app import HarnezApp
 
@@ -32,10 +33,11 @@ LAST_BLOCK = "✓ Completed"
 
 async def frame_time(database: Path, session_id: str, workspace: Path) -> float:
     """Seconds from starting the app to the first complete frame of the resumed session."""
+    from textual.widgets import Markdown
+
     from harnez.tui.screens.session import SessionScreen
     from harnez.tui.widgets.blocks import AssistantBlock
     from harnez.tui.widgets.transcript import Transcript
-    from textual.widgets import Markdown
 
     async def open_server() -> Server:
         return await Server.open(database)

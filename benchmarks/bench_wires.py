@@ -15,8 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx

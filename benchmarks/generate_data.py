@@ -29,16 +29,7 @@ WORKSPACES = 30
 MODELS = ("anthropic/claude-sonnet-4", "openai/gpt-4.1", "openai/o4-mini", "ollama/qwen3:8b")
 TOOLS = ("read", "edit", "write", "shell", "grep", "glob")
 
-COMMON = """the to of and a in is it you that for this on with be we can file function test
-not should code error line use error add make check change update fix need when from
-return value what how if but about so run then there new module class type config
-server session store event events title picker model tool call output input data path
-query cursor page list search index table migration schema commit branch review diff
-python async await import package build release version install dependency docs readme
-refactor rename move split merge delete create read write open close start stop retry
-timeout cancel stream delta token usage cost provider wire request response status
-json yaml toml string number bytes buffer queue task worker thread process shell command
-terminal screen widget render frame keystroke scroll footer header prompt history""".split()
+COMMON = ["the", "to", "of", "and", "a", "in", "is", "it", "you", "that", "for", "this", "on", "with", "be", "we", "can", "file", "function", "test", "not", "should", "code", "error", "line", "use", "error", "add", "make", "check", "change", "update", "fix", "need", "when", "from", "return", "value", "what", "how", "if", "but", "about", "so", "run", "then", "there", "new", "module", "class", "type", "config", "server", "session", "store", "event", "events", "title", "picker", "model", "tool", "call", "output", "input", "data", "path", "query", "cursor", "page", "list", "search", "index", "table", "migration", "schema", "commit", "branch", "review", "diff", "python", "async", "await", "import", "package", "build", "release", "version", "install", "dependency", "docs", "readme", "refactor", "rename", "move", "split", "merge", "delete", "create", "read", "write", "open", "close", "start", "stop", "retry", "timeout", "cancel", "stream", "delta", "token", "usage", "cost", "provider", "wire", "request", "response", "status", "json", "yaml", "toml", "string", "number", "bytes", "buffer", "queue", "task", "worker", "thread", "process", "shell", "command", "terminal", "screen", "widget", "render", "frame", "keystroke", "scroll", "footer", "header", "prompt", "history"]
 
 ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "fl", "g", "gr", "h", "j", "k", "kl", "l", "m", "n",
           "p", "pl", "qu", "r", "s", "sh", "sk", "st", "t", "th", "tr", "v", "w", "z")
@@ -142,7 +133,7 @@ class Generator:
         """Generate every session, oldest first, so row ids follow time as they do in use."""
         now = time.time()
         starts = sorted(now - self.rng.random() * YEAR for _ in range(self.plan.sessions))
-        for num, (start, budget) in enumerate(zip(starts, self.event_budgets()), start=1):
+        for num, (start, budget) in enumerate(zip(starts, self.event_budgets(), strict=True), start=1):
             self.session(num, start, budget)
             if num % 250 == 0:
                 self.writer.flush()

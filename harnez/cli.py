@@ -356,7 +356,6 @@ async def _import(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     """`harnez serve`: the server with the agent (approvals by --approve), behind the UHP application."""
     from harnez.http.serve import is_loopback
-
     from harnez.redaction import SECRETS
 
     SECRETS.learn(args.token_env)  # masked wherever it could surface, withheld from shell commands

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 from harnez.outcome import Stop
 from harnez.text import json_line
@@ -307,16 +307,12 @@ class UnknownEvent(EventBody):
         return dict(self.payload)
 
 
-Body = Union[
-    UserMessage, PromptQueued, SteeringDelivered, ShellLine,
-    Started, TurnStarted, TurnCompleted, Finished,
-    TextDelta, ReasoningDelta, ToolArgumentsDelta,
-    ToolRequested, ApprovalRequired, ApprovalResolved, ToolCompleted,
-    Usage, Cost,
-    TurnRetried, Compacted, WarningEvent, Error,
-    TitleChanged, ModelChanged,
-    UnknownEvent,
-]
+Body = (
+    UserMessage | PromptQueued | SteeringDelivered | ShellLine | Started | TurnStarted | TurnCompleted
+    | Finished | TextDelta | ReasoningDelta | ToolArgumentsDelta | ToolRequested | ApprovalRequired
+    | ApprovalResolved | ToolCompleted | Usage | Cost | TurnRetried | Compacted | WarningEvent | Error
+    | TitleChanged | ModelChanged | UnknownEvent
+)
 """Every event body: the tagged union consumers match on."""
 
 BODIES: dict[str, type[EventBody]] = {

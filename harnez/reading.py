@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TextIO
 
 from harnez.errors import SessionFormatError
-from harnez.text import json_line, printable
 from harnez.importers import Readers, SourceRef, check_harness
 from harnez.importers.importer import ImportReport
 from harnez.importers.normalized import (
@@ -29,6 +28,7 @@ from harnez.importers.normalized import (
     ToolResult,
     UserMessage,
 )
+from harnez.text import json_line, printable
 
 RESULT_LINES = 12
 """Lines of a tool result a transcript shows (the JSON form keeps all)."""

@@ -9,15 +9,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harnez import events as ev
 from harnez.agent.approvals import Answer
 from harnez.agent.context import History
-from harnez import events as ev
 from harnez.agent.task import Emit
 from harnez.errors import HarnezError
 from harnez.settings import PermissionSettings
 from harnez.store.ledger import ToolExecution
 from harnez.text import sentence
-from harnez.tools import Decision, SessionGrants, Tool, ToolContext, ToolParams, ToolRegistry, ToolResult, decide
+from harnez.tools import (
+    Decision,
+    SessionGrants,
+    Tool,
+    ToolContext,
+    ToolParams,
+    ToolRegistry,
+    ToolResult,
+    decide,
+)
 from harnez.tools.base import resolve_path
 from harnez.tools.files import load_text, unified_diff
 from harnez.wires import ToolCallEnd
@@ -114,7 +123,7 @@ class ToolCalls:
             return
         started = time.monotonic()
         results = await asyncio.gather(*(self._execute(p, started) for p in batch))
-        for prepared, result in zip(batch, results):
+        for prepared, result in zip(batch, results, strict=True):
             await self._complete(prepared, result, started)
 
     async def _execute(self, prepared: PreparedCall, started: float) -> ToolResult:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
-from harnez.agent.context import History
 from harnez import events as ev
+from harnez.agent.context import History
 from harnez.agent.task import Emit
 from harnez.agent.turns import ModelTurn, StreamFn, TaskAccounting
 from harnez.wires import (

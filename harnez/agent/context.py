@@ -7,7 +7,15 @@ from typing import Any
 
 from harnez.agent.task import TaskStore
 from harnez.store.ledger import ModelCall, ToolExecution
-from harnez.wires import AssistantMessage, Conversation, Item, ToolCall, ToolResult, UserMessage, item_from_json
+from harnez.wires import (
+    AssistantMessage,
+    Conversation,
+    Item,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    item_from_json,
+)
 
 INTERRUPTED = "interrupted: no result was recorded (the run stopped before this tool call finished)"
 """The synthetic result of a tool call whose run never recorded one (a crash, a kill)."""

@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from harnez import events as ev
 from harnez.agent.calls import ToolCalls
 from harnez.agent.context import History
-from harnez import events as ev
 from harnez.agent.task import Emit
 from harnez.agent.turns import ModelTurn, StreamFn, TaskAccounting
 from harnez.agent.window import fit_tool_calls

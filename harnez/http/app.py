@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import logging
 import uuid
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request

@@ -9,8 +9,8 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from types import FrameType
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 

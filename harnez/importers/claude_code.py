@@ -17,8 +17,6 @@ from typing import Any
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import records
 from harnez.importers.normalized import (
-    as_list,
-    as_object,
     AssistantTurn,
     Compaction,
     Entry,
@@ -31,6 +29,7 @@ from harnez.importers.normalized import (
     ToolResult,
     Usage,
     UserMessage,
+    as_object,
 )
 
 HARNESS = "claude-code"

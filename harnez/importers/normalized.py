@@ -9,8 +9,8 @@ Nothing here imports the store or the wires: readers stay pure and fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Union
+from datetime import UTC, datetime
+from typing import Any
 
 HARNESSES = ("claude-code", "codex", "opencode", "pi")
 ENDINGS = ("completed", "error", "aborted", "open")
@@ -103,7 +103,7 @@ class Reasoning:
         return {"type": "reasoning", "text": self.text}
 
 
-Part = Union[Text, Reasoning, ToolCall]
+Part = Text | Reasoning | ToolCall
 
 
 @dataclass(slots=True)
@@ -195,7 +195,7 @@ class TurnMark:
         return {"type": "turn", "state": self.state, "time": self.time}
 
 
-Entry = Union[UserMessage, AssistantTurn, ToolResult, Compaction, Notice, TurnMark]
+Entry = UserMessage | AssistantTurn | ToolResult | Compaction | Notice | TurnMark
 
 
 @dataclass(slots=True)
@@ -233,7 +233,7 @@ def time_key(stamp: Any) -> float | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -241,7 +241,7 @@ def iso_from_ms(millis: Any) -> str | None:
     """Epoch milliseconds (OpenCode, pi) as ISO 8601 UTC text with milliseconds."""
     if not isinstance(millis, (int, float)) or isinstance(millis, bool):
         return None
-    moment = datetime.fromtimestamp(millis / 1000.0, tz=timezone.utc)
+    moment = datetime.fromtimestamp(millis / 1000.0, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(millis) % 1000:03d}Z"
 
 

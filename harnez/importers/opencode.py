@@ -25,8 +25,6 @@ from typing import Any
 from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey
 from harnez.importers.normalized import (
-    as_list,
-    as_object,
     AssistantTurn,
     Compaction,
     Entry,
@@ -40,6 +38,7 @@ from harnez.importers.normalized import (
     TurnMark,
     Usage,
     UserMessage,
+    as_object,
     iso_from_ms,
 )
 

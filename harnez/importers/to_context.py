@@ -14,7 +14,8 @@ from typing import Any
 
 from harnez.importers.normalized import AssistantTurn, Compaction, Session, ToolResult, UserMessage
 from harnez.importers.to_events import arguments
-from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall, ToolResult as ResultItem
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall
+from harnez.wires.conversation import ToolResult as ResultItem
 from harnez.wires.conversation import UserMessage as UserItem
 
 COMPACTION_ROLE = "compaction"

@@ -17,7 +17,6 @@ from typing import Any
 
 from harnez import events as ev
 from harnez.events import Event, EventBody
-from harnez.outcome import Stop
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -30,6 +29,7 @@ from harnez.importers.normalized import (
     UserMessage,
     time_key,
 )
+from harnez.outcome import Stop
 from harnez.store.imports import ImportedTask
 
 STOPS: dict[str, Stop] = {"completed": "completed", "error": "failed", "aborted": "cancelled",

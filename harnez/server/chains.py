@@ -165,7 +165,7 @@ class TaskChains:
             return TaskOutcome("cancelled")
         except HarnezError as exc:
             return TaskOutcome("failed", 0, exc.message)
-        except Exception as exc:  # noqa: BLE001 - a bug in the work must still close the task
+        except Exception as exc:
             log.exception("task %s crashed", run.task_id)
             return TaskOutcome("failed", 0, f"Internal error: {type(exc).__name__}: {exc}")
 

@@ -171,7 +171,7 @@ class AllProjects:
         # Each database is read in its own thread (SQLite releases the GIL): the slowest bounds the wait.
         results = await asyncio.gather(*(self._read(source, query, *position)
                                          for source, position in wanted), return_exceptions=True)
-        for (source, position), result in zip(wanted, results):
+        for (source, position), result in zip(wanted, results, strict=True):
             if isinstance(result, DatabaseGone):
                 self._forget(source)
             elif isinstance(result, StoreError):

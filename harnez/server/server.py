@@ -10,7 +10,6 @@ from pathlib import Path
 
 from harnez.agent.approvals import ApprovalDesk
 from harnez.errors import HarnezError, ModelConfigError, SessionNotFoundError, StoreError, StoreWriteError
-from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.events import (
     Event,
     Finished,
@@ -24,6 +23,7 @@ from harnez.events import (
     warning,
 )
 from harnez.events import UserMessage as UserMessageEvent
+from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from harnez.events import Cost, EventBody, Started, Usage
 
+
 @dataclass(slots=True)
 class SessionTotals:
     """Tokens and cost summed over a session's `usage` and `cost` events, and the context in use.

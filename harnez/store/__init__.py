@@ -16,8 +16,18 @@ from harnez.store.search import FullTextSearch, SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, SessionTable
 from harnez.store.tasks import TaskRecord, TaskTable
 
-__all__ = ["Store", "Database", "EventLog", "Ledger", "ModelCall", "ToolExecution", "SessionRecord",
-           "SessionPage", "SearchPage", "TaskRecord"]
+__all__ = [
+    "Database",
+    "EventLog",
+    "Ledger",
+    "ModelCall",
+    "SearchPage",
+    "SessionPage",
+    "SessionRecord",
+    "Store",
+    "TaskRecord",
+    "ToolExecution",
+]
 
 
 class Store:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from contextvars import ContextVar
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 

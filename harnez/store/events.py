@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
 import zlib
-from typing import Any
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiosqlite
 
@@ -137,10 +138,8 @@ class EventLog:
         """Commit what is pending and stop the background task."""
         if self._flusher is not None:
             self._flusher.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher
-            except asyncio.CancelledError:
-                pass
             self._flusher = None
         await self.flush()
         await asyncio.gather(*self._commits, return_exceptions=True)
@@ -186,7 +185,7 @@ class EventLog:
             self._wake.clear()
             try:
                 await self.flush()
-            except Exception:  # noqa: BLE001 - the futures carry the error to every waiter
+            except Exception:
                 log.exception("group commit failed")
 
     async def flush(self) -> None:
@@ -212,7 +211,7 @@ class EventLog:
         except StoreWriteError as exc:
             self._fail(exc, batch)
             return
-        except Exception as exc:  # noqa: BLE001 - retried per session so one bad session fails alone
+        except Exception as exc:
             # A session deleted while its events waited (foreign key): its events go, the others stay.
             if len({p.session_num for p in batch}) == 1:
                 _settle_all(batch, exc)
@@ -223,7 +222,7 @@ class EventLog:
             for part in by_session.values():
                 await self._commit_batch(part)
             return
-        for p, event in zip(batch, stored):
+        for p, event in zip(batch, stored, strict=True):
             if not p.done.done():
                 p.done.set_result(event)
         if self._on_commit is not None:

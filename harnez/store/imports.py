@@ -9,9 +9,9 @@ from typing import Any
 import aiosqlite
 
 from harnez.events import Event
+from harnez.redaction import redact
 from harnez.store.context import pack
 from harnez.store.db import Database
-from harnez.redaction import redact
 from harnez.store.events import stored_payload
 from harnez.store.sessions import new_session_id
 
@@ -217,7 +217,7 @@ async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int,
         task_ids = list(range(next_task, next_task + len(r.tasks)))
         next_task += len(r.tasks)
         tasks += [(task_id, num, t.state, redact(t.input), t.model, t.state, t.error and redact(t.error),
-                   t.created_at, t.created_at, t.finished_at, t.turns) for task_id, t in zip(task_ids, r.tasks)]
+                   t.created_at, t.created_at, t.finished_at, t.turns) for task_id, t in zip(task_ids, r.tasks, strict=True)]
         for seq, (event, moment) in enumerate(r.events, 1):
             body, _ = stored_payload(event.body.to_payload())
             events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
 import time
 from dataclasses import dataclass

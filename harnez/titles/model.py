@@ -7,7 +7,15 @@ from collections.abc import Awaitable, Callable
 from harnez.errors import ModelConfigError, SettingsError, WireError
 from harnez.settings import ModelRef, RetrySettings, Settings, parse_model_ref
 from harnez.titles.policy import ModelTitler
-from harnez.wires import WIRES, AssistantTurn, Conversation, ResolvedModel, UserMessage, WireRequest, resolve_ref
+from harnez.wires import (
+    WIRES,
+    AssistantTurn,
+    Conversation,
+    ResolvedModel,
+    UserMessage,
+    WireRequest,
+    resolve_ref,
+)
 from harnez.wires.catalogue import ANTHROPIC_BUDGETS, clamp_thinking, endpoint_for, model_spec, rate_for
 
 TITLE_INSTRUCTION = (

@@ -91,7 +91,7 @@ class TitlePolicy:
             await self._name_from_source(session_id, prompt)
         except StoreError:
             return  # saving failed for good: the task and every front end already report it
-        except Exception as exc:  # noqa: BLE001 - a bug in naming must not kill the loop; logged and warned
+        except Exception as exc:
             log.exception("naming session %s failed", session_id)
             with contextlib.suppress(StoreError):
                 await self.store.warn(session_id, "title-failed", "Automatic naming failed unexpectedly "

@@ -150,7 +150,7 @@ class SessionGrants:
         rebuilds grants from it, never from a provider-chosen call id.
         """
         if tool.kind == "shell":
-            grant: dict[str, Any] = {"tool": tool.name, "commands": split_command(getattr(args, "command"))}
+            grant: dict[str, Any] = {"tool": tool.name, "commands": split_command(args.command)}
         else:
             outside = [str(t.path) for t in tool.targets(args, workspace) if not t.inside]
             grant = {"tool": tool.name, "paths": outside}
@@ -189,7 +189,7 @@ def decide(tool: Tool, args: ToolParams, workspace: Path, settings: PermissionSe
     if settings.tools.get(tool.name) == "deny":
         return Decision("deny", f"Settings deny the {tool.name} tool (permissions.tools.{tool.name}).")
     if tool.kind == "shell":
-        return _decide_shell(getattr(args, "command"), settings, grants)
+        return _decide_shell(args.command, settings, grants)
     rules = [(target, _path_rule(target, workspace, settings.paths))
              for target in tool.targets(args, workspace)]
     by_path = _decide_paths(tool, rules, workspace, grants)

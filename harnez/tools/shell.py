@@ -164,10 +164,8 @@ def stop_orphaned_group(pgid: int, leader_start: int | None) -> int:
     members = [pid for pid, group, start in _processes() if group == pgid
                and (leader_start is None or start >= leader_start)]
     for pid in members:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     return len(members)
 
 

@@ -19,11 +19,11 @@ from textual.widgets import Static
 from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
 if TYPE_CHECKING:
+    from harnez.server.models import LocalServer
     from harnez.server.server import Server
     from harnez.settings import Settings
     from harnez.tui.screens.picker import PickerChoice
     from harnez.tui.screens.setup import SetupResult
-    from harnez.server.models import LocalServer
 
 WORKER_STOP_WAIT = 2.0
 """Seconds to wait at quit for cancelled workers to end before the server closes regardless."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 from harnez.settings import WireName
 from harnez.wires.conversation import Conversation, Opaque
@@ -156,19 +156,10 @@ class WireWarning:
     raw: Any = field(default=None)
 
 
-WireEvent = Union[
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStart,
-    ToolCallDelta,
-    ToolCallEnd,
-    UsageReport,
-    OpaqueItem,
-    Stop,
-    Failure,
-    Retry,
-    WireWarning,
-]
+WireEvent = (
+    TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | UsageReport | OpaqueItem
+    | Stop | Failure | Retry | WireWarning
+)
 
 
 class Wire(Protocol):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from harnez.errors import HarnezError
 
@@ -67,7 +67,7 @@ class ToolResult:
         return {"type": "tool_result", "call_id": self.call_id, "content": self.content, "is_error": self.is_error}
 
 
-Item = Union[UserMessage, AssistantMessage, ToolResult]
+Item = UserMessage | AssistantMessage | ToolResult
 
 
 def item_from_json(data: dict[str, Any]) -> Item:

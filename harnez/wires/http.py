@@ -10,8 +10,8 @@ import json
 import re
 import ssl
 import time
-from dataclasses import replace
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import httpx

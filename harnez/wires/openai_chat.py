@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from harnez.wires.base import (
+    Failure,
     ModelSpec,
     ReasoningDelta,
     Stop,
@@ -19,7 +20,6 @@ from harnez.wires.base import (
     WireEvent,
     WireRequest,
     WireWarning,
-    Failure,
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage

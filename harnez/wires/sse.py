@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
-from typing import Union
 
 _KNOWN_FIELDS = frozenset(("event", "data", "id", "retry"))
 
@@ -24,7 +23,7 @@ class SseMalformed:
     line: str
 
 
-SseItem = Union[SseEvent, SseMalformed]
+SseItem = SseEvent | SseMalformed
 
 
 async def iter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SseItem]:

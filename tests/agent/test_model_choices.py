@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harnez.testing.scripted_model import ScriptedModel
 from harnez.server import Server
+from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.helpers import answer, make_settings
 
 

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from harnez.events import KINDS
-
 from tests.e2e.helpers import SECRET, HeadlessWorkspace, finished, json_lines
 
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()

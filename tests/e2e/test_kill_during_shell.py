@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 import signal
+import sqlite3
 import time
 from pathlib import Path
 

@@ -66,15 +66,15 @@ def test_sigterm_cancels_running_tasks_and_closes_cleanly(tmp_path: Path, script
     served = start_serve(tmp_path, scripted_model)
     scripted_model.add({"reply": [{"text": ["kept ", "never"]}], "hold": "sigterm", "hold_after_chunks": 2})
     try:
-        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
-            with client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response:
-                events = sse_events(response)
-                for event in events:
-                    if event["type"] == "response.output_text.delta":
-                        break
-                served.process.send_signal(signal.SIGTERM)
-                rest = list(events)  # the stream ends with its terminal event, not a cut connection
-                stderr = served.stop()
+        with (httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client,
+              client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response):
+            events = sse_events(response)
+            for event in events:
+                if event["type"] == "response.output_text.delta":
+                    break
+            served.process.send_signal(signal.SIGTERM)
+            rest = list(events)  # the stream ends with its terminal event, not a cut connection
+            stderr = served.stop()
     finally:
         scripted_model.release("sigterm")
         served.stop()

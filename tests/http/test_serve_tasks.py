@@ -12,8 +12,16 @@ import httpx
 import pytest
 
 from tests.http.conftest import HARNEZ
-from tests.http.helpers import (SECRET, TOKEN, Served, answer, sse_events, stream_task, validate,
-                                wait_for_requests)
+from tests.http.helpers import (
+    SECRET,
+    TOKEN,
+    Served,
+    answer,
+    sse_events,
+    stream_task,
+    validate,
+    wait_for_requests,
+)
 
 
 def _wait_status(client: httpx.Client, response_id: str, *statuses: str) -> dict:

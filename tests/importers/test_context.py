@@ -9,7 +9,6 @@ from harnez.agent.context import items_from_records, repair
 from harnez.importers import Readers
 from harnez.importers.to_context import SUMMARY_PREFIX, context_records
 from harnez.wires import AssistantMessage, ToolResult, UserMessage
-
 from tests.importers.conftest import FIXTURES
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from harnez.importers import Readers
 from harnez.importers.normalized import AssistantTurn, ToolResult, UserMessage
-
 from tests.importers.conftest import FIXTURES, expected, is_real
 
 EXPECTED = expected()
@@ -150,7 +149,7 @@ def test_a_lazyagents_golden_is_reproduced(fixtures: Path, golden: str) -> None:
     events = want.get("events")
     if events:
         assert summary["model_calls"] == events["responses"]
-        assert summary["models"] == [f"{ref.harness == 'pi' and 'fake/' or ''}{m}" for m in events["models"]]
+        assert summary["models"] == [f"{(ref.harness == 'pi' and 'fake/') or ''}{m}" for m in events["models"]]
         usage = events["usage"]
         assert {k: summary["usage"][k] for k in ("input", "output", "cache_read", "cache_write")} == \
             {"input": usage["Input"], "output": usage["Output"], "cache_read": usage["CacheRead"],

@@ -13,7 +13,6 @@ from harnez.agent.work import AgentWork
 from harnez.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.transcript import render_plain
-
 from tests.agent.helpers import answer, make_settings
 
 CLAUDE_HOME = "claude-code/agtrace-2.0.28/home"

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 CLAUDE = "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/" \
          "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
 CODEX_HOME = "codex/lazyagents-0.158.0/home"

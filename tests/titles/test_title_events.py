@@ -6,7 +6,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from title_support import EXCERPT, KEY_ENV, first_prompt, open_server, provider, settings_for, wait_for_requests
+from title_support import (
+    EXCERPT,
+    KEY_ENV,
+    first_prompt,
+    open_server,
+    provider,
+    settings_for,
+    wait_for_requests,
+)
 
 from harnez.events import StoredEvent
 from harnez.server import Server

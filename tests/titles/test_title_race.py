@@ -6,7 +6,16 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from title_support import KEY_ENV, events_of, first_prompt, open_server, provider, settings_for, title_of, wait_until
+from title_support import (
+    KEY_ENV,
+    events_of,
+    first_prompt,
+    open_server,
+    provider,
+    settings_for,
+    title_of,
+    wait_until,
+)
 
 from harnez.server import Server
 from harnez.settings import ModelRef

@@ -14,7 +14,6 @@ from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, To
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
 from harnez.tui.widgets.transcript import Transcript
-
 from tests.tui.helpers import ANSWER_MARKDOWN, GatedWork, failing_work, retry_work, wait_for
 
 

@@ -9,7 +9,6 @@ from harnez.server.server import Server
 from harnez.settings import load_settings
 from harnez.tui.app import HarnezApp
 from harnez.tui.widgets.status import StatusLine
-
 from tests.tui.helpers import wait_for
 
 

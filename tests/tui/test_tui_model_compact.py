@@ -15,7 +15,6 @@ from harnez.tui.screens.model_picker import ModelPickerScreen
 from harnez.tui.widgets.blocks import NoticeBlock, TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
-
 from tests.agent.helpers import answer, make_settings
 from tests.tui.helpers import wait_for
 

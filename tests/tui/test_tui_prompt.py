@@ -29,10 +29,10 @@ async def test_up_and_down_walk_the_prompt_history(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)
-        for text in ("first", "second"):
+        for ended, text in enumerate(("first", "second"), start=1):
             app.screen.query_one(PromptInput).load_text(text)
             await pilot.press("enter")
-            await wait_for(pilot, lambda: len(app.screen.query(TaskEndBlock)) == (1 if text == "first" else 2))
+            await wait_for(pilot, lambda n=ended: len(app.screen.query(TaskEndBlock)) == n)
         prompt = app.screen.query_one(PromptInput)
         await pilot.press("d", "r", "a", "f", "t")
         await pilot.press("up")

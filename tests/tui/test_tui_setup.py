@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from harnez import paths
+from harnez.server.factory import open_agent_server
 from harnez.server.server import Server
 from harnez.settings import load_settings
 from harnez.testing.scripted_model import ScriptedModel
-from harnez.server.factory import open_agent_server
 from harnez.tui.app import HarnezApp
 from harnez.tui.screens.picker import PickerScreen
 from harnez.tui.screens.session import SessionScreen

@@ -12,7 +12,18 @@ import httpx
 import pytest
 
 from harnez.settings import RetrySettings
-from harnez.wires import WIRES, Endpoint, Failure, OpenAIChatWire, Retry, RetryingWire, Stop, TextDelta, WireWarning, collect
+from harnez.wires import (
+    WIRES,
+    Endpoint,
+    Failure,
+    OpenAIChatWire,
+    Retry,
+    RetryingWire,
+    Stop,
+    TextDelta,
+    WireWarning,
+    collect,
+)
 from tests.wires.helpers import ALL_WIRES, SECRET, endpoint, request
 
 HELLO = {"reply": [{"text": "Hello brave new world"}], "usage": {"input": 3, "output": 4}}

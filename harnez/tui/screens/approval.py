@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from time import monotonic
-from typing import Any, Literal
+from typing import Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -106,9 +106,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While the reason is typed, letters belong to the input and Enter confirms the denial.
-        if self.asking_reason and action in ("answer", "ask_reason", "stop_task"):
-            return False
-        return True
+        return not (self.asking_reason and action in ("answer", "ask_reason", "stop_task"))
 
     def action_answer(self, verdict: Verdict) -> None:
         """Allow the call once or for the session (once the prompt is armed)."""

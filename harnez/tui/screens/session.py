@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -10,8 +11,8 @@ from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from harnez.errors import HarnezError, StoreError
 from harnez import events as ev
+from harnez.errors import HarnezError, StoreError
 from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
@@ -255,7 +256,7 @@ class SessionScreen(Screen[None]):
                 from harnez.tui.screens.approval import ApprovalScreen
 
                 self._approval_screen = ApprovalScreen(request)
-                self.app.push_screen(self._approval_screen, lambda answer: self._answered(request, answer))
+                self.app.push_screen(self._approval_screen, partial(self._answered, request))
                 return
 
     def _answered(self, request: ApprovalRequest, answer: ApprovalAnswer | None) -> None:

@@ -21,8 +21,8 @@ from textual.widgets.option_list import Option
 
 from harnez import paths
 from harnez.errors import HarnezError
-from harnez.settings import Settings, parse_model_ref, save_global_settings
 from harnez.server.models import DEFAULT_PORTS, HOSTED_PROVIDERS, HostedProvider, LocalServer, detect_keys
+from harnez.settings import Settings, parse_model_ref, save_global_settings
 
 LocalProbe = Callable[[], Awaitable[list[LocalServer]]]
 """Finds the local servers (normally `probe_local_servers` over the usual ports)."""

@@ -14,7 +14,6 @@ from textual.content import Content
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-
 _PARSERS = threading.local()
 
 

@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from harnez.server.totals import SessionTotals
 
+
 class TitleBar(Static):
     """The session's title at the top of the screen."""
 

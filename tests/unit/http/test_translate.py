@@ -10,7 +10,14 @@ import jsonschema
 
 from harnez import events as ev
 from harnez.events import StoredEvent, body_from_payload
-from harnez.http.translate import ResponseFacts, TaskStream, output_text, response_object, scrub, terminal_event
+from harnez.http.translate import (
+    ResponseFacts,
+    TaskStream,
+    output_text,
+    response_object,
+    scrub,
+    terminal_event,
+)
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "../shared/reference/uhp-2026-08-11/"
                      "uhp-2026-08-11.schema.json").resolve().read_text())

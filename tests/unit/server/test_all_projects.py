@@ -30,7 +30,7 @@ async def _project(root: Path, prompts: list[str], times: list[float]) -> tuple[
     finally:
         await server.close()
     with sqlite3.connect(database) as conn:
-        conn.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", list(zip(times, ids)))
+        conn.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", list(zip(times, ids, strict=True)))
     return database, ids
 
 
@@ -42,7 +42,7 @@ async def _three_projects(tmp_path: Path) -> tuple[DatabaseIndex, dict[str, Path
     for name, moments in layout.items():
         database, ids = await _project(tmp_path / name, [f"{name} chat {m}" for m in moments], moments)
         databases[name] = database
-        times.update(zip(ids, moments))
+        times.update(zip(ids, moments, strict=True))
         index.remember(database)
     return index, databases, times
 
@@ -172,7 +172,7 @@ async def test_a_slow_database_costs_a_bounded_time_then_is_skipped(tmp_path: Pa
 
 
 async def test_sessions_are_located_and_reloaded_in_their_own_database(tmp_path: Path) -> None:
-    index, databases, times = await _three_projects(tmp_path)
+    index, databases, _times = await _three_projects(tmp_path)
     projects = AllProjects(None, index)
     page = await projects.page(None, None, limit=50)
     oldest, second = page.sessions[-1], page.sessions[1]  # beta's sessions active at 5 and at 90
@@ -193,7 +193,7 @@ async def test_sessions_are_located_and_reloaded_in_their_own_database(tmp_path:
 
 
 async def test_full_text_pages_across_projects_reach_every_matching_session(tmp_path: Path) -> None:
-    index, databases, times = await _three_projects(tmp_path)
+    index, _databases, times = await _three_projects(tmp_path)
     projects = AllProjects(None, index)
     reached, cursor = set(), None
     while True:

@@ -80,7 +80,7 @@ async def test_read_only_mode_refuses_and_saves_nothing(db_path: Path, workspace
     server = await Server.open(db_path, settings)
     try:
         draft = server.create_session(workspace)
-        with pytest.raises(HarnezError, match="Read-only mode runs no shell commands.*Shift\\+Tab"):
+        with pytest.raises(HarnezError, match=r"Read-only mode runs no shell commands.*Shift\+Tab"):
             await server.run_shell(draft.id, "touch made")
         with pytest.raises(HarnezError, match="Read-only"):
             await server.run_shell(draft.id, "touch made", mode="read-only")

@@ -42,7 +42,7 @@ async def test_subscribers_joining_during_thousands_of_appends_see_every_event_o
         producer(), late_subscriber(0, 0), late_subscriber(0.005, 0), late_subscriber(0.02, 1),
         late_subscriber(0.05, 100), late_subscriber(0.1, 0)), timeout=60)
     expected_starts = [1, 1, 2, 101, 1]
-    for start, seen in zip(expected_starts, results[1:]):
+    for start, seen in zip(expected_starts, results[1:], strict=True):
         assert seen == list(range(start, total + 1))
     await server.close()
 

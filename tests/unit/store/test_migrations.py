@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import zipfile
-import sqlite3
 from pathlib import Path
 
 import pytest

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harnez.server import Server
-from harnez.store.migrate import migrations_dir
 from harnez.store import Store
+from harnez.store.migrate import migrations_dir
 
 
 def _mode(path: Path) -> int:

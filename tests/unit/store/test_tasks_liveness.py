@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from harnez import events as ev
 from harnez.store.tasks import pid_alive, process_start
@@ -29,7 +30,8 @@ def test_a_killed_process_its_parent_has_not_collected_counts_as_dead() -> None:
     try:
         os.kill(child.pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and "Z" not in open(f"/proc/{child.pid}/stat").read().rpartition(")")[2][:3]:
+        stat = Path(f"/proc/{child.pid}/stat")
+        while time.monotonic() < deadline and "Z" not in stat.read_text().rpartition(")")[2][:3]:
             time.sleep(0.01)
         # The child is a zombie now (this process has not waited for it): its pid still exists.
         os.kill(child.pid, 0)
