@@ -26,8 +26,26 @@ from harnez.server.projects import AllProjects, remember_database
 from harnez.store.index import DatabaseIndex
 
 RARE = "zebra garden kernel lambda"
-WORDS = ("migration", "zebra", "cursor", "window", "release", "parser", "socket", "banana", "kernel",
-         "picker", "theme", "commit", "harness", "token", "stream", "lambda", "vector", "garden")
+WORDS = (
+    "migration",
+    "zebra",
+    "cursor",
+    "window",
+    "release",
+    "parser",
+    "socket",
+    "banana",
+    "kernel",
+    "picker",
+    "theme",
+    "commit",
+    "harness",
+    "token",
+    "stream",
+    "lambda",
+    "vector",
+    "garden",
+)
 
 
 async def build(root: Path, projects: int, sessions: int, seed: int = 7) -> list[Path]:
@@ -46,12 +64,26 @@ async def build(root: Path, projects: int, sessions: int, seed: int = 7) -> list
             num = n + 1
             workspace = str(project / ("", "src", "docs")[n % 3]).rstrip("/")
             moment = now - rng.uniform(0, 90 * 86400)
-            rows.append((num, f"{p:02x}{n:06x}".ljust(32, "0"), workspace, f"{rng.choice(WORDS)} chat {n}",
-                         "keywords", "chat/model", "completed", moment, moment))
+            rows.append(
+                (
+                    num,
+                    f"{p:02x}{n:06x}".ljust(32, "0"),
+                    workspace,
+                    f"{rng.choice(WORDS)} chat {n}",
+                    "keywords",
+                    "chat/model",
+                    "completed",
+                    moment,
+                    moment,
+                )
+            )
             docs.append((num, "message", " ".join(rng.choice(WORDS) for _ in range(12))))
         conn.execute("BEGIN")
-        conn.executemany("INSERT INTO sessions (num, id, workspace, title, title_source, model, status, "
-                         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany(
+            "INSERT INTO sessions (num, id, workspace, title, title_source, model, status, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
         conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (?, ?, ?)", docs)
         conn.execute("COMMIT")
         conn.close()
@@ -75,22 +107,44 @@ async def first_pages(server: Server, index: DatabaseIndex, workspace: Path, run
 
     cold = await lib.timed_runs(cold_page, runs)
     reference = lib.percentile(here, 95)
-    lib.report("this workspace, first page (reference: `harnez sessions`, the picker)", lib.summary_ms(here),
-               "—", True, "1.00×")
-    lib.report("this project, first page", lib.summary_ms(project), "—", True,
-               f"p95 {lib.percentile(project, 95) / reference:.2f}× this workspace")
-    for label, times in (("every project, first page, warm (picker)", warm),
-                         ("every project, first page, cold (`sessions --all`)", cold)):
+    lib.report(
+        "this workspace, first page (reference: `harnez sessions`, the picker)",
+        lib.summary_ms(here),
+        "—",
+        True,
+        "1.00×",
+    )
+    lib.report(
+        "this project, first page",
+        lib.summary_ms(project),
+        "—",
+        True,
+        f"p95 {lib.percentile(project, 95) / reference:.2f}× this workspace",
+    )
+    for label, times in (
+        ("every project, first page, warm (picker)", warm),
+        ("every project, first page, cold (`sessions --all`)", cold),
+    ):
         p95 = lib.percentile(times, 95)
-        lib.report(label, lib.summary_ms(times), "≤ 100 ms p95", p95 <= 0.1,
-                   f"p50 {lib.median(times) / lib.median(here):.1f}×, p95 {p95 / reference:.1f}× this workspace")
+        lib.report(
+            label,
+            lib.summary_ms(times),
+            "≤ 100 ms p95",
+            p95 <= 0.1,
+            f"p50 {lib.median(times) / lib.median(here):.1f}×, p95 {p95 / reference:.1f}× this workspace",
+        )
     for term in ("zebra", "zebra garden kernel"):
         single = await lib.timed_runs(lambda: server.list_sessions(term, None, None, 50), runs)
         every = await lib.timed_runs(lambda: warm_projects.page(term, None, 50), runs)
         p95 = lib.percentile(every, 95)
-        lib.report(f"full text '{term}', every project (warm)", lib.summary_ms(every), "≤ 150 ms p95", p95 <= 0.15,
-                   f"p50 {lib.median(every) / lib.median(single):.1f}×, p95 {p95 / lib.percentile(single, 95):.1f}× "
-                   f"this project (p95 {lib.percentile(single, 95) * 1000:.2f} ms)")
+        lib.report(
+            f"full text '{term}', every project (warm)",
+            lib.summary_ms(every),
+            "≤ 150 ms p95",
+            p95 <= 0.15,
+            f"p50 {lib.median(every) / lib.median(single):.1f}×, p95 {p95 / lib.percentile(single, 95):.1f}× "
+            f"this project (p95 {lib.percentile(single, 95) * 1000:.2f} ms)",
+        )
     warm_projects.close()
 
 
@@ -111,8 +165,10 @@ async def paging(server: Server, index: DatabaseIndex, expected: int, query: str
     projects.close()
     ok = len(set(seen)) == expected and (query is not None or len(seen) == expected)
     what = f"sessions matching '{query}'" if query else "sessions"
-    print(f"  paging every project: {len(set(seen))} of {expected} {what} in {pages} pages, "
-          f"{lib.summary_ms(times)} per page  [every one reached: {lib.verdict(ok)}]")
+    print(
+        f"  paging every project: {len(set(seen))} of {expected} {what} in {pages} pages, "
+        f"{lib.summary_ms(times)} per page  [every one reached: {lib.verdict(ok)}]"
+    )
 
 
 def matching(databases: list[Path], query: str) -> int:
@@ -121,8 +177,11 @@ def matching(databases: list[Path], query: str) -> int:
     total = 0
     for database in databases:
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
-            total += conn.execute("SELECT COUNT(DISTINCT d.session) FROM search_fts JOIN search_docs d "
-                                  "ON d.id = search_fts.rowid WHERE search_fts MATCH ?", (words,)).fetchone()[0]
+            total += conn.execute(
+                "SELECT COUNT(DISTINCT d.session) FROM search_fts JOIN search_docs d "
+                "ON d.id = search_fts.rowid WHERE search_fts MATCH ?",
+                (words,),
+            ).fetchone()[0]
     return total
 
 
@@ -137,8 +196,13 @@ async def index_cost(database: Path, runs: int) -> None:
 
     opens = await lib.timed_runs(open_and_close, max(runs // 5, 5))
     p95, opened = lib.percentile(times, 95), lib.percentile(opens, 50)
-    lib.report("remember_database on open, already indexed", f"p95 {p95 * 1e6:.0f} µs", "≤ 1 ms", p95 <= 0.001,
-               f"{p95 / opened * 100:.2f} % of Server.open + close (p50 {opened * 1000:.1f} ms)")
+    lib.report(
+        "remember_database on open, already indexed",
+        f"p95 {p95 * 1e6:.0f} µs",
+        "≤ 1 ms",
+        p95 <= 0.001,
+        f"{p95 / opened * 100:.2f} % of Server.open + close (p50 {opened * 1000:.1f} ms)",
+    )
 
 
 async def main() -> None:
@@ -147,8 +211,10 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=2000, help="per project")
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
-    lib.header(f"Listings across {args.projects} projects of {args.sessions:,} sessions each "
-               "(SPEC §10 picker targets; the index must not slow the current project's listing)")
+    lib.header(
+        f"Listings across {args.projects} projects of {args.sessions:,} sessions each "
+        "(SPEC §10 picker targets; the index must not slow the current project's listing)"
+    )
     root = Path(tempfile.mkdtemp(prefix="harnez-bench-projects-"))
     started = time.perf_counter()
     databases = await build(root, args.projects, args.sessions)

@@ -26,18 +26,35 @@ from harnez.server import Server  # noqa: E402
 
 FIXTURES = REPO.parent / "shared" / "fixtures" / "importers"
 DATA = REPO / "benchmarks" / ".data"
-CLAUDE = [("claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/"
-           "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl", "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"),
-          ("claude-code/git-ai-2.0.69/claude-code-with-thinking.jsonl", "dac34307-159f-4fcd-9c21-35210246ad38"),
-          ("claude-code/lazyagents-2.1.284/home/.claude/projects/-home-user-proj/"
-           "609b44ad-7c18-4745-a70b-784281dce85e.jsonl", "609b44ad-7c18-4745-a70b-784281dce85e")]
-CODEX = [("codex/agtrace-0.66.0/codex_session.jsonl", "019b04ae-b1c6-7c72-a134-a4c2de66058c"),
-         ("codex/lazyagents-0.158.0/home/.codex/sessions/2026/09/30/"
-          "rollout-2026-09-30T08-39-00-01a0f21c-5c40-7f72-9aa9-ef0b43570680.jsonl",
-          "01a0f21c-5c40-7f72-9aa9-ef0b43570680")]
-PI = [("pi/lazyagents-0.87.1/home/.pi/agent/sessions/--home-user-proj--/"
-       "2026-09-30T11-37-32-309Z_01a0f21b-0595-72a7-84dc-df0fc0d0de3f.jsonl", "01a0f21b-0595-72a7-84dc-df0fc0d0de3f"),
-      ("pi/agent-sessions-stub-provider/small.jsonl", "019e19b4-eb48-746a-aa6b-8dfcfa37954b")]
+CLAUDE = [
+    (
+        "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/"
+        "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl",
+        "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9",
+    ),
+    ("claude-code/git-ai-2.0.69/claude-code-with-thinking.jsonl", "dac34307-159f-4fcd-9c21-35210246ad38"),
+    (
+        "claude-code/lazyagents-2.1.284/home/.claude/projects/-home-user-proj/"
+        "609b44ad-7c18-4745-a70b-784281dce85e.jsonl",
+        "609b44ad-7c18-4745-a70b-784281dce85e",
+    ),
+]
+CODEX = [
+    ("codex/agtrace-0.66.0/codex_session.jsonl", "019b04ae-b1c6-7c72-a134-a4c2de66058c"),
+    (
+        "codex/lazyagents-0.158.0/home/.codex/sessions/2026/09/30/"
+        "rollout-2026-09-30T08-39-00-01a0f21c-5c40-7f72-9aa9-ef0b43570680.jsonl",
+        "01a0f21c-5c40-7f72-9aa9-ef0b43570680",
+    ),
+]
+PI = [
+    (
+        "pi/lazyagents-0.87.1/home/.pi/agent/sessions/--home-user-proj--/"
+        "2026-09-30T11-37-32-309Z_01a0f21b-0595-72a7-84dc-df0fc0d0de3f.jsonl",
+        "01a0f21b-0595-72a7-84dc-df0fc0d0de3f",
+    ),
+    ("pi/agent-sessions-stub-provider/small.jsonl", "019e19b4-eb48-746a-aa6b-8dfcfa37954b"),
+]
 OPENCODE = "opencode/lazyagents-1.18.33/home/.local/share/opencode/opencode.db"
 OPENCODE_SESSION = "ses_f0de500f8ffeXvsiYJDOg5JtrU"
 
@@ -47,13 +64,34 @@ def generate(home: Path, per_harness: int) -> None:
     for n in range(per_harness):
         new = str(uuid.uuid4())
         path, old = CLAUDE[n % len(CLAUDE)]
-        _copy_text(FIXTURES / path, home / ".claude" / "projects" / f"-bench-{n % 25}" / f"{new}.jsonl", old, new)
+        _copy_text(
+            FIXTURES / path, home / ".claude" / "projects" / f"-bench-{n % 25}" / f"{new}.jsonl", old, new
+        )
         path, old = CODEX[n % len(CODEX)]
-        _copy_text(FIXTURES / path, home / ".codex" / "sessions" / "2026" / "09" / f"{n % 28 + 1:02d}" /
-                   f"rollout-2026-09-30T08-39-00-{new}.jsonl", old, new)
+        _copy_text(
+            FIXTURES / path,
+            home
+            / ".codex"
+            / "sessions"
+            / "2026"
+            / "09"
+            / f"{n % 28 + 1:02d}"
+            / f"rollout-2026-09-30T08-39-00-{new}.jsonl",
+            old,
+            new,
+        )
         path, old = PI[n % len(PI)]
-        _copy_text(FIXTURES / path, home / ".pi" / "agent" / "sessions" / f"--bench-{n % 25}--" /
-                   f"2026-09-30T11-37-32-309Z_{new}.jsonl", old, new)
+        _copy_text(
+            FIXTURES / path,
+            home
+            / ".pi"
+            / "agent"
+            / "sessions"
+            / f"--bench-{n % 25}--"
+            / f"2026-09-30T11-37-32-309Z_{new}.jsonl",
+            old,
+            new,
+        )
     _opencode(home / ".local" / "share" / "opencode" / "opencode.db", per_harness)
 
 
@@ -70,17 +108,24 @@ def _opencode(target: Path, sessions: int) -> None:
     with db:
         for n in range(1, sessions):
             suffix = f"{n:06d}"
-            db.execute("INSERT INTO session SELECT ? || substr(id, 11), project_id, workspace_id, parent_id, slug, "
-                       "directory, path, title, version, share_url, summary_additions, summary_deletions, "
-                       "summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output, tokens_reasoning, "
-                       "tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created, "
-                       "time_updated, time_compacting, time_archived FROM session WHERE id = ?",
-                       (f"ses_{suffix}", OPENCODE_SESSION))
-            db.execute("INSERT INTO message SELECT id || ?, ? || substr(session_id, 11), time_created, time_updated, "
-                       "data FROM message WHERE session_id = ?", (suffix, f"ses_{suffix}", OPENCODE_SESSION))
-            db.execute("INSERT INTO part SELECT id || ?, message_id || ?, ? || substr(session_id, 11), time_created, "
-                       "time_updated, data FROM part WHERE session_id = ?",
-                       (suffix, suffix, f"ses_{suffix}", OPENCODE_SESSION))
+            db.execute(
+                "INSERT INTO session SELECT ? || substr(id, 11), project_id, workspace_id, parent_id, slug, "
+                "directory, path, title, version, share_url, summary_additions, summary_deletions, "
+                "summary_files, summary_diffs, metadata, cost, tokens_input, tokens_output, tokens_reasoning, "
+                "tokens_cache_read, tokens_cache_write, revert, permission, agent, model, time_created, "
+                "time_updated, time_compacting, time_archived FROM session WHERE id = ?",
+                (f"ses_{suffix}", OPENCODE_SESSION),
+            )
+            db.execute(
+                "INSERT INTO message SELECT id || ?, ? || substr(session_id, 11), time_created, time_updated, "
+                "data FROM message WHERE session_id = ?",
+                (suffix, f"ses_{suffix}", OPENCODE_SESSION),
+            )
+            db.execute(
+                "INSERT INTO part SELECT id || ?, message_id || ?, ? || substr(session_id, 11), time_created, "
+                "time_updated, data FROM part WHERE session_id = ?",
+                (suffix, suffix, f"ses_{suffix}", OPENCODE_SESSION),
+            )
     db.close()
 
 
@@ -121,12 +166,18 @@ def main() -> None:
         generate(home, args.per_harness)
         print(f"generated {4 * args.per_harness:,} sessions in {time.perf_counter() - began:.1f} s")
         reading, read_count = read_only(home)
-        first, again, imported, unchanged = asyncio.run(import_twice(home, Path(scratch) / "harnez.sqlite", workspace))
+        first, again, imported, unchanged = asyncio.run(
+            import_twice(home, Path(scratch) / "harnez.sqlite", workspace)
+        )
         size = (Path(scratch) / "harnez.sqlite").stat().st_size / 1e6
-    print(f"import: {imported:,} sessions in {first:.2f} s ({imported / first:,.0f}/s); database {size:.1f} MB")
+    print(
+        f"import: {imported:,} sessions in {first:.2f} s ({imported / first:,.0f}/s); database {size:.1f} MB"
+    )
     print(f"import again (nothing changed, {unchanged:,} sources skipped unread): {again:.2f} s")
-    print(f"reference, reading the {read_count:,} sessions without storing them: {reading:.2f} s — import takes "
-          f"{first / reading:.2f}× that")
+    print(
+        f"reference, reading the {read_count:,} sessions without storing them: {reading:.2f} s — import takes "
+        f"{first / reading:.2f}× that"
+    )
     print("target: seconds, not minutes")
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / ".data"
-TEMPLATE = REPO.parent / "shared" / "fixtures" / "importers" / "codex" / "agtrace-0.66.0" / "codex_session.jsonl"
+TEMPLATE = (
+    REPO.parent / "shared" / "fixtures" / "importers" / "codex" / "agtrace-0.66.0" / "codex_session.jsonl"
+)
 TARGET_MB_S = 50.0
 TARGET_RSS_MB = 150.0
 
@@ -46,9 +48,17 @@ print(json.dumps({"wall": wall, "cpu": cpu, "rss_mb": rss, **facts}))
 def generate(path: Path, size: int) -> None:
     """A rollout of about `size` bytes built from the template's turns."""
     lines = [json.loads(line) for line in TEMPLATE.read_text(encoding="utf-8").splitlines()]
-    meta, body = lines[0], [(record, _advances(record, lines[:i + 1])) for i, record in enumerate(lines) if i]
-    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0,
-             "total_tokens": 0}
+    meta, body = (
+        lines[0],
+        [(record, _advances(record, lines[: i + 1])) for i, record in enumerate(lines) if i],
+    )
+    total = {
+        "input_tokens": 0,
+        "cached_input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_output_tokens": 0,
+        "total_tokens": 0,
+    }
     written, turn = 0, 0
     tmp = path.with_suffix(".partial")
     with open(tmp, "w", encoding="utf-8") as out:
@@ -62,11 +72,19 @@ def generate(path: Path, size: int) -> None:
 
 def _advances(record: dict, upto: list[dict]) -> bool:
     """Whether a template token count is a model call (its total differs from the previous count's)."""
-    info = (record.get("payload") or {}).get("info") if (record.get("payload") or {}).get("type") == "token_count" else None
+    info = (
+        (record.get("payload") or {}).get("info")
+        if (record.get("payload") or {}).get("type") == "token_count"
+        else None
+    )
     if not isinstance(info, dict):
         return False
-    earlier = [r["payload"]["info"] for r in upto[:-1] if (r.get("payload") or {}).get("type") == "token_count"
-               and isinstance(r["payload"].get("info"), dict)]
+    earlier = [
+        r["payload"]["info"]
+        for r in upto[:-1]
+        if (r.get("payload") or {}).get("type") == "token_count"
+        and isinstance(r["payload"].get("info"), dict)
+    ]
     return not earlier or earlier[-1]["total_token_usage"] != info["total_token_usage"]
 
 
@@ -85,8 +103,12 @@ def _renumbered(record: dict, turn: int, total: dict, advances: bool) -> dict:
 
 
 def measure(mode: str, path: Path) -> dict:
-    shown = subprocess.run([sys.executable, "-c", MEASURE, mode, str(path), str(REPO)], capture_output=True,
-                           text=True, check=True)
+    shown = subprocess.run(
+        [sys.executable, "-c", MEASURE, mode, str(path), str(REPO)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(shown.stdout)
 
 
@@ -106,14 +128,26 @@ def main() -> None:
     size_mb = path.stat().st_size / 1e6
     floor = measure("parse", path)
     result = measure("summarize", path)
-    cpu_rate, wall_rate, floor_rate = size_mb / result["cpu"], size_mb / result["wall"], size_mb / floor["cpu"]
-    print(f"rollout: {size_mb:.0f} MB, {floor['lines']:,} records; summary: {result['model_calls']:,} model calls, "
-          f"{result['tool_calls']:,} tool calls, {result['user_messages']:,} prompts")
-    print(f"summarize: {cpu_rate:.1f} MB/s on one core (CPU time; wall {wall_rate:.1f} MB/s) — target ≥ "
-          f"{TARGET_MB_S:.0f}: ratio {cpu_rate / TARGET_MB_S:.2f}")
-    print(f"reference, parse only: {floor_rate:.1f} MB/s — summarize runs at {cpu_rate / floor_rate:.2f} of it")
-    print(f"peak RSS: {result['rss_mb']:.1f} MB (parse only {floor['rss_mb']:.1f} MB) — target ≤ {TARGET_RSS_MB:.0f}: "
-          f"ratio {result['rss_mb'] / TARGET_RSS_MB:.2f}")
+    cpu_rate, wall_rate, floor_rate = (
+        size_mb / result["cpu"],
+        size_mb / result["wall"],
+        size_mb / floor["cpu"],
+    )
+    print(
+        f"rollout: {size_mb:.0f} MB, {floor['lines']:,} records; summary: {result['model_calls']:,} model calls, "
+        f"{result['tool_calls']:,} tool calls, {result['user_messages']:,} prompts"
+    )
+    print(
+        f"summarize: {cpu_rate:.1f} MB/s on one core (CPU time; wall {wall_rate:.1f} MB/s) — target ≥ "
+        f"{TARGET_MB_S:.0f}: ratio {cpu_rate / TARGET_MB_S:.2f}"
+    )
+    print(
+        f"reference, parse only: {floor_rate:.1f} MB/s — summarize runs at {cpu_rate / floor_rate:.2f} of it"
+    )
+    print(
+        f"peak RSS: {result['rss_mb']:.1f} MB (parse only {floor['rss_mb']:.1f} MB) — target ≤ {TARGET_RSS_MB:.0f}: "
+        f"ratio {result['rss_mb'] / TARGET_RSS_MB:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -39,11 +39,17 @@ def scripted_model(words: int, delay: float) -> Iterator[str]:
     """A scripted model in its own process answering every request with `words` streamed words."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "script.json"
-        turn = {"reply": [{"text": [f"w{i} " for i in range(words)]}], "usage": {"input": 20, "output": words},
-                "delay_per_chunk": delay}
+        turn = {
+            "reply": [{"text": [f"w{i} " for i in range(words)]}],
+            "usage": {"input": 20, "output": words},
+            "delay_per_chunk": delay,
+        }
         script.write_text(json.dumps({"loop": True, "turns": [turn]}))
-        process = subprocess.Popen([sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
-                                   stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             yield process.stdout.readline().strip().rsplit(" ", 1)[-1]
@@ -53,8 +59,11 @@ def scripted_model(words: int, delay: float) -> Iterator[str]:
 
 
 def settings_for(model_url: str) -> dict:
-    return {"providers": {"scripted": {"wire": "openai-chat", "base_url": model_url + "/v1"}},
-            "model": "scripted/bench", "permissions": {"mode": "accept-edits"}}
+    return {
+        "providers": {"scripted": {"wire": "openai-chat", "base_url": model_url + "/v1"}},
+        "model": "scripted/bench",
+        "permissions": {"mode": "accept-edits"},
+    }
 
 
 @contextmanager
@@ -65,8 +74,13 @@ def served(model_url: str) -> Iterator[str]:
     (root / "project" / ".harnez" / "settings.json").write_text(json.dumps(settings_for(model_url)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
     env.update(HARNEZ_HOME=str(root / "home"), HARNEZ_SERVE_TOKEN=TOKEN)
-    process = subprocess.Popen([str(HARNEZ), "serve", "--port", "0"], cwd=root / "project", env=env, text=True,
-                               stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        [str(HARNEZ), "serve", "--port", "0"],
+        cwd=root / "project",
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip().rsplit(" ", 1)[-1]
@@ -81,7 +95,9 @@ async def one_stream(http: httpx.AsyncClient, number: int, words: int) -> tuple[
     start = time.perf_counter()
     first = delta = None
     expected, text, data = 0, "", []
-    async with http.stream("POST", "/v1/responses", json={"input": f"task {number}", "stream": True}) as response:
+    async with http.stream(
+        "POST", "/v1/responses", json={"input": f"task {number}", "stream": True}
+    ) as response:
         async for line in response.aiter_lines():
             if line.startswith("data:"):
                 data.append(line[5:])
@@ -91,7 +107,9 @@ async def one_stream(http: httpx.AsyncClient, number: int, words: int) -> tuple[
             event, data = json.loads("".join(data)), []
             first = first or time.perf_counter() - start
             if event["sequence_number"] != expected:
-                raise AssertionError(f"stream {number}: event {event['sequence_number']} where {expected} was due")
+                raise AssertionError(
+                    f"stream {number}: event {event['sequence_number']} where {expected} was due"
+                )
             expected += 1
             if event["type"] == "response.output_text.delta":
                 delta = delta or time.perf_counter() - start
@@ -114,8 +132,9 @@ async def probe_while(http: httpx.AsyncClient, running: asyncio.Task) -> list[fl
 
 async def over_http(url: str, streams: int, words: int) -> dict:
     limits = httpx.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120,
-                                 limits=limits) as http:
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120, limits=limits
+    ) as http:
         idle = []
         for _ in range(20):
             start = time.perf_counter()
@@ -126,8 +145,14 @@ async def over_http(url: str, streams: int, words: int) -> dict:
         busy = await probe_while(http, running)
         results = await running
         wall = time.perf_counter() - start
-    return {"first": [r[0] for r in results], "delta": [r[1] for r in results],
-            "events": sum(r[2] for r in results), "wall": wall, "idle": idle, "busy": busy}
+    return {
+        "first": [r[0] for r in results],
+        "delta": [r[1] for r in results],
+        "events": sum(r[2] for r in results),
+        "wall": wall,
+        "idle": idle,
+        "busy": busy,
+    }
 
 
 async def in_process(model_url: str, streams: int) -> dict:
@@ -166,8 +191,12 @@ async def in_process(model_url: str, streams: int) -> dict:
     finally:
         await server.close()
         shutil.rmtree(root, ignore_errors=True)
-    return {"first": [r[0] for r in results], "delta": [r[1] for r in results],
-            "events": sum(r[2] for r in results), "wall": wall}
+    return {
+        "first": [r[0] for r in results],
+        "delta": [r[1] for r in results],
+        "events": sum(r[2] for r in results),
+        "wall": wall,
+    }
 
 
 def ms(seconds: float) -> str:
@@ -183,23 +212,44 @@ async def main() -> None:
     args = parser.parse_args()
     header(f"harnez serve: {args.streams} concurrent streams, {args.words} words each")
     with scripted_model(args.words, args.delay) as model_url:
-        engine = min([await in_process(model_url, args.streams) for _ in range(args.rounds)], key=lambda r: r["wall"])
+        engine = min(
+            [await in_process(model_url, args.streams) for _ in range(args.rounds)], key=lambda r: r["wall"]
+        )
         with served(model_url) as url:
-            http = min([await over_http(url, args.streams, args.words) for _ in range(args.rounds)],
-                       key=lambda r: r["wall"])
+            http = min(
+                [await over_http(url, args.streams, args.words) for _ in range(args.rounds)],
+                key=lambda r: r["wall"],
+            )
     rate, engine_rate = http["events"] / http["wall"], engine["events"] / engine["wall"]
-    print(f"  over HTTP: {http['events']} UHP events in {http['wall']:.2f} s; in process: {engine['events']} "
-          f"Harnez events in {engine['wall']:.2f} s")
-    report("UHP events/s delivered, 50 streams", f"{rate:,.0f}/s", "no event lost or reordered (checked)", True,
-           f"{rate / engine_rate:.2f}x the engine's events/s in process ({engine_rate:,.0f}/s); tasks/s "
-           f"{args.streams / http['wall']:.1f} vs {args.streams / engine['wall']:.1f}")
+    print(
+        f"  over HTTP: {http['events']} UHP events in {http['wall']:.2f} s; in process: {engine['events']} "
+        f"Harnez events in {engine['wall']:.2f} s"
+    )
+    report(
+        "UHP events/s delivered, 50 streams",
+        f"{rate:,.0f}/s",
+        "no event lost or reordered (checked)",
+        True,
+        f"{rate / engine_rate:.2f}x the engine's events/s in process ({engine_rate:,.0f}/s); tasks/s "
+        f"{args.streams / http['wall']:.1f} vs {args.streams / engine['wall']:.1f}",
+    )
     for key, label in (("first", "POST → response.created"), ("delta", "POST → first text delta")):
         p95, ref = percentile(http[key], 95), percentile(engine[key], 95)
-        report(f"{label}, p95", f"{ms(p95)} (p50 {ms(percentile(http[key], 50))})", "—", True,
-               f"{p95 / ref:.2f}x in process (p95 {ms(ref)})")
+        report(
+            f"{label}, p95",
+            f"{ms(p95)} (p50 {ms(percentile(http[key], 50))})",
+            "—",
+            True,
+            f"{p95 / ref:.2f}x in process (p95 {ms(ref)})",
+        )
     busy, idle = percentile(http["busy"], 95), percentile(http["idle"], 95)
-    report("GET /v1/uhp while the streams run, p95", f"{ms(busy)} over {len(http['busy'])} requests",
-           "stays responsive", busy < 1.0, f"{busy / idle:.1f}x idle (p95 {idle * 1000:.1f} ms)")
+    report(
+        "GET /v1/uhp while the streams run, p95",
+        f"{ms(busy)} over {len(http['busy'])} requests",
+        "stays responsive",
+        busy < 1.0,
+        f"{busy / idle:.1f}x idle (p95 {idle * 1000:.1f} ms)",
+    )
 
 
 if __name__ == "__main__":

@@ -91,17 +91,22 @@ async def stream_run(path: Path, seconds: float, rate: float | None) -> Stream:
 def raw_batched_rate(path: Path, total: int, batch: int) -> tuple[float, float]:
     """Raw sqlite3: the same rows in transactions of `batch`; (events/s, mean seconds per commit)."""
     conn = lib.raw_connect(path)
-    conn.execute("INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES (?, '/raw', 0, 0)",
-                 (new_session_id(),))
+    conn.execute(
+        "INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES (?, '/raw', 0, 0)",
+        (new_session_id(),),
+    )
     num = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
     seq, commits = 0, []
     start = time.perf_counter()
     while seq < total:
         t = time.perf_counter()
-        rows = [(num, seq + i + 1, 1, "text-delta", lib.dumps({"text": DELTA}), time.time()) for i in range(batch)]
+        rows = [
+            (num, seq + i + 1, 1, "text-delta", lib.dumps({"text": DELTA}), time.time()) for i in range(batch)
+        ]
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                         rows)
+        conn.executemany(
+            "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows
+        )
         conn.execute("UPDATE sessions SET updated_at = ? WHERE num = ?", (time.time(), num))
         conn.execute("COMMIT")
         commits.append(time.perf_counter() - t)
@@ -114,7 +119,20 @@ def raw_batched_rate(path: Path, total: int, batch: int) -> tuple[float, float]:
 def bulk_events(count: int) -> list[Event]:
     """Text deltas of 20 to 200 characters."""
     rng = random.Random(7)
-    words = ["the", "parser", "keeps", "every", "cursor", "page", "event", "store", "session", "wire", "token", "stream"]
+    words = [
+        "the",
+        "parser",
+        "keeps",
+        "every",
+        "cursor",
+        "page",
+        "event",
+        "store",
+        "session",
+        "wire",
+        "token",
+        "stream",
+    ]
     texts = [" ".join(rng.choices(words, k=rng.randint(4, 35)))[:200] for _ in range(500)]
     return [Event(ev.TextDelta(text=texts[i % 500]), task=1) for i in range(count)]
 
@@ -135,14 +153,20 @@ async def bulk_raw(path: Path, events: list[Event]) -> float:
     """Seconds for raw sqlite3 executemany of the same rows (JSON encoding included), one transaction."""
     await (await Store.open(path)).close()  # the same schema, made by the real code
     conn = lib.raw_connect(path)
-    conn.execute("INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES (?, '/raw', 0, 0)",
-                 (new_session_id(),))
+    conn.execute(
+        "INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES (?, '/raw', 0, 0)",
+        (new_session_id(),),
+    )
     num = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
     start = time.perf_counter()
     now = time.time()
-    rows = [(num, i, e.task, e.kind, lib.dumps(e.body.to_payload()), now) for i, e in enumerate(events, start=1)]
+    rows = [
+        (num, i, e.task, e.kind, lib.dumps(e.body.to_payload()), now) for i, e in enumerate(events, start=1)
+    ]
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows
+    )
     conn.execute("COMMIT")
     elapsed = time.perf_counter() - start
     conn.close()
@@ -152,27 +176,43 @@ async def bulk_raw(path: Path, events: list[Event]) -> float:
 async def sustained_and_window(folder: Path, seconds: float) -> None:
     """(a) the saturated rate and (b) the loss window, saturated and paced."""
     saturated = await stream_run(folder / "saturated.db", seconds, None)
-    raw_rate, _ = raw_batched_rate(folder / "saturated.db", saturated.appended, max(int(saturated.mean_batch), 1))
-    print(f"(a) sustained append, a producer appending {len(DELTA)}-char deltas as fast as it can "
-          f"(yielding every {BURST}) for {seconds:.0f} s: {saturated.appended} appended, "
-          f"{saturated.committed_in_window} committed within the {seconds:.0f} s, {len(saturated.batches)} "
-          f"group commits, mean {saturated.mean_batch:.0f} events each")
-    lib.report("committed while producing", f"{saturated.rate_in_window:,.0f} events/s", "≥ 5,000/s",
-               saturated.rate_in_window >= 5000,
-               f"{saturated.rate_in_window / raw_rate:.2f}× raw sqlite3 in commits of the same size "
-               f"({raw_rate:,.0f}/s)")
-    print(f"  appended and drained (until the last commit): {saturated.rate:,.0f} events/s "
-          f"({saturated.rate / raw_rate:.2f}× raw)")
+    raw_rate, _ = raw_batched_rate(
+        folder / "saturated.db", saturated.appended, max(int(saturated.mean_batch), 1)
+    )
+    print(
+        f"(a) sustained append, a producer appending {len(DELTA)}-char deltas as fast as it can "
+        f"(yielding every {BURST}) for {seconds:.0f} s: {saturated.appended} appended, "
+        f"{saturated.committed_in_window} committed within the {seconds:.0f} s, {len(saturated.batches)} "
+        f"group commits, mean {saturated.mean_batch:.0f} events each"
+    )
+    lib.report(
+        "committed while producing",
+        f"{saturated.rate_in_window:,.0f} events/s",
+        "≥ 5,000/s",
+        saturated.rate_in_window >= 5000,
+        f"{saturated.rate_in_window / raw_rate:.2f}× raw sqlite3 in commits of the same size "
+        f"({raw_rate:,.0f}/s)",
+    )
+    print(
+        f"  appended and drained (until the last commit): {saturated.rate:,.0f} events/s "
+        f"({saturated.rate / raw_rate:.2f}× raw)"
+    )
     print(f"  loss window while saturated: {lib.summary_ms(saturated.windows)}")
-    print(f"(b) loss window, append() to commit (future resolved), group commit every {FLUSH_INTERVAL * 1000:.0f} ms")
+    print(
+        f"(b) loss window, append() to commit (future resolved), group commit every {FLUSH_INTERVAL * 1000:.0f} ms"
+    )
     for rate in (200, 5000, 20000):
         paced = await stream_run(folder / f"paced{rate}.db", seconds, rate)
         _, commit = raw_batched_rate(folder / f"paced{rate}.db", 2000, max(int(paced.mean_batch), 1))
         floor = FLUSH_INTERVAL + commit
         p95 = lib.percentile(paced.windows, 95)
-        lib.report(f"paced at {rate}/s (got {paced.rate:,.0f}/s, {paced.mean_batch:.0f}/commit)",
-                   lib.summary_ms(paced.windows), "≤ 50 ms", max(paced.windows) <= 0.05,
-                   f"p95 {p95 / floor:.2f}× the floor (interval + raw commit of that size = {floor * 1000:.1f} ms)")
+        lib.report(
+            f"paced at {rate}/s (got {paced.rate:,.0f}/s, {paced.mean_batch:.0f}/commit)",
+            lib.summary_ms(paced.windows),
+            "≤ 50 ms",
+            max(paced.windows) <= 0.05,
+            f"p95 {p95 / floor:.2f}× the floor (interval + raw commit of that size = {floor * 1000:.1f} ms)",
+        )
 
 
 async def bulk(folder: Path, runs: int) -> None:
@@ -182,9 +222,13 @@ async def bulk(folder: Path, runs: int) -> None:
     raw = [await bulk_raw(folder / f"raw{i}.db", events) for i in range(runs)]
     ours_rate, raw_rate = BULK_EVENTS / min(ours), BULK_EVENTS / min(raw)
     print(f"(c) bulk: append_many of {BULK_EVENTS:,} deltas (20-200 chars) in one go, best of {runs}")
-    lib.report("rate", f"{ours_rate:,.0f} events/s ({min(ours):.2f} s)", "≥ 50,000/s and ≥ 0.5× raw",
-               ours_rate >= 50_000 and ours_rate >= 0.5 * raw_rate,
-               f"{ours_rate / raw_rate:.2f}× raw sqlite3 executemany ({raw_rate:,.0f}/s, {min(raw):.2f} s)")
+    lib.report(
+        "rate",
+        f"{ours_rate:,.0f} events/s ({min(ours):.2f} s)",
+        "≥ 50,000/s and ≥ 0.5× raw",
+        ours_rate >= 50_000 and ours_rate >= 0.5 * raw_rate,
+        f"{ours_rate / raw_rate:.2f}× raw sqlite3 executemany ({raw_rate:,.0f}/s, {min(raw):.2f} s)",
+    )
 
 
 async def main() -> None:
@@ -192,12 +236,18 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each streaming run")
     parser.add_argument("--runs", type=int, default=3, help="bulk runs (the best is kept)")
-    parser.add_argument("--switch-interval", type=float, default=None,
-                        help="sys.setswitchinterval (seconds) to try against the GIL convoy")
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="sys.setswitchinterval (seconds) to try against the GIL convoy",
+    )
     args = parser.parse_args()
     if args.switch_interval:
         sys.setswitchinterval(args.switch_interval)
-    lib.header("Event append (SPEC §10: loss window ≤ 50 ms; ≥ 5,000/s sustained; bulk ≥ 50,000/s, ≥ 0.5× raw)")
+    lib.header(
+        "Event append (SPEC §10: loss window ≤ 50 ms; ≥ 5,000/s sustained; bulk ≥ 50,000/s, ≥ 0.5× raw)"
+    )
     with tempfile.TemporaryDirectory(prefix="harnez-bench-append-") as tmp:
         await sustained_and_window(Path(tmp), args.seconds)
         await bulk(Path(tmp), args.runs)

@@ -44,7 +44,7 @@ class Conversation:
         """A slice of real source code, as a read tool returns it."""
         size = self.rng.randint(200, 6000)
         start = self.rng.randrange(len(self.source) - size)
-        return self.source[start:start + size]
+        return self.source[start : start + size]
 
     def count(self, *texts: str) -> None:
         """Add texts to the conversation's byte count."""
@@ -57,7 +57,7 @@ def conversation() -> Conversation:
     words = generate_data.vocabulary(rng)
     cumulative, total = [], 0.0
     for rank in range(1, len(words) + 1):
-        total += 1.0 / rank ** generate_data.ZIPF_EXPONENT
+        total += 1.0 / rank**generate_data.ZIPF_EXPONENT
         cumulative.append(total)
     source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((lib.REPO / "harnez").rglob("*.py")))
     return Conversation(rng, words, cumulative, source)
@@ -65,6 +65,7 @@ def conversation() -> Conversation:
 
 def make_work(conv: Conversation):
     """A task's work: streamed turns, tool calls, usage, and a context record per message."""
+
     async def work(run: TaskRun) -> TaskOutcome:
         context = run.server.store.context
         num, task = run.session.num, run.task_id
@@ -74,6 +75,7 @@ def make_work(conv: Conversation):
         for turn in range(1, turns + 1):
             await stream_turn(run, conv, turn, turns)
         return TaskOutcome("completed", turns)
+
     return work
 
 
@@ -85,7 +87,7 @@ async def stream_turn(run: TaskRun, conv: Conversation, turn: int, turns: int) -
     text, pos = conv.prose(300, 3000), 0
     while pos < len(text):
         step = conv.rng.randint(40, 200)
-        run.emit(ev.TextDelta(text=text[pos:pos + step]))
+        run.emit(ev.TextDelta(text=text[pos : pos + step]))
         pos += step
         await asyncio.sleep(0.002)  # a coalescing window elapses between deltas
     run.emit(ev.TurnCompleted(turn=turn, stop="end" if turn == turns else "tool_use"), search_text=text)
@@ -99,9 +101,27 @@ async def stream_turn(run: TaskRun, conv: Conversation, turn: int, turns: int) -
         output = conv.tool_output()
         conv.count(call["arguments"], output)
         run.emit(ev.ToolRequested(call_id=call["id"], tool="read", arguments=call["arguments"]))
-        run.emit(ev.ToolCompleted(call_id=call["id"], tool="read", content=output, details={"lines": output.count("\n") + 1}, is_error=False))
-        await context.append(num, task, "tool", {"role": "tool", "tool_call_id": call["id"], "content": output})
-    run.emit(ev.Usage(input=20000 + turn * 3000, output=len(text) // 4, cache_read=18000, cache_write=None, reasoning=None))
+        run.emit(
+            ev.ToolCompleted(
+                call_id=call["id"],
+                tool="read",
+                content=output,
+                details={"lines": output.count("\n") + 1},
+                is_error=False,
+            )
+        )
+        await context.append(
+            num, task, "tool", {"role": "tool", "tool_call_id": call["id"], "content": output}
+        )
+    run.emit(
+        ev.Usage(
+            input=20000 + turn * 3000,
+            output=len(text) // 4,
+            cache_read=18000,
+            cache_write=None,
+            reasoning=None,
+        )
+    )
 
 
 async def one_task(server: Server, session_id: str, conv: Conversation) -> None:
@@ -164,17 +184,26 @@ async def main() -> None:
         file_size, per_name = sizes(path)
     fts = sum(v for k, v in per_name.items() if k.startswith(FTS_PREFIX))
     ratio = (file_size - fts) / conv.text_bytes
-    print(f"  conversation: {args.tasks} tasks, {conv.text_bytes / 1e6:.2f} MB of text "
-          f"(prompts, assistant text, tool arguments and output)")
-    lib.report("database minus FTS", f"{(file_size - fts) / 1e6:.2f} MB of {file_size / 1e6:.2f} MB",
-               "≤ 2× text", ratio <= 2, f"{ratio:.2f}× the conversation text")
+    print(
+        f"  conversation: {args.tasks} tasks, {conv.text_bytes / 1e6:.2f} MB of text "
+        f"(prompts, assistant text, tool arguments and output)"
+    )
+    lib.report(
+        "database minus FTS",
+        f"{(file_size - fts) / 1e6:.2f} MB of {file_size / 1e6:.2f} MB",
+        "≤ 2× text",
+        ratio <= 2,
+        f"{ratio:.2f}× the conversation text",
+    )
     for name, size in sorted(per_name.items(), key=lambda kv: -kv[1]):
         if size >= 8192:
             tag = " (FTS, excluded)" if name.startswith(FTS_PREFIX) else ""
             print(f"    {name}: {size / 1e6:.2f} MB = {size / conv.text_bytes:.2f}× text{tag}")
-    print(f"  WAL: largest seen after a task {largest_wal / 1e6:.2f} MB, after close {after_close / 1e6:.2f} MB "
-          f"(autocheckpoint 1000 pages ≈ 4 MB, journal_size_limit 64 MB)  "
-          f"[bounded: {lib.verdict(largest_wal <= 64 * 2**20)}]")
+    print(
+        f"  WAL: largest seen after a task {largest_wal / 1e6:.2f} MB, after close {after_close / 1e6:.2f} MB "
+        f"(autocheckpoint 1000 pages ≈ 4 MB, journal_size_limit 64 MB)  "
+        f"[bounded: {lib.verdict(largest_wal <= 64 * 2**20)}]"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,10 @@ def percentile(values: list[float], q: float) -> float:
 
 def summary_ms(values: list[float]) -> str:
     """p50 / p95 / max of durations given in seconds, printed in milliseconds."""
-    return (f"p50 {percentile(values, 50) * MS:.2f} ms, p95 {percentile(values, 95) * MS:.2f} ms, "
-            f"max {max(values) * MS:.2f} ms")
+    return (
+        f"p50 {percentile(values, 50) * MS:.2f} ms, p95 {percentile(values, 95) * MS:.2f} ms, "
+        f"max {max(values) * MS:.2f} ms"
+    )
 
 
 def verdict(ok: bool) -> str:
@@ -90,8 +92,10 @@ def dumps(payload: dict[str, Any]) -> str:
 def machine_note() -> str:
     """CPU count, load, Python and SQLite versions: the context of every figure."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{os.cpu_count()} cores, load {load:.1f}, Python {platform.python_version()}, "
-            f"SQLite {sqlite3.sqlite_version}, {time.strftime('%Y-%m-%d')}")
+    return (
+        f"{os.cpu_count()} cores, load {load:.1f}, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, {time.strftime('%Y-%m-%d')}"
+    )
 
 
 def header(title: str) -> None:

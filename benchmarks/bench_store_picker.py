@@ -12,11 +12,15 @@ import generate_data
 from harnez.server import Server
 from harnez.store.search import SCAN_LIMIT, fts_query
 
-PAGE_SQL = ("SELECT num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at "
-            "FROM sessions {where} ORDER BY updated_at DESC, num DESC LIMIT 51")
-FTS_SQL = ("SELECT d.id, d.session, d.kind, snippet(search_fts, 0, '[', ']', '…', 12) FROM search_fts "
-           "JOIN search_docs d ON d.id = search_fts.rowid {join} WHERE search_fts MATCH ? {where} "
-           "ORDER BY search_fts.rowid DESC LIMIT ?")
+PAGE_SQL = (
+    "SELECT num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at "
+    "FROM sessions {where} ORDER BY updated_at DESC, num DESC LIMIT 51"
+)
+FTS_SQL = (
+    "SELECT d.id, d.session, d.kind, snippet(search_fts, 0, '[', ']', '…', 12) FROM search_fts "
+    "JOIN search_docs d ON d.id = search_fts.rowid {join} WHERE search_fts MATCH ? {where} "
+    "ORDER BY search_fts.rowid DESC LIMIT ?"
+)
 
 
 def raw_page(conn: sqlite3.Connection, workspace: str | None) -> list:
@@ -29,28 +33,39 @@ def raw_page(conn: sqlite3.Connection, workspace: str | None) -> list:
 def raw_title(conn: sqlite3.Connection, text: str) -> list:
     """The title filter's SQL through plain sqlite3."""
     like = f"%{text}%"
-    return conn.execute(PAGE_SQL.format(
-        where="WHERE (title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"),
-        (like, like, text + "%")).fetchall()
+    return conn.execute(
+        PAGE_SQL.format(
+            where="WHERE (title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+        ),
+        (like, like, text + "%"),
+    ).fetchall()
 
 
 def raw_fts(conn: sqlite3.Connection, text: str, workspace: str | None) -> list:
     """The full-text page's SQL through plain sqlite3."""
     if workspace is None:
         return conn.execute(FTS_SQL.format(join="", where=""), (fts_query(text), SCAN_LIMIT)).fetchall()
-    return conn.execute(FTS_SQL.format(join="JOIN sessions s ON s.num = d.session", where="AND s.workspace = ?"),
-                        (fts_query(text), workspace, SCAN_LIMIT)).fetchall()
+    return conn.execute(
+        FTS_SQL.format(join="JOIN sessions s ON s.num = d.session", where="AND s.workspace = ?"),
+        (fts_query(text), workspace, SCAN_LIMIT),
+    ).fetchall()
 
 
-async def compare(label: str, call, reference, runs: int, target: str, limit: float,
-                  round_trip: float) -> None:
+async def compare(
+    label: str, call, reference, runs: int, target: str, limit: float, round_trip: float
+) -> None:
     """Time call() and reference() `runs` times; report p50/p95/max and the ratios."""
     ours = await lib.timed_runs(call, runs)
     raw = lib.timed_sync(reference, runs)
     p95, raw95 = lib.percentile(ours, 95), lib.percentile(raw, 95)
-    lib.report(label, lib.summary_ms(ours), target, p95 <= limit,
-               f"p95 {p95 / raw95:.1f}× raw sqlite3 ({raw95 * 1000:.2f} ms), "
-               f"{p95 / round_trip:.0f}× an aiosqlite round trip")
+    lib.report(
+        label,
+        lib.summary_ms(ours),
+        target,
+        p95 <= limit,
+        f"p95 {p95 / raw95:.1f}× raw sqlite3 ({raw95 * 1000:.2f} ms), "
+        f"{p95 / round_trip:.0f}× an aiosqlite round trip",
+    )
 
 
 async def keystrokes(server: Server, word: str, full_text: bool, rounds: int) -> list[float]:
@@ -68,8 +83,10 @@ async def page_all(server: Server, text: str, workspace: Path | None) -> tuple[s
     cursor, pages, times = None, 0, []
     while True:
         timed: list = []
+
         async def one() -> None:
             timed.append(await server.list_sessions(text, workspace, cursor))
+
         times += await lib.timed_runs(one, 1, 0)
         page = timed[0]
         pages += 1
@@ -81,8 +98,10 @@ async def page_all(server: Server, text: str, workspace: Path | None) -> tuple[s
 
 def expected_sessions(conn: sqlite3.Connection, text: str, workspace: str | None) -> set[str]:
     """Every session with a matching document, found without paging."""
-    sql = ("SELECT DISTINCT s.id FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid "
-           "JOIN sessions s ON s.num = d.session WHERE search_fts MATCH ?")
+    sql = (
+        "SELECT DISTINCT s.id FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid "
+        "JOIN sessions s ON s.num = d.session WHERE search_fts MATCH ?"
+    )
     params: list = [fts_query(text)]
     if workspace is not None:
         sql += " AND s.workspace = ?"
@@ -98,8 +117,10 @@ async def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     args = parser.parse_args()
     path, meta = generate_data.ensure(args.sessions, args.events)
-    lib.header(f"Resume picker on {args.sessions:,} sessions / {args.events:,} events "
-               f"(SPEC §10: first page ≤ 100 ms p95, filter ≤ 30 ms p95, full text ≤ 150 ms p95)")
+    lib.header(
+        f"Resume picker on {args.sessions:,} sessions / {args.events:,} events "
+        f"(SPEC §10: first page ≤ 100 ms p95, filter ≤ 30 ms p95, full text ≤ 150 ms p95)"
+    )
     print(f"  terms: {meta}")
     server = await Server.open(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -115,23 +136,50 @@ async def run_all(server: Server, conn: sqlite3.Connection, meta: dict, runs: in
     db = server.store.db
     trip = lib.percentile(await lib.timed_runs(lambda: db.fetchone("SELECT 1"), runs * 4), 95)
     raw_trip = lib.percentile(lib.timed_sync(lambda: conn.execute("SELECT 1").fetchone(), runs * 4), 95)
-    print(f"  reference: SELECT 1 round trip p95 {trip * 1e6:.0f} µs via aiosqlite, "
-          f"{raw_trip * 1e6:.0f} µs via sqlite3")
+    print(
+        f"  reference: SELECT 1 round trip p95 {trip * 1e6:.0f} µs via aiosqlite, "
+        f"{raw_trip * 1e6:.0f} µs via sqlite3"
+    )
     big, small = Path(meta["workspace_big"]), Path(meta["workspace_small"])
-    await compare("first page, 50 rows", lambda: server.list_sessions(), lambda: raw_page(conn, None),
-                  runs, "≤ 100 ms p95", 0.1, trip)
-    await compare("first page, one workspace", lambda: server.list_sessions(workspace=big),
-                  lambda: raw_page(conn, str(big)), runs, "≤ 100 ms p95", 0.1, trip)
+    await compare(
+        "first page, 50 rows",
+        lambda: server.list_sessions(),
+        lambda: raw_page(conn, None),
+        runs,
+        "≤ 100 ms p95",
+        0.1,
+        trip,
+    )
+    await compare(
+        "first page, one workspace",
+        lambda: server.list_sessions(workspace=big),
+        lambda: raw_page(conn, str(big)),
+        runs,
+        "≤ 100 ms p95",
+        0.1,
+        trip,
+    )
     await title_filter(server, conn, meta, runs, trip)
     for term in (meta["common"], meta["rare"]):
         for ws in (None, big, small):
             where = f", workspace {ws.name}" if ws else ""
-            await compare(f"full text '{term}'{where}", lambda: server.list_sessions(term, ws),
-                          lambda: raw_fts(conn, term, str(ws) if ws else None), runs, "≤ 150 ms p95", 0.15, trip)
+            await compare(
+                f"full text '{term}'{where}",
+                lambda: server.list_sessions(term, ws),
+                lambda: raw_fts(conn, term, str(ws) if ws else None),
+                runs,
+                "≤ 150 ms p95",
+                0.15,
+                trip,
+            )
     typed = await keystrokes(server, meta["common"], True, max(runs // 10, 3))
-    lib.report(f"full text per keystroke typing '{meta['common']}' (prefix queries)", lib.summary_ms(typed),
-               "≤ 150 ms p95", lib.percentile(typed, 95) <= 0.15,
-               f"p95 {lib.percentile(typed, 95) / trip:.0f}× a round trip")
+    lib.report(
+        f"full text per keystroke typing '{meta['common']}' (prefix queries)",
+        lib.summary_ms(typed),
+        "≤ 150 ms p95",
+        lib.percentile(typed, 95) <= 0.15,
+        f"p95 {lib.percentile(typed, 95) / trip:.0f}× a round trip",
+    )
     await paging(server, conn, meta["rare"], None)
     await paging(server, conn, meta["rare"], big)
     await paging(server, conn, medium_term(conn), None)
@@ -140,8 +188,10 @@ async def run_all(server: Server, conn: sqlite3.Connection, meta: dict, runs: in
 def medium_term(conn: sqlite3.Connection) -> str:
     """A term in a few hundred documents: its matches span several pages."""
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, search_fts, row)")
-    return conn.execute("SELECT term FROM temp.vocab WHERE doc BETWEEN 300 AND 600 AND length(term) >= 8 "
-                        "ORDER BY doc, term LIMIT 1").fetchone()[0]
+    return conn.execute(
+        "SELECT term FROM temp.vocab WHERE doc BETWEEN 300 AND 600 AND length(term) >= 8 "
+        "ORDER BY doc, term LIMIT 1"
+    ).fetchone()[0]
 
 
 async def title_filter(server: Server, conn: sqlite3.Connection, meta: dict, runs: int, trip: float) -> None:
@@ -151,9 +201,14 @@ async def title_filter(server: Server, conn: sqlite3.Connection, meta: dict, run
         times = await keystrokes(server, typed_word, False, max(runs // len(typed_word), 3))
         raw = lib.timed_sync(lambda: raw_title(conn, typed_word), runs)
         p95 = lib.percentile(times, 95)
-        lib.report(f"title filter per keystroke typing '{typed_word}'", lib.summary_ms(times), "≤ 30 ms p95",
-                   p95 <= 0.03, f"p95 {p95 / lib.percentile(raw, 95):.1f}× raw sqlite3 of the whole word "
-                   f"({lib.percentile(raw, 95) * 1000:.2f} ms), {p95 / trip:.0f}× a round trip")
+        lib.report(
+            f"title filter per keystroke typing '{typed_word}'",
+            lib.summary_ms(times),
+            "≤ 30 ms p95",
+            p95 <= 0.03,
+            f"p95 {p95 / lib.percentile(raw, 95):.1f}× raw sqlite3 of the whole word "
+            f"({lib.percentile(raw, 95) * 1000:.2f} ms), {p95 / trip:.0f}× a round trip",
+        )
 
 
 async def paging(server: Server, conn: sqlite3.Connection, term: str, workspace: Path | None) -> None:
@@ -162,8 +217,10 @@ async def paging(server: Server, conn: sqlite3.Connection, term: str, workspace:
     expected = expected_sessions(conn, term, str(workspace) if workspace else None)
     where = f" in workspace {workspace.name}" if workspace else ""
     ok = reached == expected
-    print(f"  paging '{term}'{where}: {len(reached)} of {len(expected)} matching sessions reached in {pages} "
-          f"page(s), {lib.summary_ms(times)} per page  [every session reachable: {lib.verdict(ok)}]")
+    print(
+        f"  paging '{term}'{where}: {len(reached)} of {len(expected)} matching sessions reached in {pages} "
+        f"page(s), {lib.summary_ms(times)} per page  [every session reachable: {lib.verdict(ok)}]"
+    )
 
 
 if __name__ == "__main__":

@@ -25,11 +25,24 @@ def events(count: int) -> list[Event]:
     out = []
     for i in range(count):
         if i % 50 == 49:
-            out.append(Event(ev.ToolCompleted(call_id=f"c{i}", tool="read", content="line of code\n" * 40, details={"lines": 40}, is_error=False), task=1))
+            out.append(
+                Event(
+                    ev.ToolCompleted(
+                        call_id=f"c{i}",
+                        tool="read",
+                        content="line of code\n" * 40,
+                        details={"lines": 40},
+                        is_error=False,
+                    ),
+                    task=1,
+                )
+            )
         elif i % 25 == 24:
             out.append(Event(ev.Usage(input=12000, output=300, cache_read=9000), task=1))
         else:
-            out.append(Event(ev.TextDelta(text=("the replay reads every event " * 7)[: 40 + i % 160]), task=1))
+            out.append(
+                Event(ev.TextDelta(text=("the replay reads every event " * 7)[: 40 + i % 160]), task=1)
+            )
     return out
 
 
@@ -43,8 +56,10 @@ async def build(path: Path) -> tuple[Server, str, int]:
 
 def raw_read(conn: sqlite3.Connection, num: int, after: int) -> list[tuple]:
     """The reference: the same SELECT through sqlite3, payloads decoded."""
-    rows = conn.execute("SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? "
-                        "ORDER BY seq", (num, after)).fetchall()
+    rows = conn.execute(
+        "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? ORDER BY seq",
+        (num, after),
+    ).fetchall()
     loads = json.loads
     return [(r[0], r[1], r[2], loads(r[3]), r[4]) for r in rows]
 
@@ -70,9 +85,14 @@ async def measure(server: Server, sid: str, num: int, conn: sqlite3.Connection, 
     target, limit = ("≤ 10 ms p95", 0.010) if size == SMALL else ("≤ 1 s", 1.0)
     print(f"replay of {size:,} events after cursor {after:,} ({runs} runs)")
     for label, times in (("EventLog.read_after", read), ("Server.subscribe", sub)):
-        lib.report(label, lib.summary_ms(times), target, lib.percentile(times, 95) <= limit,
-                   f"p95 {lib.percentile(times, 95) / lib.percentile(raw, 95):.2f}× raw sqlite3 + json.loads "
-                   f"(p95 {lib.percentile(raw, 95) * 1000:.2f} ms)")
+        lib.report(
+            label,
+            lib.summary_ms(times),
+            target,
+            lib.percentile(times, 95) <= limit,
+            f"p95 {lib.percentile(times, 95) / lib.percentile(raw, 95):.2f}× raw sqlite3 + json.loads "
+            f"(p95 {lib.percentile(raw, 95) * 1000:.2f} ms)",
+        )
 
 
 async def main() -> None:

@@ -29,8 +29,7 @@ def import_time_in_fresh_process() -> float:
     """Seconds to `import yake` in a new interpreter (median of three)."""
     code = "import time; t = time.perf_counter(); import yake; print(time.perf_counter() - t)"
     runs = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout)
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
         for _ in range(3)
     ]
     return statistics.median(runs)
@@ -117,18 +116,26 @@ def main() -> None:
     ms = 1000
     print(f"prompts: {len(prompts)}, {ROUNDS} rounds each")
     print(f"(a) yake import, fresh process: {import_time_in_fresh_process() * ms:.0f} ms")
-    print(f"(b) title latency after import: median {statistics.median(titles) * ms:.2f} ms, "
-          f"p95 {p95(titles) * ms:.2f} ms, max {max(titles) * ms:.2f} ms (target ≤ 5 ms)")
-    print(f"(c) bare yake extract_keywords: median {statistics.median(bare) * ms:.2f} ms, "
-          f"p95 {p95(bare) * ms:.2f} ms; title/bare ratio: median "
-          f"{statistics.median(titles) / statistics.median(bare):.2f}, "
-          f"p95 {p95(titles) / p95(bare):.2f}")
-    print(f"(d) max event-loop stall while titling every prompt with yake cold "
-          f"({cold_wall * ms:.0f} ms of titling incl. the import): {stall * ms:.1f} ms "
-          f"(1 ms ticker); yake warm ({warm_wall * ms:.0f} ms of titling): {warm_stall * ms:.1f} ms")
+    print(
+        f"(b) title latency after import: median {statistics.median(titles) * ms:.2f} ms, "
+        f"p95 {p95(titles) * ms:.2f} ms, max {max(titles) * ms:.2f} ms (target ≤ 5 ms)"
+    )
+    print(
+        f"(c) bare yake extract_keywords: median {statistics.median(bare) * ms:.2f} ms, "
+        f"p95 {p95(bare) * ms:.2f} ms; title/bare ratio: median "
+        f"{statistics.median(titles) / statistics.median(bare):.2f}, "
+        f"p95 {p95(titles) / p95(bare):.2f}"
+    )
+    print(
+        f"(d) max event-loop stall while titling every prompt with yake cold "
+        f"({cold_wall * ms:.0f} ms of titling incl. the import): {stall * ms:.1f} ms "
+        f"(1 ms ticker); yake warm ({warm_wall * ms:.0f} ms of titling): {warm_stall * ms:.1f} ms"
+    )
     served = asyncio.run(server_title_latency(prompts))
-    print(f"(e) first prompt to stored keyword title through the real Server (temp database, "
-          f"{len(served)} sessions): median {statistics.median(served) * ms:.2f} ms, p95 {p95(served) * ms:.2f} ms")
+    print(
+        f"(e) first prompt to stored keyword title through the real Server (temp database, "
+        f"{len(served)} sessions): median {statistics.median(served) * ms:.2f} ms, p95 {p95(served) * ms:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -94,8 +94,13 @@ def one_line_peaks_mib(folder: Path, size_mib: int) -> tuple[float, float]:
             handle.write(b"x" * MIB)
         handle.write(b"\n")
     try:
-        done = subprocess.run([sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, str(folder), path.name],
-                              capture_output=True, text=True, check=True, cwd=REPO)
+        done = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, str(folder), path.name],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
     finally:
         path.unlink()
     report = json.loads(done.stdout)
@@ -114,13 +119,17 @@ def main() -> None:
         for label, offset in (("first line", 1), ("last line", LINES - 1)):
             runs = [asyncio.run(read_seconds(folder, offset)) for _ in range(options.runs)]
             median = statistics.median(runs)
-            print(f"(a) read at the {label} of 4 Mi lines (68 MiB): median {median * 1000:.0f} ms; "
-                  f"floor (read + count newlines) {floor * 1000:.0f} ms; ratio {median / floor:.2f}")
+            print(
+                f"(a) read at the {label} of 4 Mi lines (68 MiB): median {median * 1000:.0f} ms; "
+                f"floor (read + count newlines) {floor * 1000:.0f} ms; ratio {median / floor:.2f}"
+            )
         stall = asyncio.run(worst_stall(folder))
         print(f"(c) worst 1 ms-ticker lateness during the last-line read: {stall * 1000:.1f} ms")
         before, after = one_line_peaks_mib(folder, options.one_line_mib)
-        print(f"(b) a fresh process reading a {options.one_line_mib} MiB one-line file: peak RSS {before:.1f} MiB "
-              f"before the read, {after:.1f} MiB after; growth / line size {(after - before) / options.one_line_mib:.3f}")
+        print(
+            f"(b) a fresh process reading a {options.one_line_mib} MiB one-line file: peak RSS {before:.1f} MiB "
+            f"before the read, {after:.1f} MiB after; growth / line size {(after - before) / options.one_line_mib:.3f}"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

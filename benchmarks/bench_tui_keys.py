@@ -65,8 +65,9 @@ class StreamWork:
         return self.emitted / max(time.perf_counter() - self.started_at, 1e-9)
 
 
-async def measure(database: Path, session_id: str, workspace: Path, keys: int,
-                  stream: bool) -> tuple[list[float], int, float]:
+async def measure(
+    database: Path, session_id: str, workspace: Path, keys: int, stream: bool
+) -> tuple[list[float], int, float]:
     """(latencies in seconds, widgets mounted, tokens/s achieved) of `keys` keystrokes."""
     from harnez.tui.widgets.prompt import PromptInput
 
@@ -124,13 +125,19 @@ async def main() -> None:
         await measure(database, session[10], home.workspace, 10, stream=False)  # warm-up: imports
         idle, widgets, _ = await measure(database, session[10], home.workspace, keys, stream=False)
         idle50 = lib.percentile(idle, 50)
-        print(f"  reference: no streaming, 10 prior events: {lib.summary_ms(idle)} ({widgets} widgets mounted)")
+        print(
+            f"  reference: no streaming, 10 prior events: {lib.summary_ms(idle)} ({widgets} widgets mounted)"
+        )
         for prior in PRIOR:
             times, widgets, rate = await measure(database, session[prior], home.workspace, keys, stream=True)
             p50, p95 = lib.percentile(times, 50), lib.percentile(times, 95)
-            lib.report(f"{prior:,} prior events, streaming {rate:.0f} tokens/s, {len(times)} keys",
-                       lib.summary_ms(times), "≤ 16 ms p50, ≤ 50 ms p95", p50 <= 0.016 and p95 <= 0.05,
-                       f"p50 {p50 / idle50:.1f}× idle; {widgets} widgets mounted")
+            lib.report(
+                f"{prior:,} prior events, streaming {rate:.0f} tokens/s, {len(times)} keys",
+                lib.summary_ms(times),
+                "≤ 16 ms p50, ≤ 50 ms p95",
+                p50 <= 0.016 and p95 <= 0.05,
+                f"p50 {p50 / idle50:.1f}× idle; {widgets} widgets mounted",
+            )
     finally:
         tui.remove_home(home)
         tui.remove_home(tui.Home(database.parent, database))

@@ -54,8 +54,9 @@ class NumberedWork:
         return TaskOutcome("completed", 1)
 
 
-async def measure(database: Path, workspace: Path, rate: float, seconds: float,
-                  with_subscriber: bool) -> tuple[list[float], list[float], list[float]]:
+async def measure(
+    database: Path, workspace: Path, rate: float, seconds: float, with_subscriber: bool
+) -> tuple[list[float], list[float], list[float]]:
     """(on-screen lags, subscriber delivery lags, on screen after delivery) in seconds for one stream."""
     from harnez.tui.screens.session import SessionScreen
 
@@ -81,17 +82,23 @@ async def measure(database: Path, workspace: Path, rate: float, seconds: float,
         await tui.wait_until(lambda: app.ready and isinstance(app.screen, SessionScreen))
         session_id = app.screen.session_id
         await app.server.submit(session_id, "Stream numbered words, please.")
-        follower = asyncio.create_task(subscribe(app.server, session_id, delivered)) if with_subscriber else None
-        await tui.wait_until(lambda: len(work.emitted) == work.count and seen[0] == work.count - 1,
-                             timeout=seconds + 30)
+        follower = (
+            asyncio.create_task(subscribe(app.server, session_id, delivered)) if with_subscriber else None
+        )
+        await tui.wait_until(
+            lambda: len(work.emitted) == work.count and seen[0] == work.count - 1, timeout=seconds + 30
+        )
         await tui.wait_until(lambda: app.server.running(session_id) is None)
         if follower is not None:
             follower.cancel()
         await pilot.pause(0.2)
         await pilot.press("ctrl+q")
     lags = [shown[i] - work.emitted[i] for i in range(work.count)]
-    return lags, [delivered[i] - work.emitted[i] for i in delivered], \
-        [shown[i] - delivered[i] for i in delivered]
+    return (
+        lags,
+        [delivered[i] - work.emitted[i] for i in delivered],
+        [shown[i] - delivered[i] for i in delivered],
+    )
 
 
 async def subscribe(server: Server, session_id: str, delivered: dict[int, float]) -> None:
@@ -119,14 +126,26 @@ async def main() -> None:
     finally:
         tui.remove_home(home)
     d50, s50 = lib.percentile(delivery, 50), lib.percentile(slow, 50)
-    print(f"  reference: subscriber delivery during the 200/s stream {lib.summary_ms(delivery)}; "
-          f"on screen at 20 tokens/s {lib.summary_ms(slow)}")
+    print(
+        f"  reference: subscriber delivery during the 200/s stream {lib.summary_ms(delivery)}; "
+        f"on screen at 20 tokens/s {lib.summary_ms(slow)}"
+    )
     p95 = lib.percentile(fast, 95)
-    lib.report(f"on screen at 200 tokens/s, {len(fast)} words over {seconds:.0f} s", lib.summary_ms(fast),
-               "≤ 100 ms", p95 <= 0.1, f"p50 {lib.percentile(fast, 50) / d50:.1f}× subscriber delivery, "
-               f"{lib.percentile(fast, 50) / s50:.2f}× at 20 tokens/s")
-    lib.report("on screen after a subscriber received it (the TUI's own share)", lib.summary_ms(after),
-               "≤ 100 ms", lib.percentile(after, 95) <= 0.1, "—")
+    lib.report(
+        f"on screen at 200 tokens/s, {len(fast)} words over {seconds:.0f} s",
+        lib.summary_ms(fast),
+        "≤ 100 ms",
+        p95 <= 0.1,
+        f"p50 {lib.percentile(fast, 50) / d50:.1f}× subscriber delivery, "
+        f"{lib.percentile(fast, 50) / s50:.2f}× at 20 tokens/s",
+    )
+    lib.report(
+        "on screen after a subscriber received it (the TUI's own share)",
+        lib.summary_ms(after),
+        "≤ 100 ms",
+        lib.percentile(after, 95) <= 0.1,
+        "—",
+    )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@ COLUMNS, LINES = 120, 40
 TUI_VERSION = 1
 """Bump when the seeded session databases change shape: cached ones of older versions are ignored."""
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]")
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]"
+)
 
 
 def strip_ansi(text: str) -> str:
@@ -65,8 +67,14 @@ class Home:
     def env(self) -> dict[str, str]:
         """The environment of a harnez process: this home, this database, a 256-colour terminal."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNEZ_", "TEXTUAL", "TMUX"))}
-        env.update(HARNEZ_HOME=str(self.home), HARNEZ_DATABASE_PATH=str(self.database), TERM="xterm-256color",
-                   COLORTERM="truecolor", COLUMNS=str(COLUMNS), LINES=str(LINES))
+        env.update(
+            HARNEZ_HOME=str(self.home),
+            HARNEZ_DATABASE_PATH=str(self.database),
+            TERM="xterm-256color",
+            COLORTERM="truecolor",
+            COLUMNS=str(COLUMNS),
+            LINES=str(LINES),
+        )
         return env
 
 
@@ -76,8 +84,10 @@ def make_home(database: Path | None = None) -> Home:
     home = Home(root, database or root / "harnez.sqlite")
     home.home.mkdir()
     home.workspace.mkdir()
-    settings = {"providers": {"local": {"wire": "openai-chat", "base_url": "http://127.0.0.1:9/v1"}},
-                "model": "local/x"}
+    settings = {
+        "providers": {"local": {"wire": "openai-chat", "base_url": "http://127.0.0.1:9/v1"}},
+        "model": "local/x",
+    }
     (home.home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     return home
 
@@ -151,13 +161,21 @@ def launch(argv: Sequence[str], env: dict[str, str], cwd: Path) -> PtyProcess:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
     started = time.perf_counter()
-    process = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-                               start_new_session=True, close_fds=True)
+    process = subprocess.Popen(
+        list(argv),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        close_fds=True,
+    )
     os.close(slave)
     return PtyProcess(process, master, started)
 
 
-BARE_APP = '''
+BARE_APP = """
 from textual.app import App
 from textual.widgets import Static
 
@@ -166,7 +184,7 @@ class Bare(App):
         yield Static("bare textual app ready")
 
 Bare().run()
-'''
+"""
 
 
 def bare_app_script(folder: Path) -> Path:
@@ -245,7 +263,9 @@ def build_sessions_db(path: Path, sizes: Sequence[int], workspace: str) -> None:
     generate_data.create_schema(tmp)
     conn = sqlite3.connect(tmp, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
-    generator = generate_data.Generator(generate_data.Plan(len(sizes), sum(sizes)), generate_data.Writer(conn))
+    generator = generate_data.Generator(
+        generate_data.Plan(len(sizes), sum(sizes)), generate_data.Writer(conn)
+    )
     generator.workspaces, generator.ws_weights = [workspace], [1.0]
     now = time.time()
     for num, size in enumerate(sizes, start=1):

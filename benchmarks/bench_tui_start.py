@@ -54,10 +54,13 @@ def main() -> None:
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
     full_db, _ = generate_data.ensure(args.sessions, args.events)
-    lib.header("harnez start to first frame (SPEC §10: ≤ 1.3× a bare Textual app; no slower with a full "
-               "database)")
-    print(f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; full database "
-          f"{args.sessions:,} sessions / {args.events:,} events ({full_db.stat().st_size / 1e6:.0f} MB)")
+    lib.header(
+        "harnez start to first frame (SPEC §10: ≤ 1.3× a bare Textual app; no slower with a full database)"
+    )
+    print(
+        f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; full database "
+        f"{args.sessions:,} sessions / {args.events:,} events ({full_db.stat().st_size / 1e6:.0f} MB)"
+    )
     homes = {"empty": tui.make_home(), "full": tui.make_home(full_db)}
     bare_script = str(tui.bare_app_script(homes["empty"].root))
     kinds = ("bare", "empty", "full")
@@ -66,7 +69,7 @@ def main() -> None:
         for kind in kinds:
             one_run(kind, homes, bare_script)  # warm-up: page cache, the empty database's creation
         for index in range(runs):
-            for kind in kinds[index % 3:] + kinds[:index % 3]:
+            for kind in kinds[index % 3 :] + kinds[: index % 3]:
                 times[kind].append(one_run(kind, homes, bare_script))
     finally:
         for home in homes.values():
@@ -77,22 +80,37 @@ def main() -> None:
 def report(times: dict[str, list[tuple[float, float | None]]]) -> None:
     """Medians and p90 of each kind, and the ratios to the bare app."""
     bare = lib.median([t[0] for t in times["bare"]])
-    print(f"  reference: bare Textual app first frame median {bare * lib.MS:.0f} ms "
-          f"(p90 {lib.percentile([t[0] for t in times['bare']], 90) * lib.MS:.0f} ms)")
+    print(
+        f"  reference: bare Textual app first frame median {bare * lib.MS:.0f} ms "
+        f"(p90 {lib.percentile([t[0] for t in times['bare']], 90) * lib.MS:.0f} ms)"
+    )
     for kind, label in (("empty", "empty database"), ("full", "full database")):
         first = [t[0] for t in times[kind]]
         ready = [t[1] for t in times[kind] if t[1] is not None]
         shown, attached = lib.median(first), lib.median(ready)
-        lib.report(f"harnez, {label}, first interactive frame (prompt takes keys)",
-                   f"median {shown * lib.MS:.0f} ms, p90 {lib.percentile(first, 90) * lib.MS:.0f} ms",
-                   "≤ 1.3× bare", shown <= 1.3 * bare, f"{shown / bare:.2f}× bare")
-        lib.report(f"harnez, {label}, session attached (server open)",
-                   f"median {attached * lib.MS:.0f} ms, p90 {lib.percentile(ready, 90) * lib.MS:.0f} ms",
-                   "(no target)", True, f"{attached / bare:.2f}× bare")
+        lib.report(
+            f"harnez, {label}, first interactive frame (prompt takes keys)",
+            f"median {shown * lib.MS:.0f} ms, p90 {lib.percentile(first, 90) * lib.MS:.0f} ms",
+            "≤ 1.3× bare",
+            shown <= 1.3 * bare,
+            f"{shown / bare:.2f}× bare",
+        )
+        lib.report(
+            f"harnez, {label}, session attached (server open)",
+            f"median {attached * lib.MS:.0f} ms, p90 {lib.percentile(ready, 90) * lib.MS:.0f} ms",
+            "(no target)",
+            True,
+            f"{attached / bare:.2f}× bare",
+        )
     empty = lib.median([t[1] for t in times["empty"]])
     full = lib.median([t[1] for t in times["full"]])
-    lib.report("full vs empty database, session attached", f"{(full - empty) * lib.MS:+.0f} ms",
-               "no slower", full <= empty * 1.05, f"{full / empty:.2f}× empty")
+    lib.report(
+        "full vs empty database, session attached",
+        f"{(full - empty) * lib.MS:+.0f} ms",
+        "no slower",
+        full <= empty * 1.05,
+        f"{full / empty:.2f}× empty",
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@ import httpx
 
 from harnez.wires import WIRES, Conversation, Endpoint, TextDelta, UserMessage, WireRequest, open_wire
 
-PATHS = {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses", "anthropic-messages": "/v1/messages"}
+PATHS = {
+    "openai-chat": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic-messages": "/v1/messages",
+}
 
 
 @contextmanager
@@ -32,8 +36,11 @@ def scripted_server(turn: dict) -> Iterator[str]:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps({"loop": True, "turns": [turn]}))
-        process = subprocess.Popen([sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
-                                   stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             yield process.stdout.readline().strip().rsplit(" ", 1)[-1]
@@ -52,8 +59,17 @@ REQUEST = WireRequest("bench-model", Conversation("", (UserMessage("go"),)))
 
 async def raw_first_delta(client: httpx.AsyncClient, url: str, wire: str) -> float:
     """Raw httpx: seconds until the first SSE data line carrying text."""
-    body = {"model": "bench-model", "stream": True, "messages": [{"role": "user", "content": "go"}], "max_tokens": 64}
-    marker = {"openai-chat": '"content": "t', "openai-responses": "output_text.delta", "anthropic-messages": "text_delta"}[wire]
+    body = {
+        "model": "bench-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "go"}],
+        "max_tokens": 64,
+    }
+    marker = {
+        "openai-chat": '"content": "t',
+        "openai-responses": "output_text.delta",
+        "anthropic-messages": "text_delta",
+    }[wire]
     start = time.perf_counter()
     elapsed = None
     async with client.stream("POST", url + PATHS[wire], json=body) as response:
@@ -77,7 +93,9 @@ async def harnez_first_delta(wire_name: str, url: str, wire) -> float:
 async def raw_drain(client: httpx.AsyncClient, url: str, wire: str) -> int:
     """Raw httpx reading every line and decoding every data payload: the floor Harnez builds on."""
     count = 0
-    async with client.stream("POST", url + PATHS[wire], json={"model": "bench-model", "stream": True}) as response:
+    async with client.stream(
+        "POST", url + PATHS[wire], json={"model": "bench-model", "stream": True}
+    ) as response:
         async for line in response.aiter_lines():
             if line.startswith("data:") and line != "data: [DONE]":
                 json.loads(line[5:])
@@ -108,7 +126,9 @@ async def time_to_first_delta(rounds: int) -> None:
                     ours.append(await harnez_first_delta(name, url, wire))
             await wire.aclose()
             r, h = statistics.median(raw), statistics.median(ours)
-            print(f"  {name:20s} raw {r * 1e3:6.2f} ms  harnez {h * 1e3:6.2f} ms  ratio {h / r:4.2f}x  (target <= 1.20x)")
+            print(
+                f"  {name:20s} raw {r * 1e3:6.2f} ms  harnez {h * 1e3:6.2f} ms  ratio {h / r:4.2f}x  (target <= 1.20x)"
+            )
 
 
 async def throughput(deltas: int, rounds: int) -> None:
@@ -129,7 +149,9 @@ async def throughput(deltas: int, rounds: int) -> None:
                     assert got == deltas, f"{name}: {got} deltas of {deltas} ({frames} frames)"
             await wire.aclose()
             r, h = max(raw), max(ours)
-            print(f"  {name:20s} raw {r:9,.0f}/s  harnez {h:9,.0f}/s  ratio {r / h:4.2f}x slower  (target >= 20,000/s)")
+            print(
+                f"  {name:20s} raw {r:9,.0f}/s  harnez {h:9,.0f}/s  ratio {r / h:4.2f}x slower  (target >= 20,000/s)"
+            )
 
 
 def main() -> None:

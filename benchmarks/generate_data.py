@@ -29,10 +29,184 @@ WORKSPACES = 30
 MODELS = ("anthropic/claude-sonnet-4", "openai/gpt-4.1", "openai/o4-mini", "ollama/qwen3:8b")
 TOOLS = ("read", "edit", "write", "shell", "grep", "glob")
 
-COMMON = ["the", "to", "of", "and", "a", "in", "is", "it", "you", "that", "for", "this", "on", "with", "be", "we", "can", "file", "function", "test", "not", "should", "code", "error", "line", "use", "error", "add", "make", "check", "change", "update", "fix", "need", "when", "from", "return", "value", "what", "how", "if", "but", "about", "so", "run", "then", "there", "new", "module", "class", "type", "config", "server", "session", "store", "event", "events", "title", "picker", "model", "tool", "call", "output", "input", "data", "path", "query", "cursor", "page", "list", "search", "index", "table", "migration", "schema", "commit", "branch", "review", "diff", "python", "async", "await", "import", "package", "build", "release", "version", "install", "dependency", "docs", "readme", "refactor", "rename", "move", "split", "merge", "delete", "create", "read", "write", "open", "close", "start", "stop", "retry", "timeout", "cancel", "stream", "delta", "token", "usage", "cost", "provider", "wire", "request", "response", "status", "json", "yaml", "toml", "string", "number", "bytes", "buffer", "queue", "task", "worker", "thread", "process", "shell", "command", "terminal", "screen", "widget", "render", "frame", "keystroke", "scroll", "footer", "header", "prompt", "history"]
+COMMON = [
+    "the",
+    "to",
+    "of",
+    "and",
+    "a",
+    "in",
+    "is",
+    "it",
+    "you",
+    "that",
+    "for",
+    "this",
+    "on",
+    "with",
+    "be",
+    "we",
+    "can",
+    "file",
+    "function",
+    "test",
+    "not",
+    "should",
+    "code",
+    "error",
+    "line",
+    "use",
+    "error",
+    "add",
+    "make",
+    "check",
+    "change",
+    "update",
+    "fix",
+    "need",
+    "when",
+    "from",
+    "return",
+    "value",
+    "what",
+    "how",
+    "if",
+    "but",
+    "about",
+    "so",
+    "run",
+    "then",
+    "there",
+    "new",
+    "module",
+    "class",
+    "type",
+    "config",
+    "server",
+    "session",
+    "store",
+    "event",
+    "events",
+    "title",
+    "picker",
+    "model",
+    "tool",
+    "call",
+    "output",
+    "input",
+    "data",
+    "path",
+    "query",
+    "cursor",
+    "page",
+    "list",
+    "search",
+    "index",
+    "table",
+    "migration",
+    "schema",
+    "commit",
+    "branch",
+    "review",
+    "diff",
+    "python",
+    "async",
+    "await",
+    "import",
+    "package",
+    "build",
+    "release",
+    "version",
+    "install",
+    "dependency",
+    "docs",
+    "readme",
+    "refactor",
+    "rename",
+    "move",
+    "split",
+    "merge",
+    "delete",
+    "create",
+    "read",
+    "write",
+    "open",
+    "close",
+    "start",
+    "stop",
+    "retry",
+    "timeout",
+    "cancel",
+    "stream",
+    "delta",
+    "token",
+    "usage",
+    "cost",
+    "provider",
+    "wire",
+    "request",
+    "response",
+    "status",
+    "json",
+    "yaml",
+    "toml",
+    "string",
+    "number",
+    "bytes",
+    "buffer",
+    "queue",
+    "task",
+    "worker",
+    "thread",
+    "process",
+    "shell",
+    "command",
+    "terminal",
+    "screen",
+    "widget",
+    "render",
+    "frame",
+    "keystroke",
+    "scroll",
+    "footer",
+    "header",
+    "prompt",
+    "history",
+]
 
-ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "fl", "g", "gr", "h", "j", "k", "kl", "l", "m", "n",
-          "p", "pl", "qu", "r", "s", "sh", "sk", "st", "t", "th", "tr", "v", "w", "z")
+ONSETS = (
+    "b",
+    "br",
+    "c",
+    "ch",
+    "d",
+    "dr",
+    "f",
+    "fl",
+    "g",
+    "gr",
+    "h",
+    "j",
+    "k",
+    "kl",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pl",
+    "qu",
+    "r",
+    "s",
+    "sh",
+    "sk",
+    "st",
+    "t",
+    "th",
+    "tr",
+    "v",
+    "w",
+    "z",
+)
 NUCLEI = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "y")
 CODAS = ("", "", "n", "r", "s", "t", "x", "nd", "lk", "m")
 
@@ -71,7 +245,7 @@ def vocabulary(rng: random.Random) -> list[str]:
 def word_pool(rng: random.Random) -> list[str]:
     """A long Zipf-distributed word stream; texts are slices of it."""
     words = vocabulary(rng)
-    weights = [1.0 / (rank ** ZIPF_EXPONENT) for rank in range(1, len(words) + 1)]
+    weights = [1.0 / (rank**ZIPF_EXPONENT) for rank in range(1, len(words) + 1)]
     total, cumulative = 0.0, []
     for weight in weights:
         total += weight
@@ -93,12 +267,20 @@ class Writer:
         """Insert what is pending in one transaction (docs after sessions, in time order)."""
         c = self.conn
         c.execute("BEGIN")
-        c.executemany("INSERT INTO sessions (num, id, workspace, title, title_source, naming_used, model, status, "
-                      "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, 'completed', ?, ?)", self.sessions)
-        c.executemany("INSERT INTO tasks (id, session, state, input, model, stop_reason, created_at, started_at, "
-                      "finished_at, turns) VALUES (?, ?, 'completed', ?, ?, 'completed', ?, ?, ?, ?)", self.tasks)
-        c.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                      self.events)
+        c.executemany(
+            "INSERT INTO sessions (num, id, workspace, title, title_source, naming_used, model, status, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, 'completed', ?, ?)",
+            self.sessions,
+        )
+        c.executemany(
+            "INSERT INTO tasks (id, session, state, input, model, stop_reason, created_at, started_at, "
+            "finished_at, turns) VALUES (?, ?, 'completed', ?, ?, 'completed', ?, ?, ?, ?)",
+            self.tasks,
+        )
+        c.executemany(
+            "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+            self.events,
+        )
         c.executemany("INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", self.docs)
         c.execute("COMMIT")
         self.events, self.docs, self.tasks, self.sessions = [], [], [], []
@@ -119,7 +301,7 @@ class Generator:
     def words(self, count: int) -> str:
         """`count` consecutive words of the pool from a random place."""
         start = self.rng.randrange(POOL_WORDS - count)
-        return " ".join(self.pool[start:start + count])
+        return " ".join(self.pool[start : start + count])
 
     def event_budgets(self) -> list[int]:
         """Events per session: log-normal, at least 5, summing to the plan's total."""
@@ -145,7 +327,9 @@ class Generator:
         workspace = rng.choices(self.workspaces, weights=self.ws_weights)[0]
         model = rng.choice(MODELS)
         first_prompt = self.words(rng.randint(8, 60))
-        title = None if rng.random() < 0.1 else " ".join(first_prompt.split()[:rng.randint(2, 5)]).capitalize()
+        title = (
+            None if rng.random() < 0.1 else " ".join(first_prompt.split()[: rng.randint(2, 5)]).capitalize()
+        )
         w = self.writer
         w.docs.append((num, "workspace", None, workspace))
         if title:
@@ -157,19 +341,40 @@ class Generator:
             w.events.append((num, seq, task, kind, json.dumps(payload, separators=(",", ":")), clock[0]))
             if search_text:
                 w.docs.append((num, kind, seq, search_text))
-        w.sessions.append((num, f"{rng.getrandbits(128):032x}", workspace, title,
-                           "keywords" if title else None, model, start, clock[0]))
+        w.sessions.append(
+            (
+                num,
+                f"{rng.getrandbits(128):032x}",
+                workspace,
+                title,
+                "keywords" if title else None,
+                model,
+                start,
+                clock[0],
+            )
+        )
 
-    def session_events(self, num: int, budget: int, prompt: str, model: str,
-                       clock: list[float]) -> Iterator[tuple]:
+    def session_events(
+        self, num: int, budget: int, prompt: str, model: str, clock: list[float]
+    ) -> Iterator[tuple]:
         """(task, kind, payload, search_text) of consecutive tasks, at least `budget` of them."""
         produced = 0
         while produced < budget:
             self.task_id += 1
             task_events = list(self.task_events(self.task_id, prompt, model))
             turns = sum(1 for e in task_events if e[1] == "turn-started")
-            self.writer.tasks.append((self.task_id, num, prompt, model, clock[0], clock[0],
-                                      clock[0] + len(task_events) * 0.25, turns))
+            self.writer.tasks.append(
+                (
+                    self.task_id,
+                    num,
+                    prompt,
+                    model,
+                    clock[0],
+                    clock[0],
+                    clock[0] + len(task_events) * 0.25,
+                    turns,
+                )
+            )
             produced += len(task_events)
             yield from task_events
             prompt = self.words(self.rng.randint(5, 60))
@@ -185,22 +390,51 @@ class Generator:
             deltas = [self.words(rng.randint(3, 14)) + " " for _ in range(rng.randint(3, 22))]
             for delta in deltas:
                 yield task, "text-delta", {"text": delta}, None
-            yield task, "turn-completed", {"turn": turn, "stop": "tool_use" if turn < turns else "end"}, \
-                "".join(deltas).strip()
+            yield (
+                task,
+                "turn-completed",
+                {"turn": turn, "stop": "tool_use" if turn < turns else "end"},
+                "".join(deltas).strip(),
+            )
             if turn < turns:
                 yield from self.tool_call(task, turn)
-            yield task, "usage", {"input": rng.randint(2000, 90000), "output": rng.randint(20, 2000),
-                                  "cache_read": rng.randint(0, 80000), "cache_write": None, "reasoning": None}, None
+            yield (
+                task,
+                "usage",
+                {
+                    "input": rng.randint(2000, 90000),
+                    "output": rng.randint(20, 2000),
+                    "cache_read": rng.randint(0, 80000),
+                    "cache_write": None,
+                    "reasoning": None,
+                },
+                None,
+            )
         yield task, "finished", {"stop": "completed", "turns": turns, "error": None}, None
 
     def tool_call(self, task: int, turn: int) -> Iterator[tuple]:
         """A tool request and its result."""
         call = f"call_{task}_{turn}"
         tool = self.rng.choice(TOOLS)
-        yield task, "tool-requested", {"call_id": call, "tool": tool, "arguments": {"path": self.words(2)}}, None
+        yield (
+            task,
+            "tool-requested",
+            {"call_id": call, "tool": tool, "arguments": {"path": self.words(2)}},
+            None,
+        )
         output = self.words(self.rng.randint(10, 80))
-        yield task, "tool-completed", {"call_id": call, "tool": tool, "content": output,
-                                       "details": {"lines": output.count(" ") // 10 + 1}, "is_error": False}, None
+        yield (
+            task,
+            "tool-completed",
+            {
+                "call_id": call,
+                "tool": tool,
+                "content": output,
+                "details": {"lines": output.count(" ") // 10 + 1},
+                "is_error": False,
+            },
+            None,
+        )
 
 
 def create_schema(path: Path) -> None:
@@ -211,19 +445,29 @@ def create_schema(path: Path) -> None:
 def choose_terms(conn: sqlite3.Connection) -> dict:
     """A common term, a rare term (in a few sessions), a title word, and workspaces, for the benchmarks."""
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, search_fts, row)")
-    common = conn.execute("SELECT term FROM temp.vocab WHERE length(term) >= 4 ORDER BY doc DESC LIMIT 1").fetchone()[0]
-    rare = conn.execute("SELECT v.term FROM temp.vocab v WHERE v.doc BETWEEN 8 AND 40 AND length(v.term) >= 7 "
-                        "AND NOT EXISTS (SELECT 1 FROM temp.vocab w WHERE w.term > v.term "
-                        "AND w.term < v.term || 'z' AND w.term != v.term) "
-                        "ORDER BY v.doc, v.term LIMIT 1").fetchone()[0]
-    workspaces = [r[0] for r in conn.execute(
-        "SELECT workspace FROM sessions GROUP BY workspace ORDER BY count(*) DESC")]
+    common = conn.execute(
+        "SELECT term FROM temp.vocab WHERE length(term) >= 4 ORDER BY doc DESC LIMIT 1"
+    ).fetchone()[0]
+    rare = conn.execute(
+        "SELECT v.term FROM temp.vocab v WHERE v.doc BETWEEN 8 AND 40 AND length(v.term) >= 7 "
+        "AND NOT EXISTS (SELECT 1 FROM temp.vocab w WHERE w.term > v.term "
+        "AND w.term < v.term || 'z' AND w.term != v.term) "
+        "ORDER BY v.doc, v.term LIMIT 1"
+    ).fetchone()[0]
+    workspaces = [
+        r[0] for r in conn.execute("SELECT workspace FROM sessions GROUP BY workspace ORDER BY count(*) DESC")
+    ]
     title_word = conn.execute(
         "SELECT lower(substr(title, 1, instr(title || ' ', ' ') - 1)) AS w FROM sessions WHERE title IS NOT NULL "
         "AND length(w) >= 5 GROUP BY w ORDER BY abs(count(*) - (SELECT count(*) / 100 FROM sessions)) LIMIT 1"
     ).fetchone()[0]
-    return {"common": common, "rare": rare, "title_word": title_word,
-            "workspace_big": workspaces[0], "workspace_small": workspaces[len(workspaces) // 2]}
+    return {
+        "common": common,
+        "rare": rare,
+        "title_word": title_word,
+        "workspace_big": workspaces[0],
+        "workspace_small": workspaces[len(workspaces) // 2],
+    }
 
 
 def generate(plan: Plan) -> None:
@@ -253,8 +497,10 @@ def ensure(sessions: int = 10_000, events: int = 1_000_000, force: bool = False)
         start = time.perf_counter()
         print(f"generating {plan.path.name} ({sessions} sessions, {events} events)…", flush=True)
         generate(plan)
-        print(f"generated in {time.perf_counter() - start:.0f} s, "
-              f"{plan.path.stat().st_size / 1e6:.0f} MB", flush=True)
+        print(
+            f"generated in {time.perf_counter() - start:.0f} s, {plan.path.stat().st_size / 1e6:.0f} MB",
+            flush=True,
+        )
     return plan.path, json.loads(plan.meta_path.read_text(encoding="utf-8"))
 
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from harnez.errors import HarnezError, SessionNotFoundError, UsageError
 from harnez.text import json_line, printable
@@ -43,8 +44,14 @@ class _Version(argparse.Action):
     """`--version`: the installed version, looked up only when asked (it costs an import)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print Harnez's version and exit", **kwargs)
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="print Harnez's version and exit",
+            **kwargs,
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from importlib import metadata
@@ -59,23 +66,45 @@ class _Version(argparse.Action):
 
 def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
     """`--session-dir DIR`, on every command that touches the database; given before or after the command."""
-    parser.add_argument("--session-dir", type=Path, metavar="DIR", default=None if top else argparse.SUPPRESS,
-                        help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)")
+    parser.add_argument(
+        "--session-dir",
+        type=Path,
+        metavar="DIR",
+        default=None if top else argparse.SUPPRESS,
+        help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harnez", description="A coding agent for the terminal.")
     parser.add_argument("--version", action=_Version)
-    parser.add_argument("--resume", nargs="?", const="", metavar="ID",
-                        help="open the resume picker, or the session with this id (a unique prefix is enough)")
-    parser.add_argument("--continue", dest="continue_latest", action="store_true",
-                        help="open the newest session of this workspace")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="open the resume picker, or the session with this id (a unique prefix is enough)",
+    )
+    parser.add_argument(
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="open the newest session of this workspace",
+    )
     parser.add_argument("--model", help="model to use, <provider>/<model>[:<thinking>]")
     _session_dir(parser, top=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_sessions, _add_headless, _add_read, _add_import, _add_serve, _add_events):
+        add(commands)
+    return parser
 
+
+def _add_sessions(commands: Any) -> None:
+    """`harnez sessions [show]`."""
     sessions = commands.add_parser("sessions", help="list saved sessions, newest first")
-    sessions.add_argument("--all", action="store_true", help="every workspace of every project, not only this one")
+    sessions.add_argument(
+        "--all", action="store_true", help="every workspace of every project, not only this one"
+    )
     sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
     sessions.add_argument("--limit", type=_at_least_one, default=50, metavar="N")
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -86,8 +115,13 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
     _session_dir(show)
 
-    for name, text in (("run", "run one task without the full-screen app and print the answer"),
-                       ("chat", "a line-by-line chat on stdin, one session; `exit` or EOF ends")):
+
+def _add_headless(commands: Any) -> None:
+    """`harnez run` and `harnez chat`."""
+    for name, text in (
+        ("run", "run one task without the full-screen app and print the answer"),
+        ("chat", "a line-by-line chat on stdin, one session; `exit` or EOF ends"),
+    ):
         sub = commands.add_parser(name, help=text)
         if name == "run":
             sub.add_argument("prompt", nargs="?", help="the prompt (or --input TEXT; default: read stdin)")
@@ -96,49 +130,107 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
         _session_dir(sub)
         sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
-        sub.add_argument("--max-steps", type=_at_least_one, metavar="N",
-                         help="stop (incomplete, exit 3) after N model turns")
-        sub.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                         help="stop (incomplete, exit 3) after this long")
-        sub.add_argument("--approve", choices=("deny", "allow"), default="deny",
-                         help="answer for tools that need approval (default deny; the model sees the refusal)")
+        sub.add_argument(
+            "--max-steps",
+            type=_at_least_one,
+            metavar="N",
+            help="stop (incomplete, exit 3) after N model turns",
+        )
+        sub.add_argument(
+            "--timeout", type=_seconds, metavar="SECONDS", help="stop (incomplete, exit 3) after this long"
+        )
+        sub.add_argument(
+            "--approve",
+            choices=("deny", "allow"),
+            default="deny",
+            help="answer for tools that need approval (default deny; the model sees the refusal)",
+        )
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
 
-    read = commands.add_parser("read", help="read Claude Code, Codex, OpenCode or pi sessions (nothing is imported)")
-    read.add_argument("path", type=Path, help="a session file, an OpenCode database or store folder, or a HOME to search")
-    read.add_argument("--harness", choices=("claude-code", "codex", "opencode", "pi"), help="the format (default: recognised)")
-    read.add_argument("--session", metavar="ID", help="only the session (or sub-agent) with this id or id prefix")
+
+def _add_read(commands: Any) -> None:
+    """`harnez read`."""
+    read = commands.add_parser(
+        "read", help="read Claude Code, Codex, OpenCode or pi sessions (nothing is imported)"
+    )
+    read.add_argument(
+        "path", type=Path, help="a session file, an OpenCode database or store folder, or a HOME to search"
+    )
+    read.add_argument(
+        "--harness",
+        choices=("claude-code", "codex", "opencode", "pi"),
+        help="the format (default: recognised)",
+    )
+    read.add_argument(
+        "--session", metavar="ID", help="only the session (or sub-agent) with this id or id prefix"
+    )
     read.add_argument("--summary", action="store_true", help="figures only, read in one streaming pass")
     read.add_argument("--json", action="store_true", help="one JSON object per session")
-    read.add_argument("--strict", action="store_true", help="an unparsable record is an error, not counted and skipped")
+    read.add_argument(
+        "--strict", action="store_true", help="an unparsable record is an error, not counted and skipped"
+    )
 
-    imports = commands.add_parser("import", help="import Claude Code, Codex, OpenCode and pi sessions into this database")
-    imports.add_argument("--harness", choices=("claude-code", "codex", "opencode", "pi"), action="append",
-                         help="only this harness (repeat for several; default: all four)")
-    imports.add_argument("--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)")
-    imports.add_argument("--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)")
+
+def _add_import(commands: Any) -> None:
+    """`harnez import`."""
+    imports = commands.add_parser(
+        "import", help="import Claude Code, Codex, OpenCode and pi sessions into this database"
+    )
+    imports.add_argument(
+        "--harness",
+        choices=("claude-code", "codex", "opencode", "pi"),
+        action="append",
+        help="only this harness (repeat for several; default: all four)",
+    )
+    imports.add_argument(
+        "--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)"
+    )
+    imports.add_argument(
+        "--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)"
+    )
     imports.add_argument("--json", action="store_true", help="print the report as one JSON object")
     _session_dir(imports)
 
+
+def _add_serve(commands: Any) -> None:
+    """`harnez serve`."""
     serve = commands.add_parser("serve", help="serve the Unified Harness Protocol over HTTP (docs/uhp.md)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=3000, help="port to listen on (default 3000; 0 picks one)")
-    serve.add_argument("--token-env", default="HARNEZ_SERVE_TOKEN", metavar="NAME",
-                       help="environment variable holding the bearer token clients must send")
-    serve.add_argument("--approve", choices=("deny", "allow"), default="deny",
-                       help="answer for tools that need approval (default deny; the model sees the refusal)")
-    serve.add_argument("--workspaces", type=Path, metavar="DIR",
-                       help="where each HTTP session gets its own folder (default: beside the database)")
-    serve.add_argument("--workspace", type=Path, metavar="DIR",
-                       help="a fixed workspace for every session of the default harness (a shared repository)")
+    serve.add_argument(
+        "--token-env",
+        default="HARNEZ_SERVE_TOKEN",
+        metavar="NAME",
+        help="environment variable holding the bearer token clients must send",
+    )
+    serve.add_argument(
+        "--approve",
+        choices=("deny", "allow"),
+        default="deny",
+        help="answer for tools that need approval (default deny; the model sees the refusal)",
+    )
+    serve.add_argument(
+        "--workspaces",
+        type=Path,
+        metavar="DIR",
+        help="where each HTTP session gets its own folder (default: beside the database)",
+    )
+    serve.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="a fixed workspace for every session of the default harness (a shared repository)",
+    )
     _session_dir(serve)
 
+
+def _add_events(commands: Any) -> None:
+    """`harnez events`."""
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
     events.add_argument("--session", required=True, metavar="ID")
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
     events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
     _session_dir(events)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -188,8 +280,9 @@ def _database(args: argparse.Namespace, workspace: Path, settings) -> Path:
     return settings.database_file(workspace, os.environ)
 
 
-async def _open_server(workspace: Path, settings, *, with_agent: bool = False,
-                       database: Path | None = None):  # -> Server
+async def _open_server(
+    workspace: Path, settings, *, with_agent: bool = False, database: Path | None = None
+):  # -> Server
     from harnez.server import Server
     from harnez.server.projects import remember_database
 
@@ -222,7 +315,9 @@ async def _dispatch(args: argparse.Namespace) -> int:
         await server.close()
 
 
-async def _server_with(session: str, database: Path, workspace: Path, settings, *, elsewhere: bool):  # -> Server
+async def _server_with(
+    session: str, database: Path, workspace: Path, settings, *, elsewhere: bool
+):  # -> Server
     """The server of the database holding a session: this project's, else (when `elsewhere`) the
     project the index of databases finds it in."""
     from harnez.server.projects import AllProjects
@@ -273,7 +368,9 @@ async def _list_sessions(database: Path | None, workspace: Path, settings, args:
     _print_listing(page, args)
     if not page.sessions and not args.json:
         scope = "any project" if args.all else str(workspace)
-        print(f"No sessions{' match ' + repr(args.search) if args.search else ''} in {scope}.", file=sys.stderr)
+        print(
+            f"No sessions{' match ' + repr(args.search) if args.search else ''} in {scope}.", file=sys.stderr
+        )
     return EXIT_OK
 
 
@@ -292,8 +389,10 @@ def _print_listing(page, args: argparse.Namespace) -> None:
             created = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
             origin = f"[{record.origin}] " if record.origin else ""
             project = f"{project_of(database).name}: " if database else ""
-            line = (f"{record.id[:12]}  {created}  {record.status:<11}  {project}{origin}{record.display_title}  "
-                    f"({record.workspace})")
+            line = (
+                f"{record.id[:12]}  {created}  {record.status:<11}  {project}{origin}{record.display_title}  "
+                f"({record.workspace})"
+            )
             print(printable(line, one_line=True))
 
 
@@ -311,8 +410,13 @@ async def _show_session(server, args: argparse.Namespace) -> int:
     origin = await server.session_origin(record.id)
     if origin:
         agent = f" (sub-agent {origin['agent_id']})" if origin["agent_id"] else ""
-        print(printable(f"imported from {origin['harness']} session {origin['original_id']}{agent} · "
-                        f"{origin['source']}", one_line=True))
+        print(
+            printable(
+                f"imported from {origin['harness']} session {origin['original_id']}{agent} · "
+                f"{origin['source']}",
+                one_line=True,
+            )
+        )
     print()
     sys.stdout.write(printable(render_plain(events)))
     return EXIT_OK
@@ -332,7 +436,9 @@ async def _print_events(server, args: argparse.Namespace) -> int:
 def _read(args: argparse.Namespace) -> int:
     from harnez.reading import ReadRequest, read_command
 
-    return read_command(ReadRequest(args.path, args.harness, args.session, args.summary, args.json, args.strict))
+    return read_command(
+        ReadRequest(args.path, args.harness, args.session, args.summary, args.json, args.strict)
+    )
 
 
 async def _import(args: argparse.Namespace) -> int:
@@ -344,8 +450,13 @@ async def _import(args: argparse.Namespace) -> int:
     server = await _open_server(workspace, settings, database=_database(args, workspace, settings))
     try:
         progress = ProgressLine(sys.stderr)
-        report = await server.import_sessions(args.home or Path.home(), workspace=workspace, harnesses=args.harness,
-                                              since=since, progress=progress)
+        report = await server.import_sessions(
+            args.home or Path.home(),
+            workspace=workspace,
+            harnesses=args.harness,
+            since=since,
+            progress=progress,
+        )
         progress.done()
     finally:
         await server.close()
@@ -361,8 +472,10 @@ async def _serve(args: argparse.Namespace) -> int:
     SECRETS.learn(args.token_env)  # masked wherever it could surface, withheld from shell commands
     token = os.environ.get(args.token_env) or None
     if token is None and not is_loopback(args.host):
-        raise UsageError(f"Refusing to serve on {args.host} without a token: export one in {args.token_env} "
-                         "(or name another variable with --token-env), or serve on 127.0.0.1.")
+        raise UsageError(
+            f"Refusing to serve on {args.host} without a token: export one in {args.token_env} "
+            "(or name another variable with --token-env), or serve on 127.0.0.1."
+        )
     workspace = _workspace()
     settings = _settings(workspace)
     database = _database(args, workspace, settings)
@@ -376,8 +489,14 @@ async def _serve(args: argparse.Namespace) -> int:
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
     try:
-        await serve(server, host=args.host, port=args.port, token=token, fixed_workspace=fixed,
-                    workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve())
+        await serve(
+            server,
+            host=args.host,
+            port=args.port,
+            token=token,
+            fixed_workspace=fixed,
+            workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve(),
+        )
     finally:
         await server.close()
     return EXIT_OK
@@ -387,15 +506,24 @@ def _headless(args: argparse.Namespace) -> int:
     from harnez import headless
 
     workspace = _workspace()
-    opts = headless.RunOptions(workspace, _settings(workspace), model=args.run_model, resume=args.run_resume,
-                               no_session=args.no_session, session_dir=args.session_dir,
-                               max_steps=args.max_steps, timeout=args.timeout, approve=args.approve,
-                               json=args.json)
+    opts = headless.RunOptions(
+        workspace,
+        _settings(workspace),
+        model=args.run_model,
+        resume=args.run_resume,
+        no_session=args.no_session,
+        session_dir=args.session_dir,
+        max_steps=args.max_steps,
+        timeout=args.timeout,
+        approve=args.approve,
+        json=args.json,
+    )
     if args.command == "chat":
         return asyncio.run(headless.chat(opts, _stdin_line))
     if args.prompt is not None and args.input is not None:
-        raise UsageError("Give the prompt once: as an argument (`harnez run \"fix the test\"`) or with "
-                         "--input, not both.")
+        raise UsageError(
+            'Give the prompt once: as an argument (`harnez run "fix the test"`) or with --input, not both.'
+        )
     given = args.prompt if args.prompt is not None else args.input
     prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
@@ -432,5 +560,12 @@ def _tui(args: argparse.Namespace) -> int:
 
     from harnez.tui import run_tui
 
-    return run_tui(open_server, workspace, resume=args.resume or None, open_picker=args.resume == "",
-                   continue_latest=args.continue_latest, load_settings=settings, database=own_database)
+    return run_tui(
+        open_server,
+        workspace,
+        resume=args.resume or None,
+        open_picker=args.resume == "",
+        continue_latest=args.continue_latest,
+        load_settings=settings,
+        database=own_database,
+    )

@@ -1,22 +1,22 @@
 """The exception tree of Harnez; every error carries a message a person can act on.
 
-    HarnezError
-    ├── UsageError             a command-line option, input or request is unusable as given (CLI exit code 2)
-    ├── SettingsError          a settings file or value is wrong (CLI exit code 2)
-    ├── StoreError
-    │   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
-    │   ├── MigrationError     a migration failed; the database stays at its previous version
-    │   ├── StoreBusyError     another process holds the write lock for too long
-    │   └── StoreWriteError    a write failed for good (disk full, I/O error, locked too long):
-    │       │                  the running task fails and nothing more is written (exit code 1)
-    │       └── DatabaseDamagedError  SQLite found a damaged page (exit code 2)
-    ├── SessionNotFoundError   an unknown or ambiguous session id (CLI exit code 2)
-    ├── SessionBusyError       another process runs a task in the session (exit code 2; nothing ran)
-    ├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
-    ├── WireError              a model call failed for good (after retries, or not retryable)
-    ├── ToolError              a tool could not run; its message is shown to the model
-    ├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
-    └── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
+HarnezError
+├── UsageError             a command-line option, input or request is unusable as given (CLI exit code 2)
+├── SettingsError          a settings file or value is wrong (CLI exit code 2)
+├── StoreError
+│   ├── SchemaTooNewError  the database was written by a newer Harnez; never written to
+│   ├── MigrationError     a migration failed; the database stays at its previous version
+│   ├── StoreBusyError     another process holds the write lock for too long
+│   └── StoreWriteError    a write failed for good (disk full, I/O error, locked too long):
+│       │                  the running task fails and nothing more is written (exit code 1)
+│       └── DatabaseDamagedError  SQLite found a damaged page (exit code 2)
+├── SessionNotFoundError   an unknown or ambiguous session id (CLI exit code 2)
+├── SessionBusyError       another process runs a task in the session (exit code 2; nothing ran)
+├── ModelConfigError       an unknown provider, a missing API key variable, a bad model name
+├── WireError              a model call failed for good (after retries, or not retryable)
+├── ToolError              a tool could not run; its message is shown to the model
+├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
+└── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from harnez.outcome import Stop
 from harnez.text import json_line
@@ -101,7 +101,9 @@ class ShellLine(EventBody):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Started(EventBody):
     kind: ClassVar[str] = "started"
-    about: ClassVar[str] = "A task began: model, thinking level, wire, tools published, tools withheld, window."
+    about: ClassVar[str] = (
+        "A task began: model, thinking level, wire, tools published, tools withheld, window."
+    )
     model: str
     wire: str
     thinking: str | None = None
@@ -128,7 +130,9 @@ class TurnCompleted(EventBody):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finished(EventBody):
     kind: ClassVar[str] = "finished"
-    about: ClassVar[str] = "A task ended: stop (completed, cancelled, failed, incomplete, interrupted), turns, error."
+    about: ClassVar[str] = (
+        "A task ended: stop (completed, cancelled, failed, incomplete, interrupted), turns, error."
+    )
     stop: Stop
     turns: int | None = None
     error: str | None = None
@@ -186,7 +190,9 @@ class ApprovalRequired(EventBody):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalResolved(EventBody):
     kind: ClassVar[str] = "approval-resolved"
-    about: ClassVar[str] = "The answer: allow once, allow for the session (with the grant), or deny (with a reason)."
+    about: ClassVar[str] = (
+        "The answer: allow once, allow for the session (with the grant), or deny (with a reason)."
+    )
     call_id: str
     name: str
     verdict: Verdict
@@ -213,7 +219,9 @@ class ToolCompleted(EventBody):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage(EventBody):
     kind: ClassVar[str] = "usage"
-    about: ClassVar[str] = "Tokens of one model call: input, output, cache read/write, reasoning (null = not reported)."
+    about: ClassVar[str] = (
+        "Tokens of one model call: input, output, cache read/write, reasoning (null = not reported)."
+    )
     input: int | None = None
     output: int | None = None
     cache_read: int | None = None
@@ -281,7 +289,9 @@ class Error(EventBody):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TitleChanged(EventBody):
     kind: ClassVar[str] = "title-changed"
-    about: ClassVar[str] = "The session's title changed (title, source: keywords, model, excerpt, imported or user)."
+    about: ClassVar[str] = (
+        "The session's title changed (title, source: keywords, model, excerpt, imported or user)."
+    )
     title: str
     source: str
 
@@ -308,23 +318,44 @@ class UnknownEvent(EventBody):
 
 
 Body = (
-    UserMessage | PromptQueued | SteeringDelivered | ShellLine | Started | TurnStarted | TurnCompleted
-    | Finished | TextDelta | ReasoningDelta | ToolArgumentsDelta | ToolRequested | ApprovalRequired
-    | ApprovalResolved | ToolCompleted | Usage | Cost | TurnRetried | Compacted | WarningEvent | Error
-    | TitleChanged | ModelChanged | UnknownEvent
+    UserMessage
+    | PromptQueued
+    | SteeringDelivered
+    | ShellLine
+    | Started
+    | TurnStarted
+    | TurnCompleted
+    | Finished
+    | TextDelta
+    | ReasoningDelta
+    | ToolArgumentsDelta
+    | ToolRequested
+    | ApprovalRequired
+    | ApprovalResolved
+    | ToolCompleted
+    | Usage
+    | Cost
+    | TurnRetried
+    | Compacted
+    | WarningEvent
+    | Error
+    | TitleChanged
+    | ModelChanged
+    | UnknownEvent
 )
 """Every event body: the tagged union consumers match on."""
 
-BODIES: dict[str, type[EventBody]] = {
-    cls.kind: cls for cls in Body.__args__ if cls is not UnknownEvent  # type: ignore[attr-defined]
-}
+BODIES: dict[str, type[EventBody]] = {cls.kind: cls for cls in get_args(Body) if cls is not UnknownEvent}
 """Each kind's class, by kind."""
 
 KINDS: dict[str, str] = {kind: cls.about for kind, cls in BODIES.items()}
 """Each kind and what it means (documented in docs/events.md; a test checks both agree)."""
 
-_RENAMED = {"approval-required": {"tool": "name"}, "approval-resolved": {"tool": "name"},
-            "tool-arguments-delta": {"tool": "name"}}
+_RENAMED = {
+    "approval-required": {"tool": "name"},
+    "approval-resolved": {"tool": "name"},
+    "tool-arguments-delta": {"tool": "name"},
+}
 """Fields stored under an older name, by kind: old name → the one name the field has now."""
 
 
@@ -383,15 +414,26 @@ class StoredEvent:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON Lines form: kind, session, seq, task, time, then the body's fields."""
-        return {"kind": self.kind, "session": self.session, "seq": self.seq, "task": self.task,
-                "time": round(self.time, 6), **self.body.to_payload()}
+        return {
+            "kind": self.kind,
+            "session": self.session,
+            "seq": self.seq,
+            "task": self.task,
+            "time": round(self.time, 6),
+            **self.body.to_payload(),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StoredEvent:
         """An event from its JSON Lines form (as `to_json` writes it)."""
         payload = {key: value for key, value in data.items() if key not in ENVELOPE}
-        return cls(str(data["session"]), int(data["seq"]), data.get("task"), float(data.get("time", 0.0)),
-                   body_from_payload(str(data["kind"]), payload))
+        return cls(
+            str(data["session"]),
+            int(data["seq"]),
+            data.get("task"),
+            float(data.get("time", 0.0)),
+            body_from_payload(str(data["kind"]), payload),
+        )
 
     def dumps(self) -> str:
         """One line of JSON, safe to print (`harnez.text.json_line`)."""

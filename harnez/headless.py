@@ -86,8 +86,10 @@ def check_before_opening(opts: RunOptions) -> None:
 
     if opts.resuming and not opts.database.exists():
         wanted = "No saved session" if opts.resume == "latest" else f"No session {opts.resume!r}"
-        raise SessionNotFoundError(f"{wanted} in {opts.workspace}: there is no database at {opts.database}. "
-                                   "Start one without --resume.")
+        raise SessionNotFoundError(
+            f"{wanted} in {opts.workspace}: there is no database at {opts.database}. "
+            "Start one without --resume."
+        )
     if opts.model or not opts.resuming:
         check_model(opts.settings, opts.model)  # --model, else the settings' default
 
@@ -116,8 +118,11 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
     if not opts.resuming:
         return server.create_session(opts.workspace, opts.model or opts.settings.model).id, 0
     wanted = opts.resume or "latest"
-    record = (await server.newest_session(opts.workspace) if wanted == "latest"
-              else await server.get_session(wanted))
+    record = (
+        await server.newest_session(opts.workspace)
+        if wanted == "latest"
+        else await server.get_session(wanted)
+    )
     return record.id, await server.last_seq(record.id)
 
 
@@ -173,8 +178,9 @@ class TaskPrinter:
         print(f"{start}harnez: {printable(text)}", file=sys.stderr, flush=True)
 
 
-async def run_task(server: Server, session_id: str, after: int, prompt: str, opts: RunOptions,
-                   printer: TaskPrinter) -> Stop:
+async def run_task(
+    server: Server, session_id: str, after: int, prompt: str, opts: RunOptions, printer: TaskPrinter
+) -> Stop:
     """Submit one prompt and print every event the session stores after `after`, in order and with no
     gap: the prompt, the task up to its `finished`, then what the run waits for (naming) before it
     ends. Returns the task's stop."""
@@ -202,8 +208,9 @@ async def run_task(server: Server, session_id: str, after: int, prompt: str, opt
         await events.aclose()
 
 
-async def _print_task(events: AsyncIterator[StoredEvent], first: StoredEvent, task_id: int,
-                      printer: TaskPrinter) -> StoredEvent:
+async def _print_task(
+    events: AsyncIterator[StoredEvent], first: StoredEvent, task_id: int, printer: TaskPrinter
+) -> StoredEvent:
     """Print from `first` on until the task's `finished` (printed too), which is returned."""
     event = first
     printer.show(event)
@@ -237,7 +244,9 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
     """`harnez run`: one task; the exit code follows its stop."""
     if not prompt.strip():
-        raise UsageError("Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin.")
+        raise UsageError(
+            "Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin."
+        )
     check_before_opening(opts)
     async with open_headless_server(opts) as server:
         session_id, after = await _session_for(server, opts)
@@ -263,4 +272,3 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             if stop == "cancelled":
                 break
     return EXIT_BY_STOP.get(stop, 1)
-

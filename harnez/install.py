@@ -53,11 +53,15 @@ def upgrade_advice(found: Installation | None = None) -> str:
     found = found or installation()
     python = sys.executable
     if found.kind == "editable":
-        return (f"update the checkout it runs from (`git -C {found.location} pull`; then "
-                f"`{python} -m pip install -e {found.location}` if its dependencies changed)")
+        return (
+            f"update the checkout it runs from (`git -C {found.location} pull`; then "
+            f"`{python} -m pip install -e {found.location}` if its dependencies changed)"
+        )
     if found.kind == "folder":
-        return (f"update the checkout it was installed from (`git -C {found.location} pull`) and install it "
-                f"again (`{python} -m pip install {found.location}`)")
+        return (
+            f"update the checkout it was installed from (`git -C {found.location} pull`) and install it "
+            f"again (`{python} -m pip install {found.location}`)"
+        )
     if found.kind == "vcs":
         return f"install it again from its repository (`{python} -m pip install -U {found.location}`)"
     if found.kind == "archive":

@@ -103,21 +103,26 @@ def summary_text(data: dict) -> str:
         who += f" · sub-agent {data['agent_id']}"
     title = f" — {data['title']}" if data.get("title") else ""
     usage = data.get("usage")
-    tokens = ("no usage recorded" if usage is None else
-              f"tokens in {_n(usage['input'])} · out {_n(usage['output'])} · cache read {_n(usage['cache_read'])}"
-              f" · cache write {_n(usage['cache_write'])}")
+    tokens = (
+        "no usage recorded"
+        if usage is None
+        else f"tokens in {_n(usage['input'])} · out {_n(usage['output'])} · cache read {_n(usage['cache_read'])}"
+        f" · cache write {_n(usage['cache_write'])}"
+    )
     integrity = data["integrity"]
     damage = [f"{integrity['unparsed_records']} unparsed"] if integrity["unparsed_records"] else []
     damage += ["torn tail"] if integrity["torn_tail"] else []
-    return "\n".join([
-        f"{data['harness']} {who}{title}",
-        f"  {data['source']}",
-        f"  {data.get('started_at') or '?'} → {data.get('ended_at') or '?'} · {data['ending']['status']}"
-        f" · {data.get('cwd') or 'no folder recorded'}",
-        f"  {data['user_messages']} prompts · {data['model_calls']} model calls · {data['tool_calls']} tool calls"
-        f" ({data['tool_results']} results) · models: {', '.join(data['models']) or 'none recorded'}",
-        f"  {tokens} · {integrity['records']} records" + (f" ({', '.join(damage)})" if damage else ""),
-    ])
+    return "\n".join(
+        [
+            f"{data['harness']} {who}{title}",
+            f"  {data['source']}",
+            f"  {data.get('started_at') or '?'} → {data.get('ended_at') or '?'} · {data['ending']['status']}"
+            f" · {data.get('cwd') or 'no folder recorded'}",
+            f"  {data['user_messages']} prompts · {data['model_calls']} model calls · {data['tool_calls']} tool calls"
+            f" ({data['tool_results']} results) · models: {', '.join(data['models']) or 'none recorded'}",
+            f"  {tokens} · {integrity['records']} records" + (f" ({', '.join(damage)})" if damage else ""),
+        ]
+    )
 
 
 def _n(value: int | None) -> str:
@@ -135,8 +140,10 @@ def transcript_lines(entries: list[Entry]) -> Iterator[str]:
         elif isinstance(entry, ToolResult):
             yield _result_text(entry)
         elif isinstance(entry, Compaction):
-            yield f"\n[compacted{f' from {entry.tokens_before} tokens' if entry.tokens_before else ''}]" \
-                  f"{' ' + entry.summary if entry.summary else ''}\n"
+            yield (
+                f"\n[compacted{f' from {entry.tokens_before} tokens' if entry.tokens_before else ''}]"
+                f"{' ' + entry.summary if entry.summary else ''}\n"
+            )
         elif isinstance(entry, Notice):
             yield f"[{entry.kind}] {entry.text}\n"
 
@@ -148,8 +155,11 @@ def _turn_lines(turn: AssistantTurn) -> Iterator[str]:
         elif isinstance(part, Reasoning) and part.text.strip():
             yield "\n" + "\n".join(f"  ┊ {line}" for line in part.text.strip().splitlines()) + "\n"
         elif isinstance(part, ToolCall):
-            arguments = part.arguments if isinstance(part.arguments, str) else json.dumps(part.arguments,
-                                                                                            ensure_ascii=False)
+            arguments = (
+                part.arguments
+                if isinstance(part.arguments, str)
+                else json.dumps(part.arguments, ensure_ascii=False)
+            )
             yield f"[tool {part.name}] {arguments}\n"
     call = turn.call
     if call is not None and (call.model or call.usage):
@@ -168,6 +178,7 @@ def _result_text(result: ToolResult) -> str:
 
 # harnez import ----------------------------------------------------------------------------------
 
+
 def parse_since(text: str | None) -> float | None:
     """`--since`: a date or an ISO date and time (local time unless it says otherwise), as Unix seconds."""
     if text is None:
@@ -175,8 +186,10 @@ def parse_since(text: str | None) -> float | None:
     try:
         return datetime.fromisoformat(text.strip()).timestamp()
     except ValueError:
-        raise SessionFormatError(f"--since {text!r} is not a date; use YYYY-MM-DD or an ISO date and time "
-                                 "such as 2026-09-30T14:00.") from None
+        raise SessionFormatError(
+            f"--since {text!r} is not a date; use YYYY-MM-DD or an ISO date and time "
+            "such as 2026-09-30T14:00."
+        ) from None
 
 
 class ProgressLine:
@@ -209,8 +222,10 @@ class ProgressLine:
 
 def import_report_text(report: ImportReport) -> str:
     """The report of an import, for people."""
-    lines = [f"{report.imported} sessions imported, {report.updated} updated, {report.unchanged} sources "
-             f"unchanged (of {report.sources} found)."]
+    lines = [
+        f"{report.imported} sessions imported, {report.updated} updated, {report.unchanged} sources "
+        f"unchanged (of {report.sources} found)."
+    ]
     if report.kept:
         lines.append(f"{report.kept} sessions continued in Harnez since their import were kept as they are.")
     if report.duplicates:

@@ -79,7 +79,9 @@ class Secrets:
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, dict):
-            return {self.redact(k) if isinstance(k, str) else k: self.redact_json(v) for k, v in value.items()}
+            return {
+                self.redact(k) if isinstance(k, str) else k: self.redact_json(v) for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return [self.redact_json(v) for v in value]
         return value
@@ -111,7 +113,9 @@ def redact_json(value: Any) -> Any:
     return SECRETS.redact_json(value)
 
 
-def command_environment(pass_through: Iterable[str] = (), base: Mapping[str, str] | None = None) -> dict[str, str]:
+def command_environment(
+    pass_through: Iterable[str] = (), base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment for a command the agent or the person runs: no credential variables.
 
     `pass_through` names variables to keep anyway (`permissions.shell.pass_env`).

@@ -29,10 +29,20 @@ from typing import Literal
 
 import pathspec
 
-HEAVY_DIRS = frozenset({
-    ".git", ".harnez", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".tox",
-})
+HEAVY_DIRS = frozenset(
+    {
+        ".git",
+        ".harnez",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
 """Folders never listed: version control, Harnez's own, dependencies and caches."""
 LIST_LIMIT = 200_000
 """The most entries one listing holds; a larger tree is cut there (and the listing says so)."""
@@ -65,9 +75,15 @@ class WorkspaceListing:
         return [entry.path for entry in self.entries if not entry.is_dir]
 
 
-def list_workspace(folder: Path, workspace: Path | None = None, *, limit: int = LIST_LIMIT,
-                   directories: bool = True, stop: threading.Event | None = None,
-                   git_timeout: float = GIT_TIMEOUT) -> WorkspaceListing:
+def list_workspace(
+    folder: Path,
+    workspace: Path | None = None,
+    *,
+    limit: int = LIST_LIMIT,
+    directories: bool = True,
+    stop: threading.Event | None = None,
+    git_timeout: float = GIT_TIMEOUT,
+) -> WorkspaceListing:
     """Everything under `folder` a person would call part of the workspace `workspace` (default: the folder).
 
     With `directories=False` only files are listed (and counted against `limit`).
@@ -87,8 +103,9 @@ def path_order(path: str) -> list[str]:
 # ----------------------------------------------------------------------------- git's view
 
 
-def _git_listing(folder: Path, limit: int, directories: bool, stop: threading.Event,
-                 timeout: float) -> WorkspaceListing | None:
+def _git_listing(
+    folder: Path, limit: int, directories: bool, stop: threading.Event, timeout: float
+) -> WorkspaceListing | None:
     """What git lists under `folder`; None outside a work tree, or when git is missing, fails or is slow."""
     found = _git_paths(folder, limit, stop, timeout)
     if found is None:
@@ -111,12 +128,19 @@ def _git_listing(folder: Path, limit: int, directories: bool, stop: threading.Ev
     return WorkspaceListing(ordered[:limit], truncated or len(ordered) > limit, "git")
 
 
-def _git_paths(folder: Path, limit: int, stop: threading.Event, timeout: float) -> tuple[list[str], bool] | None:
+def _git_paths(
+    folder: Path, limit: int, stop: threading.Event, timeout: float
+) -> tuple[list[str], bool] | None:
     """`git ls-files -z` run in `folder`, read to its end or past `limit` names; (names, cut short)."""
     command = ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     try:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError:
         return None
     expired = threading.Event()
@@ -171,8 +195,9 @@ def _parents(name: str) -> Iterator[str]:
 # ----------------------------------------------------------------------------- the walk
 
 
-def _walk_listing(folder: Path, workspace: Path, limit: int, directories: bool,
-                  stop: threading.Event) -> WorkspaceListing:
+def _walk_listing(
+    folder: Path, workspace: Path, limit: int, directories: bool, stop: threading.Event
+) -> WorkspaceListing:
     ignored = _Ignored(workspace, folder)
     entries: list[WorkspaceEntry] = []
     visits = 0

@@ -24,14 +24,33 @@ from harnez.tui.widgets.prompt import PromptInput
 
 SOURCE = 'def greet(name):\n    return "hi " + name\n'
 SCRIPT = [
-    {"reply": [{"reasoning": "The greeting should use an f-string and a capital letter."},
-               {"text": "I'll update `greet` in `app.py`."},
-               {"tool_call": {"name": "edit", "id": "call_1", "arguments": {
-                   "path": "app.py", "old_string": 'return "hi " + name', "new_string": 'return f"Hi {name}!"'}}}],
-     "usage": {"input": 1840, "output": 96}},
-    {"reply": [{"text": "Done. `greet` now returns an f-string:\n\n```python\n>>> greet(\"Ada\")\n'Hi Ada!'\n```\n\n"
-                        "Run `pytest -q` to check the tests still pass."}],
-     "usage": {"input": 2010, "output": 58}},
+    {
+        "reply": [
+            {"reasoning": "The greeting should use an f-string and a capital letter."},
+            {"text": "I'll update `greet` in `app.py`."},
+            {
+                "tool_call": {
+                    "name": "edit",
+                    "id": "call_1",
+                    "arguments": {
+                        "path": "app.py",
+                        "old_string": 'return "hi " + name',
+                        "new_string": 'return f"Hi {name}!"',
+                    },
+                }
+            },
+        ],
+        "usage": {"input": 1840, "output": 96},
+    },
+    {
+        "reply": [
+            {
+                "text": "Done. `greet` now returns an f-string:\n\n```python\n>>> greet(\"Ada\")\n'Hi Ada!'\n```\n\n"
+                "Run `pytest -q` to check the tests still pass."
+            }
+        ],
+        "usage": {"input": 2010, "output": 58},
+    },
 ]
 
 
@@ -48,19 +67,24 @@ async def main(target: Path) -> None:
         workspace = Path(folder) / "greeter"
         workspace.mkdir()
         (workspace / "app.py").write_text(SOURCE)
-        settings = Settings(providers={"local": ProviderSettings(wire="openai-chat",
-                                                                 base_url=model.base_url("openai-chat"))},
-                            model="local/qwen3-coder")
+        settings = Settings(
+            providers={"local": ProviderSettings(wire="openai-chat", base_url=model.base_url("openai-chat"))},
+            model="local/qwen3-coder",
+        )
 
         async def open_server() -> Server:
-            return await Server.open(Path(folder) / "harnez.sqlite", settings, AgentWork(settings, approve="ask"))
+            return await Server.open(
+                Path(folder) / "harnez.sqlite", settings, AgentWork(settings, approve="ask")
+            )
 
         app = HarnezApp(open_server, workspace, settings)
         async with app.run_test(size=(100, 34)) as pilot:
             await until(pilot, lambda: app.ready, "the session screen")
             app.screen.query_one(PromptInput).load_text("Make greet() friendlier")
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed, "approval")
+            await until(
+                pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed, "approval"
+            )
             await pilot.press("y")
             await until(pilot, lambda: app.screen.query(TaskEndBlock), "the answer")
             await pilot.pause(0.3)

@@ -11,11 +11,19 @@ from harnez.redaction import SECRETS
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Point HARNEZ_HOME at an empty folder and unset variables that would leak the real setup."""
     home = tmp_path_factory.mktemp("harnez-home")
     monkeypatch.setenv("HARNEZ_HOME", str(home))
-    for name in ("HARNEZ_DATABASE_PATH", "HARNEZ_MODEL", "HARNEZ_THEME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+    for name in (
+        "HARNEZ_DATABASE_PATH",
+        "HARNEZ_MODEL",
+        "HARNEZ_THEME",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     yield home
     SECRETS.forget_values()  # credentials a test registered do not mask text in the next one

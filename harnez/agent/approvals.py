@@ -46,9 +46,12 @@ def policy_answer(policy: Policy) -> Answer | None:
     if policy == "allow":
         return Answer("allow", "Approved automatically (approve=allow).", by="policy")
     if policy == "deny":
-        return Answer("deny", "Denied automatically: this run cannot ask a person for approval "
-                              "(approve=deny). Do the task without this call, or explain what you need.",
-                      by="policy")
+        return Answer(
+            "deny",
+            "Denied automatically: this run cannot ask a person for approval "
+            "(approve=deny). Do the task without this call, or explain what you need.",
+            by="policy",
+        )
     return None
 
 
@@ -79,5 +82,6 @@ class ApprovalDesk:
             waiting = ", ".join(self.pending(session_id)) or "none"
             raise ApprovalError(
                 f"No tool call {call_id!r} waits for approval in session {session_id}; "
-                f"waiting calls: {waiting}. It may have been answered or cancelled already.")
+                f"waiting calls: {waiting}. It may have been answered or cancelled already."
+            )
         future.set_result(Answer(checked, reason, by="user"))

@@ -59,8 +59,16 @@ class PreparedCall:
 class ToolCalls:
     """Runs the tool calls of a turn in order; consecutive read-only calls run concurrently."""
 
-    def __init__(self, registry: ToolRegistry, workspace: Path, permissions: PermissionSettings,
-                 grants: SessionGrants, approver: Approver, emit: Emit, history: History) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        workspace: Path,
+        permissions: PermissionSettings,
+        grants: SessionGrants,
+        approver: Approver,
+        emit: Emit,
+        history: History,
+    ) -> None:
         self.registry, self.workspace, self.permissions = registry, workspace, permissions
         self.grants, self.approver, self.emit, self.history = grants, approver, emit, history
 
@@ -79,38 +87,64 @@ class ToolCalls:
         await self._run_batch(batch)
 
     async def _prepare(self, call: ToolCallEnd) -> PreparedCall:
-        if call.name not in self.registry.names:
-            self.emit(ev.WarningEvent(code="unpublished-tool", call_id=call.id, message=(
-                f"The model called {call.name!r}, which was not offered to it; nothing ran.")))
-            return PreparedCall(call, result=ToolResult.error(
-                f"There is no tool named {call.name!r}; nothing ran. Available tools: "
-                f"{', '.join(self.registry.names)}."), outcome="unpublished")
-        if call.error:
-            return PreparedCall(call, result=ToolResult.error(
-                f"The arguments for {call.name} were not valid JSON ({call.error}); send a JSON object."),
-                outcome="invalid")
+        refused = self._refusal(call)
+        if refused is not None:
+            return refused
         parsed = self.registry.validate(call.name, call.arguments)
         if isinstance(parsed, ToolResult):
             return PreparedCall(call, result=parsed, outcome="invalid")
         tool = self.registry.get(call.name)
         decision = decide(tool, parsed, self.workspace, self.permissions, self.grants)
         if decision.verdict == "deny":
-            return PreparedCall(call, tool, parsed, ToolResult.error(f"Denied by the permission rules: "
-                                                                     f"{decision.reason}"), "denied", "rule")
+            denied = ToolResult.error(f"Denied by the permission rules: {decision.reason}")
+            return PreparedCall(call, tool, parsed, denied, "denied", "rule")
         if decision.verdict == "allow":
             return PreparedCall(call, tool, parsed, approval="rule")
         return await self._ask(PreparedCall(call, tool, parsed), decision)
+
+    def _refusal(self, call: ToolCallEnd) -> PreparedCall | None:
+        """A call that cannot run whatever the permissions: no such tool, or arguments not JSON."""
+        if call.name not in self.registry.names:
+            self.emit(
+                ev.WarningEvent(
+                    code="unpublished-tool",
+                    call_id=call.id,
+                    message=(f"The model called {call.name!r}, which was not offered to it; nothing ran."),
+                )
+            )
+            missing = ToolResult.error(
+                f"There is no tool named {call.name!r}; nothing ran. Available tools: "
+                f"{', '.join(self.registry.names)}."
+            )
+            return PreparedCall(call, result=missing, outcome="unpublished")
+        if call.error:
+            broken = ToolResult.error(
+                f"The arguments for {call.name} were not valid JSON ({call.error}); send a JSON object."
+            )
+            return PreparedCall(call, result=broken, outcome="invalid")
+        return None
 
     async def _ask(self, prepared: PreparedCall, decision: Decision) -> PreparedCall:
         call, tool, args = prepared.call, prepared.tool, prepared.args
         assert tool is not None and args is not None
         diff = await asyncio.to_thread(preview_diff, tool, args, self.workspace)  # file work, off the loop
-        self.emit(ev.ApprovalRequired(call_id=call.id, name=call.name, arguments=call.arguments,
-                                      reason=decision.reason, diff=diff))
+        self.emit(
+            ev.ApprovalRequired(
+                call_id=call.id, name=call.name, arguments=call.arguments, reason=decision.reason, diff=diff
+            )
+        )
         answer = await self.approver(call.id)
         grant = self.grants.record(tool, args, self.workspace) if answer.verdict == "allow-session" else None
-        self.emit(ev.ApprovalResolved(call_id=call.id, name=call.name, verdict=answer.verdict,
-                                      reason=answer.reason, by=answer.by, grant=grant))
+        self.emit(
+            ev.ApprovalResolved(
+                call_id=call.id,
+                name=call.name,
+                verdict=answer.verdict,
+                reason=answer.reason,
+                by=answer.by,
+                grant=grant,
+            )
+        )
         prepared.approval = f"{answer.verdict} ({answer.by})"
         if not answer.allowed:
             why = f": {sentence(answer.reason)}" if answer.reason and answer.reason.strip() else "."
@@ -131,12 +165,16 @@ class ToolCalls:
             return prepared.result
         assert prepared.tool is not None and prepared.args is not None
         try:
-            context = ToolContext(self.workspace, processes=self.history.store.commands,
-                                  pass_env=frozenset(self.permissions.shell.pass_env))
+            context = ToolContext(
+                self.workspace,
+                processes=self.history.store.commands,
+                pass_env=frozenset(self.permissions.shell.pass_env),
+            )
             return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None) or ToolResult(
-                "[cancelled by the user before the tool produced output]", is_error=True, cancelled=True)
+                "[cancelled by the user before the tool produced output]", is_error=True, cancelled=True
+            )
             prepared.outcome = "cancelled"
             await self._complete(prepared, partial, started)
             raise
@@ -146,12 +184,30 @@ class ToolCalls:
         outcome = prepared.outcome
         if outcome == "completed" and result.is_error:
             outcome = "error"
-        self.emit(ev.ToolCompleted(call_id=call.id, name=call.name, content=result.content,
-                                   details=result.details, is_error=result.is_error, cancelled=result.cancelled))
-        await self.history.record_tool(ToolExecution(
-            session_num=self.history.session_num, task=self.history.task, call_id=call.id, tool=call.name,
-            arguments=call.arguments, outcome=outcome, result=result.content, is_error=result.is_error,
-            approval=prepared.approval, duration_ms=round((time.monotonic() - started) * 1000, 1)))
+        self.emit(
+            ev.ToolCompleted(
+                call_id=call.id,
+                name=call.name,
+                content=result.content,
+                details=result.details,
+                is_error=result.is_error,
+                cancelled=result.cancelled,
+            )
+        )
+        await self.history.record_tool(
+            ToolExecution(
+                session_num=self.history.session_num,
+                task=self.history.task,
+                call_id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                outcome=outcome,
+                result=result.content,
+                is_error=result.is_error,
+                approval=prepared.approval,
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+            )
+        )
         await self.history.add(ResultItem(call.id, result.content, result.is_error or result.cancelled))
 
 

@@ -28,11 +28,14 @@ KEEP_RESULTS = 3
 """The newest tool results are never elided."""
 TAIL_SHARE = 0.3
 """A summary keeps the newest items verbatim up to this share of the window."""
-ELIDED = "[tool result elided to fit the context window; it had {chars} characters. Run the tool again if needed.]"
+ELIDED = (
+    "[tool result elided to fit the context window; it had {chars} characters. Run the tool again if needed.]"
+)
 SUMMARY_SYSTEM = (
     "You summarise a coding session so that it can continue with less context. Write a dense summary: "
     "the user's goal and current request, decisions made, files read or changed (with paths), commands "
-    "run and their outcome, what remains to do. No preamble.")
+    "run and their outcome, what remains to do. No preamble."
+)
 SUMMARY_REQUEST = "Summarise the conversation so far as instructed; the summary replaces it."
 SUMMARY_HEADER = "[Summary of the earlier conversation, written when it was compacted]\n"
 
@@ -47,9 +50,12 @@ def elide(items: Sequence[Item], keep: int = KEEP_RESULTS) -> list[Item]:
     """The items with every tool result but the newest `keep` replaced by a short note."""
     results = [i for i, item in enumerate(items) if isinstance(item, ToolResult)]
     older = set(results[:-keep] if keep else results)
-    return [ToolResult(item.call_id, ELIDED.format(chars=len(item.content)), item.is_error)
-            if i in older and isinstance(item, ToolResult) and not item.content.startswith("[tool result elided")
-            else item for i, item in enumerate(items)]
+    return [
+        ToolResult(item.call_id, ELIDED.format(chars=len(item.content)), item.is_error)
+        if i in older and isinstance(item, ToolResult) and not item.content.startswith("[tool result elided")
+        else item
+        for i, item in enumerate(items)
+    ]
 
 
 def summary_cut(items: Sequence[Item], tail_tokens: int) -> int:
@@ -95,15 +101,23 @@ class Compactor:
         after = estimate_tokens(system, items)
         if items == history.items:
             return
-        await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised})
+        await history.replace(
+            items, {"before_tokens": before, "after_tokens": after, "summarised": summarised}
+        )
         self.accounting.last_input_tokens = None
         self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
         how = "summarised older turns" if summarised else "elided older tool results"
         window = self.model.spec.context_window
         where = "was over" if before > window else "neared"
-        self.emit(ev.WarningEvent(code="conversation-compacted", message=(
-            f"The conversation {where} the model's window ({before} of {window} tokens) and was "
-            f"compacted to about {after}: {how}. The full history stays in the session.")))
+        self.emit(
+            ev.WarningEvent(
+                code="conversation-compacted",
+                message=(
+                    f"The conversation {where} the model's window ({before} of {window} tokens) and was "
+                    f"compacted to about {after}: {how}. The full history stays in the session."
+                ),
+            )
+        )
 
     def overflow(self, history: History, system: str) -> str | None:
         """Why the next request cannot be sent — larger than the model's whole window even after
@@ -112,9 +126,11 @@ class Compactor:
         window = self.model.spec.context_window
         if needed <= window:
             return None
-        return (f"The conversation is still about {needed} tokens after compaction, more than the {window}-token "
-                f"window of {self.model.provider}/{self.model.model}, so it was not sent. Start a new session "
-                "(/new, or harnez run without --resume), or switch to a model with a larger window (/model).")
+        return (
+            f"The conversation is still about {needed} tokens after compaction, more than the {window}-token "
+            f"window of {self.model.provider}/{self.model.model}, so it was not sent. Start a new session "
+            "(/new, or harnez run without --resume), or switch to a model with a larger window (/model)."
+        )
 
     async def compact_now(self, history: History, system: str) -> None:
         """Compact on request (`/compact`): summarise all but the newest quarter of the conversation.
@@ -128,24 +144,36 @@ class Compactor:
         if summary is not None:
             items, summarised = summary, True
         if items == history.items:
-            self.emit(ev.WarningEvent(code="nothing-to-compact", message=(
-                "There is nothing to compact yet: the conversation is too short to summarise.")))
+            self.emit(
+                ev.WarningEvent(
+                    code="nothing-to-compact",
+                    message=("There is nothing to compact yet: the conversation is too short to summarise."),
+                )
+            )
             return
         after = estimate_tokens(system, items)
-        await history.replace(items, {"before_tokens": before, "after_tokens": after, "summarised": summarised,
-                                      "requested": True})
+        await history.replace(
+            items,
+            {"before_tokens": before, "after_tokens": after, "summarised": summarised, "requested": True},
+        )
         self.accounting.last_input_tokens = None
         self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
 
-    async def _summarise(self, history: History, items: list[Item], tail_tokens: int | None = None
-                         ) -> list[Item] | None:
+    async def _summarise(
+        self, history: History, items: list[Item], tail_tokens: int | None = None
+    ) -> list[Item] | None:
         if tail_tokens is None:
             tail_tokens = int(self.model.spec.context_window * TAIL_SHARE)
         cut = summary_cut(items, tail_tokens)
         if cut == 0:
             return None
-        request = WireRequest(self.model.model, Conversation(SUMMARY_SYSTEM, (*items[:cut], UserMessage(
-            SUMMARY_REQUEST))), (), thinking="off", spec=self.model.spec)
+        request = WireRequest(
+            self.model.model,
+            Conversation(SUMMARY_SYSTEM, (*items[:cut], UserMessage(SUMMARY_REQUEST))),
+            (),
+            thinking="off",
+            spec=self.model.spec,
+        )
         call = ModelTurn(0, self.model, self.emit, self.accounting)
         async with aclosing(self.stream(request)) as events:
             async for event in events:
@@ -153,13 +181,20 @@ class Compactor:
         turn: AssistantTurn = call.turn
         failed = turn.failure is not None or not turn.text.strip()
         call.account()
-        await history.record_model_call(call.ledger_row(history.session_num, history.task,
-                                                        "failed" if failed else "completed"))
+        await history.record_model_call(
+            call.ledger_row(history.session_num, history.task, "failed" if failed else "completed")
+        )
         if failed:
             self.summary_failed = True
             why = turn.failure.message if turn.failure else "the model returned no text"
-            self.emit(ev.WarningEvent(code="summary-failed", message=(
-                f"Compaction could not summarise ({why}); older tool results stay elided instead.")))
+            self.emit(
+                ev.WarningEvent(
+                    code="summary-failed",
+                    message=(
+                        f"Compaction could not summarise ({why}); older tool results stay elided instead."
+                    ),
+                )
+            )
             return None
         return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:])]
 

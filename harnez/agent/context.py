@@ -70,8 +70,9 @@ def _trailing_results(items: list[Item]) -> list[ToolResult]:
 class History:
     """The items of the conversation in memory, each new one stored as a context record at once."""
 
-    def __init__(self, store: TaskStore, session_num: int, task: int | None, wire: str,
-                 items: list[Item] | None = None) -> None:
+    def __init__(
+        self, store: TaskStore, session_num: int, task: int | None, wire: str, items: list[Item] | None = None
+    ) -> None:
         self.store, self.session_num, self.task, self.wire = store, session_num, task, wire
         self.items: list[Item] = list(items or [])
         self.repaired = 0
@@ -107,7 +108,7 @@ class History:
         for index in range(len(self.items) - 1, -1, -1):
             item = self.items[index]
             if isinstance(item, AssistantMessage):
-                answered = {r.call_id for r in self.items[index + 1:] if isinstance(r, ToolResult)}
+                answered = {r.call_id for r in self.items[index + 1 :] if isinstance(r, ToolResult)}
                 return [call for call in item.tool_calls if call.id not in answered]
         return []
 

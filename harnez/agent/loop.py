@@ -65,9 +65,12 @@ class AgentLoop:
         except TimeoutError:
             if not deadline.expired():
                 raise
-            return LoopOutcome("incomplete", self.turns,
-                               f"Stopped at the time budget of {self.budget.timeout:g} s; raise `timeout` "
-                               "or continue the session with a new prompt.")
+            return LoopOutcome(
+                "incomplete",
+                self.turns,
+                f"Stopped at the time budget of {self.budget.timeout:g} s; raise `timeout` "
+                "or continue the session with a new prompt.",
+            )
         except asyncio.CancelledError:
             return LoopOutcome("cancelled", self.turns)
 
@@ -75,9 +78,14 @@ class AgentLoop:
         try:
             while True:
                 if self.turns >= self.budget.max_steps:
-                    return LoopOutcome("incomplete", self.turns, (
-                        f"Stopped after {self.turns} model turns (max_steps); continue the session with "
-                        "a new prompt, or raise max_steps."))
+                    return LoopOutcome(
+                        "incomplete",
+                        self.turns,
+                        (
+                            f"Stopped after {self.turns} model turns (max_steps); continue the session with "
+                            "a new prompt, or raise max_steps."
+                        ),
+                    )
                 await self._deliver_steering()
                 if self.compactor is not None:
                     await self.compactor.fit(self.history, self.system)
@@ -106,8 +114,13 @@ class AgentLoop:
     async def _model_turn(self) -> AssistantTurn:
         self.turns += 1
         current = ModelTurn(self.turns, self.model, self.emit, self.accounting)
-        request = WireRequest(self.model.model, self.history.conversation(self.system), self.tools,
-                              thinking=self.model.thinking, spec=self.model.spec)
+        request = WireRequest(
+            self.model.model,
+            self.history.conversation(self.system),
+            self.tools,
+            thinking=self.model.thinking,
+            spec=self.model.spec,
+        )
         try:
             turn = await current.stream(self.stream, request)
         except asyncio.CancelledError:
@@ -117,8 +130,9 @@ class AgentLoop:
             await self._keep_partial(current, "failed")
             return turn
         current.finish("completed")
-        await self.history.record_model_call(current.ledger_row(self.history.session_num, self.history.task,
-                                                                "completed"))
+        await self.history.record_model_call(
+            current.ledger_row(self.history.session_num, self.history.task, "completed")
+        )
         message, cuts = fit_tool_calls(turn.to_message(), self.model.spec.context_window)
         for cut in cuts:
             self.emit(ev.WarningEvent(code="truncated-for-window", message=cut))
@@ -128,7 +142,8 @@ class AgentLoop:
     async def _keep_partial(self, current: ModelTurn, outcome: str) -> None:
         """A call that did not complete: account for it and keep the text it produced."""
         current.finish(outcome)
-        await self.history.record_model_call(current.ledger_row(self.history.session_num, self.history.task,
-                                                                outcome))
+        await self.history.record_model_call(
+            current.ledger_row(self.history.session_num, self.history.task, outcome)
+        )
         if current.turn.text:
             await self.history.add(AssistantMessage(current.turn.text))

@@ -39,9 +39,13 @@ class Skill:
     path: Path
 
 
-async def build_system_prompt(workspace: Path, tools: Sequence[Mapping[str, Any]], *,
-                              env: Mapping[str, str] | None = None,
-                              today: datetime.date | None = None) -> str:
+async def build_system_prompt(
+    workspace: Path,
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    env: Mapping[str, str] | None = None,
+    today: datetime.date | None = None,
+) -> str:
     """The full system text for one run; nothing of it is stored as history."""
     sections = [HARNESS_INSTRUCTION, await environment_section(workspace, today), tools_section(tools)]
     project = project_section(workspace)
@@ -54,9 +58,12 @@ async def build_system_prompt(workspace: Path, tools: Sequence[Mapping[str, Any]
 
 
 async def environment_section(workspace: Path, today: datetime.date | None = None) -> str:
-    lines = ["# Environment", f"Workspace: {workspace}",
-             f"OS: {platform.system()} {platform.release()}",
-             f"Date: {(today or datetime.date.today()).isoformat()}"]
+    lines = [
+        "# Environment",
+        f"Workspace: {workspace}",
+        f"OS: {platform.system()} {platform.release()}",
+        f"Date: {(today or datetime.date.today()).isoformat()}",
+    ]
     branch = await _git(workspace, "branch", "--show-current")
     if branch is None:
         lines.append("Git: not a git repository")
@@ -76,8 +83,13 @@ async def _git(workspace: Path, *args: str) -> str | None:
     """Output of a quick git command, or None when git is missing, fails or is too slow."""
     try:
         process = await asyncio.create_subprocess_exec(
-            "git", *args, cwd=workspace, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            "git",
+            *args,
+            cwd=workspace,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
     except OSError:
         return None  # no git on this machine: the prompt says "not a git repository"
     try:

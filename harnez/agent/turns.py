@@ -37,8 +37,12 @@ StreamFn = Callable[[WireRequest], AsyncGenerator[WireEvent, None]]
 class DeltaBuffer:
     """Buffers one kind of streamed text and emits it at most every COALESCE_SECONDS."""
 
-    def __init__(self, kind: type[ev.TextDelta] | type[ev.ReasoningDelta], emit: Emit,
-                 interval: float = COALESCE_SECONDS) -> None:
+    def __init__(
+        self,
+        kind: type[ev.TextDelta] | type[ev.ReasoningDelta],
+        emit: Emit,
+        interval: float = COALESCE_SECONDS,
+    ) -> None:
         self.kind, self._emit, self._interval = kind, emit, interval
         self._parts: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
@@ -116,13 +120,17 @@ class ModelTurn:
             reasoning.flush()
             self._names[event.id] = event.name
         elif isinstance(event, ToolCallDelta):
-            self.emit(ev.ToolArgumentsDelta(call_id=event.id, name=self._names.get(event.id),
-                                            delta=event.arguments))
+            self.emit(
+                ev.ToolArgumentsDelta(call_id=event.id, name=self._names.get(event.id), delta=event.arguments)
+            )
         elif isinstance(event, Retry):
             text.discard()
             reasoning.discard()
-            self.emit(ev.TurnRetried(turn=self.number, attempt=event.attempt, delay=event.delay,
-                                     reason=event.reason))
+            self.emit(
+                ev.TurnRetried(
+                    turn=self.number, attempt=event.attempt, delay=event.delay, reason=event.reason
+                )
+            )
         elif isinstance(event, WireWarning):
             self._warn(event)
 
@@ -146,17 +154,32 @@ class ModelTurn:
         turn = self.turn
         if turn.usage is not None:
             usage = turn.usage
-            self.emit(ev.Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
-                               cache_write=usage.cache_write, reasoning=usage.reasoning,
-                               model=turn.model or self.model.model))
+            self.emit(
+                ev.Usage(
+                    input=usage.input,
+                    output=usage.output,
+                    cache_read=usage.cache_read,
+                    cache_write=usage.cache_write,
+                    reasoning=usage.reasoning,
+                    model=turn.model or self.model.model,
+                )
+            )
             if usage.input is not None:
-                self.accounting.last_input_tokens = usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
+                self.accounting.last_input_tokens = (
+                    usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
+                )
         self.emit(ev.Cost(usd=self.cost))
         if self.model.rate is None and "unpriced-model" not in self.accounting.warned:
             self.accounting.warned.add("unpriced-model")
-            self.emit(ev.WarningEvent(code="unpriced-model", message=(
-                f"{self.model.provider}/{self.model.model} has no rate in the rate card, so its cost is "
-                "unknown; add it under `rates` in settings.json to see costs.")))
+            self.emit(
+                ev.WarningEvent(
+                    code="unpriced-model",
+                    message=(
+                        f"{self.model.provider}/{self.model.model} has no rate in the rate card, so its cost is "
+                        "unknown; add it under `rates` in settings.json to see costs."
+                    ),
+                )
+            )
 
     @property
     def cost(self) -> float | None:
@@ -167,13 +190,21 @@ class ModelTurn:
         usage, now = self.turn.usage, time.monotonic()
         failure: Failure | None = self.turn.failure
         return ModelCall(
-            session_num=session_num, task=task, outcome=outcome,
-            model_requested=f"{self.model.provider}/{self.model.model}", provider=self.model.provider,
-            wire=self.model.endpoint.wire, model_served=self.turn.model,
-            input_tokens=usage.input if usage else None, output_tokens=usage.output if usage else None,
+            session_num=session_num,
+            task=task,
+            outcome=outcome,
+            model_requested=f"{self.model.provider}/{self.model.model}",
+            provider=self.model.provider,
+            wire=self.model.endpoint.wire,
+            model_served=self.turn.model,
+            input_tokens=usage.input if usage else None,
+            output_tokens=usage.output if usage else None,
             cache_read_tokens=usage.cache_read if usage else None,
             cache_write_tokens=usage.cache_write if usage else None,
-            reasoning_tokens=usage.reasoning if usage else None, cost_usd=self.cost,
+            reasoning_tokens=usage.reasoning if usage else None,
+            cost_usd=self.cost,
             latency_ms=round((now - self.started) * 1000, 1),
             first_token_ms=round((self.first_token - self.started) * 1000, 1) if self.first_token else None,
-            attempts=1 + len(self.turn.retries), error=failure.message if failure else None)
+            attempts=1 + len(self.turn.retries),
+            error=failure.message if failure else None,
+        )

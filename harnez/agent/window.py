@@ -32,10 +32,12 @@ def prompt_refusal(model: ResolvedModel, prompt: str, room: int) -> str | None:
     needed = estimate_tokens("", [UserMessage(prompt)])
     if needed <= room:
         return None
-    return (f"The prompt is about {needed:,} tokens (attached files included, estimated at 4 characters a "
-            f"token), more than the {max(room, 0):,} that {model.provider}/{model.model}'s window of "
-            f"{model.spec.context_window:,} tokens leaves for it, so it was not sent. Shorten it or attach "
-            "less, or choose a model with a larger window.")
+    return (
+        f"The prompt is about {needed:,} tokens (attached files included, estimated at 4 characters a "
+        f"token), more than the {max(room, 0):,} that {model.provider}/{model.model}'s window of "
+        f"{model.spec.context_window:,} tokens leaves for it, so it was not sent. Shorten it or attach "
+        "less, or choose a model with a larger window."
+    )
 
 
 def fit_tool_calls(message: AssistantMessage, window: int) -> tuple[AssistantMessage, list[str]]:
@@ -52,7 +54,8 @@ def fit_tool_calls(message: AssistantMessage, window: int) -> tuple[AssistantMes
         warnings.append(
             f"The arguments of the {call.name} call {call.id} are about {size // 4:,} tokens, more than a "
             f"quarter of the model's window ({window:,} tokens); the conversation keeps them cut to about "
-            f"{budget // 4:,} tokens. The tool received them whole.")
+            f"{budget // 4:,} tokens. The tool received them whole."
+        )
     return (replace(message, tool_calls=tuple(calls)) if warnings else message), warnings
 
 

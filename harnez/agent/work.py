@@ -56,8 +56,12 @@ class TaskOptions:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise HarnezError(f"max_steps must be a whole number of at least 1, not {max_steps!r}.")
         timeout = options.get("timeout")
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not math.isfinite(timeout) or timeout <= 0):
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
             raise HarnezError(f"timeout must be a number of seconds above 0, not {timeout!r}.")
         mode = options.get("mode")
         if mode is not None and mode not in MODES:
@@ -69,8 +73,14 @@ class TaskOptions:
         disabled = options.get("disabled_tools") or ()
         if not isinstance(disabled, (list, tuple)) or not all(isinstance(n, str) for n in disabled):
             raise HarnezError(f"disabled_tools must be a list of tool names, not {disabled!r}.")
-        return cls(Budget(max_steps, float(timeout) if timeout else None), approve, mode,
-                   bool(options.get("compact")), instructions or None, tuple(disabled))
+        return cls(
+            Budget(max_steps, float(timeout) if timeout else None),
+            approve,
+            mode,
+            bool(options.get("compact")),
+            instructions or None,
+            tuple(disabled),
+        )
 
 
 class AgentWork:
@@ -80,8 +90,9 @@ class AgentWork:
     `Server.answer_approval`; `deny` and `allow` answer at once (headless runs).
     """
 
-    def __init__(self, settings: Settings, *, approve: Policy = "ask",
-                 tools: Callable[[], ToolRegistry] | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, approve: Policy = "ask", tools: Callable[[], ToolRegistry] | None = None
+    ) -> None:
         self.settings = settings
         self.approve = check_policy(approve)
         self._tools = tools
@@ -93,12 +104,15 @@ class AgentWork:
         settings = settings or self.settings
         ref = model or settings.model
         if not ref:
-            raise ModelConfigError("No model is configured: choose one with /model in the app, pass --model "
-                                   "<provider>/<model>, or set `model` in settings.json.")
+            raise ModelConfigError(
+                "No model is configured: choose one with /model in the app, pass --model "
+                "<provider>/<model>, or set `model` in settings.json."
+            )
         return resolve_ref(settings, parse_model_ref(ref))
 
-    def registry(self, settings: Settings | None = None,
-                 disabled: tuple[str, ...] = ()) -> tuple[ToolRegistry, list[str]]:
+    def registry(
+        self, settings: Settings | None = None, disabled: tuple[str, ...] = ()
+    ) -> tuple[ToolRegistry, list[str]]:
         """The tools offered, and those withheld because settings deny them outright (or `disabled`)."""
         if self._tools is not None:
             return self._tools(), []
@@ -116,29 +130,18 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         registry, withheld = self.registry(settings, options.disabled_tools)
-        workspace = Path(run.session.workspace)
-        published = registry.publish()
-        system = await build_system_prompt(workspace, published)
-        if options.instructions:
-            system += "\n\n# Instructions for this task\n" + options.instructions
-        specs = tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+        system, specs = await _system_prompt(Path(run.session.workspace), registry, options)
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         if not options.compact:
-            # The model sees `@path` files attached; the stored user-message event keeps the text as typed.
-            prompt = await attach_files(run.prompt, workspace)
-            refusal = prompt_refusal(model, prompt, prompt_room(model, system, _schema_tokens(specs)))
+            refusal = await self._take_prompt(
+                run, model, history, registry, prompt_room(model, system, _schema_tokens(specs))
+            )
             if refusal is not None:
                 return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
-            if run.session.id not in self._grants:
-                self._grants[run.session.id] = await restore_grants(run.store, run.session, registry)
-            await history.add(UserMessage(prompt))
         wire = open_wire(model.endpoint, settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.
-            offered, held_back = ([], []) if options.compact else (registry.names, withheld)
-            run.emit(ev.Started(model=f"{model.provider}/{model.model}", thinking=model.thinking,
-                                wire=model.endpoint.wire, tools=offered, withheld=held_back,
-                                context_window=model.spec.context_window))
+            run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
             loop = self._loop(run, settings, options, model, registry, history, system, specs, wire.stream)
@@ -146,26 +149,74 @@ class AgentWork:
         finally:
             await wire.aclose()
 
-    async def _compact(self, run: TaskRunLike, model: ResolvedModel, history: History, system: str,
-                       specs: tuple[ToolSpec, ...], stream: StreamFn) -> LoopOutcome:
+    async def _take_prompt(
+        self, run: TaskRunLike, model: ResolvedModel, history: History, registry: ToolRegistry, room: int
+    ) -> str | None:
+        """Add the task's prompt to the history (its `@path` files attached for the model; the stored
+        user-message keeps the text as typed); why it was refused, when it cannot fit the window."""
+        prompt = await attach_files(run.prompt, Path(run.session.workspace))
+        refusal = prompt_refusal(model, prompt, room)
+        if refusal is not None:
+            return refusal
+        if run.session.id not in self._grants:
+            self._grants[run.session.id] = await restore_grants(run.store, run.session, registry)
+        await history.add(UserMessage(prompt))
+        return None
+
+    async def _compact(
+        self,
+        run: TaskRunLike,
+        model: ResolvedModel,
+        history: History,
+        system: str,
+        specs: tuple[ToolSpec, ...],
+        stream: StreamFn,
+    ) -> LoopOutcome:
         """`/compact`: summarise the older conversation now, whatever its size."""
-        compactor = Compactor(model, stream, run.emit, TaskAccounting(), overhead_tokens=_schema_tokens(specs))
+        compactor = Compactor(
+            model, stream, run.emit, TaskAccounting(), overhead_tokens=_schema_tokens(specs)
+        )
         await compactor.compact_now(history, system)
         return LoopOutcome("completed", 0)
 
-    def _loop(self, run: TaskRunLike, settings: Settings, options: TaskOptions, model: ResolvedModel,
-              registry: ToolRegistry, history: History, system: str, specs: tuple[ToolSpec, ...],
-              stream: StreamFn) -> AgentLoop:
+    def _loop(
+        self,
+        run: TaskRunLike,
+        settings: Settings,
+        options: TaskOptions,
+        model: ResolvedModel,
+        registry: ToolRegistry,
+        history: History,
+        system: str,
+        specs: tuple[ToolSpec, ...],
+        stream: StreamFn,
+    ) -> AgentLoop:
         accounting = TaskAccounting()
         compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
         grants = self._grants.setdefault(run.session.id, SessionGrants())
-        calls = ToolCalls(registry, Path(run.session.workspace), _permissions(settings, options), grants,
-                          approver(options.approve, run.approvals, run.session.id), run.emit, history)
-        return AgentLoop(model=model, system=system, tools=specs, stream=stream, emit=run.emit, history=history,
-                         calls=calls, budget=options.budget, steering=run.take_steering,
-                         expand=partial(attach_files, workspace=Path(run.session.workspace)),
-                         compactor=compactor, accounting=accounting)
-
+        calls = ToolCalls(
+            registry,
+            Path(run.session.workspace),
+            _permissions(settings, options),
+            grants,
+            approver(options.approve, run.approvals, run.session.id),
+            run.emit,
+            history,
+        )
+        return AgentLoop(
+            model=model,
+            system=system,
+            tools=specs,
+            stream=stream,
+            emit=run.emit,
+            history=history,
+            calls=calls,
+            budget=options.budget,
+            steering=run.take_steering,
+            expand=partial(attach_files, workspace=Path(run.session.workspace)),
+            compactor=compactor,
+            accounting=accounting,
+        )
 
 
 def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings:
@@ -184,7 +235,9 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
     not become one for a later call that reused its id.
     """
     grants = SessionGrants()
-    events = await store.events.read_kinds(session.num, session.id, ("approval-required", "approval-resolved"))
+    events = await store.events.read_kinds(
+        session.num, session.id, ("approval-required", "approval-resolved")
+    )
     shown: dict[tuple[int | None, str], ev.ApprovalRequired] = {}
     workspace = Path(session.workspace)
     for event in events:
@@ -203,6 +256,29 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
                     if not isinstance(parsed, ToolResult):
                         grants.record(registry.get(asked.name), parsed, workspace)
     return grants
+
+
+async def _system_prompt(
+    workspace: Path, registry: ToolRegistry, options: TaskOptions
+) -> tuple[str, tuple[ToolSpec, ...]]:
+    """The system text of a task (with the task's own instructions) and the tools as published."""
+    published = registry.publish()
+    system = await build_system_prompt(workspace, published)
+    if options.instructions:
+        system += "\n\n# Instructions for this task\n" + options.instructions
+    return system, tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
+
+
+def _started(model: ResolvedModel, tools: list[str], withheld: list[str]) -> ev.Started:
+    """The `started` event: the model that runs the task, the tools published and withheld."""
+    return ev.Started(
+        model=f"{model.provider}/{model.model}",
+        thinking=model.thinking,
+        wire=model.endpoint.wire,
+        tools=tools,
+        withheld=withheld,
+        context_window=model.spec.context_window,
+    )
 
 
 def _schema_tokens(specs: tuple[ToolSpec, ...]) -> int:

@@ -53,14 +53,19 @@ class ProtocolGate:
 
     def _refusal(self, asked: str, path: str, authorization: str) -> ApiError | None:
         if asked and asked not in VERSIONS:
-            return ApiError("unsupported_protocol_version", f"This server does not speak UHP {asked!r}; it "
-                            f"speaks {', '.join(VERSIONS)}.", detail={"supported": list(VERSIONS)})
+            return ApiError(
+                "unsupported_protocol_version",
+                f"This server does not speak UHP {asked!r}; it speaks {', '.join(VERSIONS)}.",
+                detail={"supported": list(VERSIONS)},
+            )
         if self._token is None or path in PUBLIC_PATHS:
             return None
         scheme, _, presented = authorization.partition(" ")
         if scheme.lower() != "bearer" or not presented.strip():
-            return ApiError("missing_credential", "This endpoint needs a bearer token: send "
-                            "`Authorization: Bearer <token>`.")
+            return ApiError(
+                "missing_credential",
+                "This endpoint needs a bearer token: send `Authorization: Bearer <token>`.",
+            )
         if not hmac.compare_digest(presented.strip().encode(), self._token):
             return ApiError("invalid_credential", "The bearer token is not valid for this server.")
         return None
@@ -79,25 +84,40 @@ async def _refused(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
-        return ApiError("harnez_method_not_allowed", f"{request.method} is not allowed on this endpoint.").response()
-    return ApiError("harnez_unknown_endpoint", "There is no such endpoint on this server; see GET /v1/uhp.",
-                    status=exc.status_code if exc.status_code >= 400 else 404).response()
+        return ApiError(
+            "harnez_method_not_allowed", f"{request.method} is not allowed on this endpoint."
+        ).response()
+    return ApiError(
+        "harnez_unknown_endpoint",
+        "There is no such endpoint on this server; see GET /v1/uhp.",
+        status=exc.status_code if exc.status_code >= 400 else 404,
+    ).response()
 
 
 async def _crashed(request: Request, exc: Exception) -> Response:
     """A bug: the client gets a correlation id, the operator's log gets the details."""
     correlation = uuid.uuid4().hex[:12]
-    log.error("request %s %s failed (correlation %s)", request.method, request.url.path, correlation,
-              exc_info=exc)
-    return ApiError("harnez_internal_error", "The server failed to handle this request; its operator can find "
-                    f"the details in the log under correlation id {correlation}.",
-                    detail={"correlation_id": correlation}).response()
+    log.error(
+        "request %s %s failed (correlation %s)", request.method, request.url.path, correlation, exc_info=exc
+    )
+    return ApiError(
+        "harnez_internal_error",
+        "The server failed to handle this request; its operator can find "
+        f"the details in the log under correlation id {correlation}.",
+        detail={"correlation_id": correlation},
+    ).response()
 
 
 def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
     """The whole UHP server over one HarnessHost; `token` None serves without auth (loopback only)."""
-    app = Starlette(routes=[*harnesses.routes, *tasks.routes, *sessions.routes, *files.routes],
-                    exception_handlers={ApiError: _api_error, Refusal: _refused, HTTPException: _http_error,
-                                        Exception: _crashed})
+    app = Starlette(
+        routes=[*harnesses.routes, *tasks.routes, *sessions.routes, *files.routes],
+        exception_handlers={
+            ApiError: _api_error,
+            Refusal: _refused,
+            HTTPException: _http_error,
+            Exception: _crashed,
+        },
+    )
     app.state.host = host
     return ProtocolGate(app, token)

@@ -7,13 +7,32 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 STATUS_BY_CODE = {
-    "unsupported_protocol_version": 400, "invalid_input": 400, "harness_not_found": 404,
-    "response_not_found": 404, "session_not_found": 404, "file_not_found": 404, "session_expired": 404,
-    "harness_mismatch": 409, "session_busy": 409, "file_too_large": 413, "model_unavailable": 422,
-    "unsupported_base": 422, "missing_credential": 401, "invalid_credential": 401, "insufficient_scope": 403,
-    "rate_limited": 429, "harness_unavailable": 503, "preview_unavailable": 501, "preview_failed": 502,
-    "harnez_skill_not_found": 404, "harnez_share_not_found": 404, "harnez_unknown_endpoint": 404,
-    "harnez_method_not_allowed": 405, "harnez_workspace_unsafe": 409, "harnez_idempotency_pending": 409, "harnez_internal_error": 500,
+    "unsupported_protocol_version": 400,
+    "invalid_input": 400,
+    "harness_not_found": 404,
+    "response_not_found": 404,
+    "session_not_found": 404,
+    "file_not_found": 404,
+    "session_expired": 404,
+    "harness_mismatch": 409,
+    "session_busy": 409,
+    "file_too_large": 413,
+    "model_unavailable": 422,
+    "unsupported_base": 422,
+    "missing_credential": 401,
+    "invalid_credential": 401,
+    "insufficient_scope": 403,
+    "rate_limited": 429,
+    "harness_unavailable": 503,
+    "preview_unavailable": 501,
+    "preview_failed": 502,
+    "harnez_skill_not_found": 404,
+    "harnez_share_not_found": 404,
+    "harnez_unknown_endpoint": 404,
+    "harnez_method_not_allowed": 405,
+    "harnez_workspace_unsafe": 409,
+    "harnez_idempotency_pending": 409,
+    "harnez_internal_error": 500,
 }
 """HTTP status of each code; `harnez_…` codes are this server's own (UHP asks for a vendor prefix)."""
 
@@ -32,8 +51,15 @@ def error_type(status: int) -> str:
 class ApiError(Exception):
     """A failed request: HTTP status, UHP code, a message safe to show, the field at fault, detail."""
 
-    def __init__(self, code: str, message: str, *, param: str | None = None,
-                 detail: dict[str, Any] | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        param: str | None = None,
+        detail: dict[str, Any] | None = None,
+        status: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.code, self.message, self.param, self.detail = code, message, param, detail
         self.status = status or STATUS_BY_CODE.get(code, 400)
@@ -44,8 +70,15 @@ class ApiError(Exception):
         return cls("invalid_input", message, param=param)
 
     def envelope(self) -> dict[str, Any]:
-        return {"error": {"type": error_type(self.status), "code": self.code, "message": self.message,
-                          "param": self.param, "detail": self.detail}}
+        return {
+            "error": {
+                "type": error_type(self.status),
+                "code": self.code,
+                "message": self.message,
+                "param": self.param,
+                "detail": self.detail,
+            }
+        }
 
     def response(self, headers: dict[str, str] | None = None) -> JSONResponse:
         return JSONResponse(self.envelope(), status_code=self.status, headers=headers)

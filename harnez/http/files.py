@@ -20,8 +20,11 @@ from harnez.http.payloads import file_json
 from harnez.http.translate import TaskStream
 from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost, container_ref, too_large
 
-DOWNLOAD_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox",
-                    "Cache-Control": "private, no-store"}
+DOWNLOAD_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox",
+    "Cache-Control": "private, no-store",
+}
 """Artifacts are attacker-influenced: never sniffed, never run as a page of this origin."""
 
 
@@ -65,7 +68,9 @@ async def session_files(request: Request) -> Response:
     host = _host(request)
     record = await host.session(request.path_params["session_id"])
     container = container_ref(record.id)
-    files = [file_json(file_id, seen, file, container) for file_id, seen, file in await _artifacts(host, record)]
+    files = [
+        file_json(file_id, seen, file, container) for file_id, seen, file in await _artifacts(host, record)
+    ]
     return JSONResponse({"object": "list", "files": files})
 
 
@@ -84,8 +89,11 @@ async def archive(request: Request) -> Response:
             spool.close()
 
     name = f"{request.path_params['session_id']}.zip"
-    return StreamingResponse(chunks(), media_type="application/zip",
-                             headers={**DOWNLOAD_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+    return StreamingResponse(
+        chunks(),
+        media_type="application/zip",
+        headers={**DOWNLOAD_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 def _zip(workspace: Path, paths: list[str]) -> Any:
@@ -101,10 +109,14 @@ def _zip(workspace: Path, paths: list[str]) -> Any:
 
 async def download(request: Request) -> Response:
     """The artifact's raw bytes with its own media type; ids go through the database, never the path."""
-    _, path = await _host(request).artifact(request.path_params["container_id"], request.path_params["file_id"])
+    _, path = await _host(request).artifact(
+        request.path_params["container_id"], request.path_params["file_id"]
+    )
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     disposition = f"attachment; filename*=UTF-8''{quote(path.name)}"
-    return FileResponse(path, media_type=media_type, headers={**DOWNLOAD_HEADERS, "Content-Disposition": disposition})
+    return FileResponse(
+        path, media_type=media_type, headers={**DOWNLOAD_HEADERS, "Content-Disposition": disposition}
+    )
 
 
 async def preview(request: Request) -> Response:

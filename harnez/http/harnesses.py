@@ -15,9 +15,17 @@ from harnez.http.payloads import json_body
 from harnez.server.harnesses import BASES, Harness, SkillFile
 from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost
 
-CAPABILITIES = {"streaming": True, "sessions": True, "cancellation": True, "files_input": True,
-                "files_output": True, "session_listing": True, "harness_management": True,
-                "session_sharing": True, "idempotency": True}
+CAPABILITIES = {
+    "streaming": True,
+    "sessions": True,
+    "cancellation": True,
+    "files_input": True,
+    "files_output": True,
+    "session_listing": True,
+    "harness_management": True,
+    "session_sharing": True,
+    "idempotency": True,
+}
 
 
 def _host(request: Request) -> HarnessHost:
@@ -26,10 +34,21 @@ def _host(request: Request) -> HarnessHost:
 
 async def discovery(request: Request) -> Response:
     """What this server is; served without a token and the same for everyone."""
-    return JSONResponse({"object": "uhp.discovery", "protocol": "uhp", "versions": list(VERSIONS),
-                         "default_version": DEFAULT_VERSION, "conformance_class": "full",
-                         "capabilities": CAPABILITIES, "implementation": {"name": "Harnez", "version": __version__,
-                                            "max_upload_bytes": MAX_UPLOAD_BYTES}})
+    return JSONResponse(
+        {
+            "object": "uhp.discovery",
+            "protocol": "uhp",
+            "versions": list(VERSIONS),
+            "default_version": DEFAULT_VERSION,
+            "conformance_class": "full",
+            "capabilities": CAPABILITIES,
+            "implementation": {
+                "name": "Harnez",
+                "version": __version__,
+                "max_upload_bytes": MAX_UPLOAD_BYTES,
+            },
+        }
+    )
 
 
 def skill_file_json(file: SkillFile) -> dict[str, Any]:
@@ -41,12 +60,23 @@ def skill_file_json(file: SkillFile) -> dict[str, Any]:
 
 def harness_json(harness: Harness) -> dict[str, Any]:
     """The Harness object (camelCase, as the schema has it)."""
-    data = {"id": harness.id, "object": "harness", "name": harness.name, "base": harness.base,
-            "baseLabel": BASES.get(harness.base, harness.base), "systemPrompt": harness.system_prompt,
-            "mcpServers": list(harness.mcp_servers), "disabledTools": list(harness.disabled_tools),
-            "skills": [{"name": s.name, "enabled": s.enabled, "files": [skill_file_json(f) for f in s.files]}
-                       for s in harness.skills],
-            "maxStep": harness.max_step, "timeoutSeconds": harness.timeout_seconds, "createdAt": harness.created_at}
+    data = {
+        "id": harness.id,
+        "object": "harness",
+        "name": harness.name,
+        "base": harness.base,
+        "baseLabel": BASES.get(harness.base, harness.base),
+        "systemPrompt": harness.system_prompt,
+        "mcpServers": list(harness.mcp_servers),
+        "disabledTools": list(harness.disabled_tools),
+        "skills": [
+            {"name": s.name, "enabled": s.enabled, "files": [skill_file_json(f) for f in s.files]}
+            for s in harness.skills
+        ],
+        "maxStep": harness.max_step,
+        "timeoutSeconds": harness.timeout_seconds,
+        "createdAt": harness.created_at,
+    }
     if harness.default_model:
         data["defaultModel"] = harness.default_model
     if harness.builtin:
@@ -55,7 +85,9 @@ def harness_json(harness: Harness) -> dict[str, Any]:
 
 
 async def list_harnesses(request: Request) -> Response:
-    return JSONResponse({"object": "list", "harnesses": [harness_json(h) for h in await _host(request).harnesses.every()]})
+    return JSONResponse(
+        {"object": "list", "harnesses": [harness_json(h) for h in await _host(request).harnesses.every()]}
+    )
 
 
 async def create_harness(request: Request) -> Response:
@@ -76,17 +108,32 @@ async def harness(request: Request) -> Response:
 
 
 async def skill_files(request: Request) -> Response:
-    files = await _host(request).harnesses.skill_files(request.path_params["harness_id"], request.path_params["skill"])
-    return JSONResponse({"object": "list", "skill": request.path_params["skill"],
-                         "files": [skill_file_json(f) for f in files]})
+    files = await _host(request).harnesses.skill_files(
+        request.path_params["harness_id"], request.path_params["skill"]
+    )
+    return JSONResponse(
+        {
+            "object": "list",
+            "skill": request.path_params["skill"],
+            "files": [skill_file_json(f) for f in files],
+        }
+    )
 
 
 async def _model_rows(host: HarnessHost, default: str | None) -> list[dict[str, Any]]:
     choices = await host.server.model_choices()
     if default and default not in choices:
         choices.insert(0, default)
-    return [{"id": ref, "label": ref, "backend": ref.partition("/")[0],
-             "available": host.harnesses.availability(ref) is None, "default": ref == default} for ref in choices]
+    return [
+        {
+            "id": ref,
+            "label": ref,
+            "backend": ref.partition("/")[0],
+            "available": host.harnesses.availability(ref) is None,
+            "default": ref == default,
+        }
+        for ref in choices
+    ]
 
 
 async def models(request: Request) -> Response:

@@ -10,7 +10,9 @@ from typing import Any
 
 from harnez.http.errors import ApiError
 
-_DATA_URL = re.compile(r"^data:(?P<type>[^;,]*)(?P<params>(;[^;,]*)*?)(?P<b64>;base64)?,(?P<data>.*)$", re.DOTALL)
+_DATA_URL = re.compile(
+    r"^data:(?P<type>[^;,]*)(?P<params>(;[^;,]*)*?)(?P<b64>;base64)?,(?P<data>.*)$", re.DOTALL
+)
 
 
 @dataclass(slots=True)
@@ -55,7 +57,9 @@ def parse_input(raw: Any) -> TaskInput:
         content = item.get("content")
         parts = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
         if not isinstance(parts, list):
-            raise ApiError.invalid("A message's content must be text or a list of parts.", f"input[{index}].content")
+            raise ApiError.invalid(
+                "A message's content must be text or a list of parts.", f"input[{index}].content"
+            )
         stored = _message([], role)
         for number, part in enumerate(parts):
             stored["content"].append(_part(part, (index, number), role, parsed, texts))
@@ -66,7 +70,9 @@ def parse_input(raw: Any) -> TaskInput:
     return parsed
 
 
-def _part(part: Any, where: tuple[int, int], role: str, parsed: TaskInput, texts: list[str]) -> dict[str, Any]:
+def _part(
+    part: Any, where: tuple[int, int], role: str, parsed: TaskInput, texts: list[str]
+) -> dict[str, Any]:
     param = f"input[{where[0]}].content[{where[1]}]"
     if not isinstance(part, dict):
         raise ApiError.invalid("Each content part must be an object.", param)
@@ -85,8 +91,9 @@ def _part(part: Any, where: tuple[int, int], role: str, parsed: TaskInput, texts
     return dict(part)  # an item type this server does not understand is ignored, and kept as sent
 
 
-def _file_part(part: dict[str, Any], kind: str, where: tuple[int, int], param: str,
-               parsed: TaskInput) -> dict[str, Any]:
+def _file_part(
+    part: dict[str, Any], kind: str, where: tuple[int, int], param: str, parsed: TaskInput
+) -> dict[str, Any]:
     if isinstance(part.get("file_id"), str):
         parsed.file_ids.append(part["file_id"])
         return {"type": kind, "file_id": part["file_id"]}
@@ -95,8 +102,11 @@ def _file_part(part: dict[str, Any], kind: str, where: tuple[int, int], param: s
         data = data.get("url")
     if not isinstance(data, str) or not data.startswith("data:"):
         field_name = "file_data" if kind == "input_file" else "image_url"
-        raise ApiError.invalid(f"An {kind} needs `file_id`, or `{field_name}` as a data URL (data:<type>;base64,…); "
-                               "other URLs are not fetched.", f"{param}.{field_name}")
+        raise ApiError.invalid(
+            f"An {kind} needs `file_id`, or `{field_name}` as a data URL (data:<type>;base64,…); "
+            "other URLs are not fetched.",
+            f"{param}.{field_name}",
+        )
     media_type, content = decode_data_url(data, param)
     default = "image" if kind == "input_image" else "file"
     given = part.get("filename")

@@ -24,9 +24,12 @@ async def json_body(request: Request) -> dict[str, Any]:
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ApiError("file_too_large", f"The request body is larger than {MAX_BODY_BYTES} bytes; upload "
-                           "large files with POST /v1/files and name them by file_id.",
-                           detail={"max_bytes": MAX_BODY_BYTES})
+            raise ApiError(
+                "file_too_large",
+                f"The request body is larger than {MAX_BODY_BYTES} bytes; upload "
+                "large files with POST /v1/files and name them by file_id.",
+                detail={"max_bytes": MAX_BODY_BYTES},
+            )
         chunks.append(chunk)
     raw = b"".join(chunks)
     try:
@@ -40,16 +43,32 @@ async def json_body(request: Request) -> dict[str, Any]:
 
 def response_facts(row: Any) -> ResponseFacts:
     """The translation's facts of a stored response row (harnez.store.uhp.ResponseRow)."""
-    return ResponseFacts(row.id, row.created_at, session_ref(row.session_id), row.harness, row.model, row.previous,
-                         row.stored, row.requested_model, row.fallback_reason, row.options.get("max_step"),
-                         row.metadata)
+    return ResponseFacts(
+        row.id,
+        row.created_at,
+        session_ref(row.session_id),
+        row.harness,
+        row.model,
+        row.previous,
+        row.stored,
+        row.requested_model,
+        row.fallback_reason,
+        row.options.get("max_step"),
+        row.metadata,
+    )
 
 
 def session_json(record: Any, harness_id: str) -> dict[str, Any]:
     """A Session object (record: harnez.store.sessions.SessionRecord)."""
-    data = {"id": session_ref(record.id), "object": "session", "harness_id": harness_id,
-            "status": SESSION_STATUS.get(record.status, record.status), "created_at": int(record.created_at),
-            "updated_at": int(record.updated_at), "harnez_container_id": container_ref(record.id)}
+    data = {
+        "id": session_ref(record.id),
+        "object": "session",
+        "harness_id": harness_id,
+        "status": SESSION_STATUS.get(record.status, record.status),
+        "created_at": int(record.created_at),
+        "updated_at": int(record.updated_at),
+        "harnez_container_id": container_ref(record.id),
+    }
     if record.title:
         data["title"] = record.title
     return data
@@ -58,7 +77,13 @@ def session_json(record: Any, harness_id: str) -> dict[str, Any]:
 def file_json(file_id: str, created_at: float, file: Any, container: str | None = None) -> dict[str, Any]:
     """A File object; `file` has path (or filename) and bytes."""
     name = getattr(file, "path", None) or file.filename
-    data = {"id": file_id, "object": "file", "filename": name, "bytes": file.bytes, "created_at": int(created_at)}
+    data = {
+        "id": file_id,
+        "object": "file",
+        "filename": name,
+        "bytes": file.bytes,
+        "created_at": int(created_at),
+    }
     if container is not None:
         data["container_id"] = container
     return data

@@ -71,18 +71,33 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind(address)
         sock.listen(2048)
     except OSError as exc:
-        raise UsageError(f"Cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port or --host.") from None
+        raise UsageError(
+            f"Cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port or --host."
+        ) from None
     sock.setblocking(False)
     return sock
 
 
-async def serve(server: Server, *, host: str, port: int, token: str | None, workspaces: Path,
-                fixed_workspace: Path | None = None) -> None:
+async def serve(
+    server: Server,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    workspaces: Path,
+    fixed_workspace: Path | None = None,
+) -> None:
     """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound."""
     sock = bind(host, port)
     harness_host = await HarnessHost(server, workspaces, fixed_workspace).open()
-    config = uvicorn.Config(create_app(harness_host, token), log_level="warning", access_log=False,
-                            lifespan="off", timeout_graceful_shutdown=5, timeout_keep_alive=30)
+    config = uvicorn.Config(
+        create_app(harness_host, token),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=30,
+    )
     runner = Uvicorn(config, on_exit=lambda: asyncio.ensure_future(harness_host.cancel_all()))
     serving = asyncio.create_task(runner.serve(sockets=[sock]))
     while not runner.started and not serving.done():
@@ -92,6 +107,10 @@ async def serve(server: Server, *, host: str, port: int, token: str | None, work
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         print(f"harnez serve: listening on http://{shown}:{bound_port}", flush=True)
         if token is None:
-            print("harnez serve: no token is set, so any local process can use this server; set one with "
-                  "--token-env NAME", file=sys.stderr, flush=True)
+            print(
+                "harnez serve: no token is set, so any local process can use this server; set one with "
+                "--token-env NAME",
+                file=sys.stderr,
+                flush=True,
+            )
     await serving

@@ -44,8 +44,13 @@ async def turns(request: Request) -> Response:
     """The session's tasks, oldest first, each naming its response."""
     host = _host(request)
     record = await host.session(request.path_params["session_id"])
-    return JSONResponse({"object": "list", "session_id": request.path_params["session_id"],
-                         "turns": [_turn(row, stream) for row, stream in await _replayed(host, record)]})
+    return JSONResponse(
+        {
+            "object": "list",
+            "session_id": request.path_params["session_id"],
+            "turns": [_turn(row, stream) for row, stream in await _replayed(host, record)],
+        }
+    )
 
 
 async def _replayed(host: HarnessHost, record: Any) -> list[tuple[Any, TaskStream]]:
@@ -62,9 +67,14 @@ async def _replayed(host: HarnessHost, record: Any) -> list[tuple[Any, TaskStrea
 
 
 def _turn(row: Any, stream: TaskStream) -> dict[str, Any]:
-    return {"response_id": row.id, "status": stream.status, "model": stream.model or row.model,
-            "input": input_text(row.input), "output_text": output_text(stream.output),
-            "created_at": int(row.created_at)}
+    return {
+        "response_id": row.id,
+        "status": stream.status,
+        "model": stream.model or row.model,
+        "input": input_text(row.input),
+        "output_text": output_text(stream.output),
+        "created_at": int(row.created_at),
+    }
 
 
 async def cancel_session(request: Request) -> Response:
@@ -90,22 +100,35 @@ async def share(request: Request) -> Response:
     record = await host.session(request.path_params["session_id"])
     if request.method == "DELETE":
         revoked = await host.revoke_share(record)
-        return JSONResponse({"session_id": request.path_params["session_id"], "object": "session.share",
-                             "revoked": revoked})
+        return JSONResponse(
+            {"session_id": request.path_params["session_id"], "object": "session.share", "revoked": revoked}
+        )
     share_id, created = await host.share(record, create=request.method == "POST")
-    return JSONResponse({"id": share_id, "object": "session.share", "session_id": request.path_params["session_id"],
-                         "url": f"{str(request.base_url).rstrip('/')}/v1/shares/{share_id}",
-                         "created_at": int(created), "read_only": True})
+    return JSONResponse(
+        {
+            "id": share_id,
+            "object": "session.share",
+            "session_id": request.path_params["session_id"],
+            "url": f"{str(request.base_url).rstrip('/')}/v1/shares/{share_id}",
+            "created_at": int(created),
+            "read_only": True,
+        }
+    )
 
 
 async def shared_view(request: Request) -> Response:
     """A shared session, read-only: its metadata and each task's input and output. Nothing else."""
     host = _host(request)
     record = await host.shared(request.path_params["share_id"])
-    turns = [{**_turn(row, stream), "output": response_object(response_facts(row), stream)["output"]}
-             for row, stream in await _replayed(host, record)]
-    session = {key: value for key, value in session_json(record, await host.session_harness(record)).items()
-               if key in ("id", "object", "title", "status", "created_at", "updated_at")}
+    turns = [
+        {**_turn(row, stream), "output": response_object(response_facts(row), stream)["output"]}
+        for row, stream in await _replayed(host, record)
+    ]
+    session = {
+        key: value
+        for key, value in session_json(record, await host.session_harness(record)).items()
+        if key in ("id", "object", "title", "status", "created_at", "updated_at")
+    }
     return JSONResponse({"object": "session.shared", "session": session, "turns": turns})
 
 

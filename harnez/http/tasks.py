@@ -57,12 +57,19 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         parsed.items[inline.where[0]]["content"][inline.where[1]]["file_id"] = upload.id
     guidance = [*parsed.instructions, optional_text(body, "instructions") or ""]
     return TaskRequest(
-        text=parsed.text, input_items=parsed.items, file_ids=parsed.file_ids, model=optional_text(body, "model"),
-        harness_id=harness_id, previous_response_id=optional_text(body, "previous_response_id"),
-        instructions="\n\n".join(g for g in guidance if g) or None, max_step=optional_int(body, "max_step"),
-        timeout=optional_int(body, "timeout_seconds"), store=body.get("store") is not False,
+        text=parsed.text,
+        input_items=parsed.items,
+        file_ids=parsed.file_ids,
+        model=optional_text(body, "model"),
+        harness_id=harness_id,
+        previous_response_id=optional_text(body, "previous_response_id"),
+        instructions="\n\n".join(g for g in guidance if g) or None,
+        max_step=optional_int(body, "max_step"),
+        timeout=optional_int(body, "timeout_seconds"),
+        store=body.get("store") is not False,
         metadata={k: v for k, v in metadata.items() if k != "harness_id"},
-        idempotency_key=key[:255] if key else None)
+        idempotency_key=key[:255] if key else None,
+    )
 
 
 async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[dict[str, Any], None]:
@@ -118,7 +125,9 @@ async def snapshot(host: HarnessHost, row: Any, base_url: str) -> dict[str, Any]
     return response_object(response_facts(row), stream)
 
 
-async def _annotations(host: HarnessHost, row: Any, stream: TaskStream, base_url: str) -> list[dict[str, Any]]:
+async def _annotations(
+    host: HarnessHost, row: Any, stream: TaskStream, base_url: str
+) -> list[dict[str, Any]]:
     """Citations of the files the task wrote, for its last message."""
     if not stream.written:
         return []
@@ -126,10 +135,18 @@ async def _annotations(host: HarnessHost, row: Any, stream: TaskStream, base_url
     files = await host.task_artifacts(record, stream.written)
     text = next((i["content"][0]["text"] for i in reversed(stream.output) if i["type"] == "message"), "")
     container = container_ref(row.session_id)
-    return [{"type": "container_file_citation", "container_id": container, "file_id": file_id,
-             "filename": file.path, "start_index": 0, "end_index": len(text),
-             "download_url": f"{base_url.rstrip('/')}/v1/containers/{container}/files/{file_id}/content"}
-            for file_id, file in files]
+    return [
+        {
+            "type": "container_file_citation",
+            "container_id": container,
+            "file_id": file_id,
+            "filename": file.path,
+            "start_index": 0,
+            "end_index": len(text),
+            "download_url": f"{base_url.rstrip('/')}/v1/containers/{container}/files/{file_id}/content",
+        }
+        for file_id, file in files
+    ]
 
 
 def stream_response(events: AsyncGenerator[dict[str, Any], None], after: int = -1) -> StreamingResponse:
@@ -152,7 +169,9 @@ async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> A
                 return
             pending = asyncio.ensure_future(anext(events))
             if number > after:
-                data = json.dumps({**event, "sequence_number": number}, ensure_ascii=False, separators=(",", ":"))
+                data = json.dumps(
+                    {**event, "sequence_number": number}, ensure_ascii=False, separators=(",", ":")
+                )
                 yield f"id: {number}\nevent: {event['type']}\ndata: {data}\n\n".encode()
             number += 1
     finally:

@@ -90,9 +90,16 @@ class TaskStream:
             part = item["content"][0]
             for number, annotation in enumerate(annotations):
                 part["annotations"].append(annotation)
-                out.append({"type": "response.output_text.annotation.added", "item_id": item["id"],
-                            "output_index": self._text.index, "content_index": 0, "annotation_index": number,
-                            "annotation": annotation})
+                out.append(
+                    {
+                        "type": "response.output_text.annotation.added",
+                        "item_id": item["id"],
+                        "output_index": self._text.index,
+                        "content_index": 0,
+                        "annotation_index": number,
+                        "annotation": annotation,
+                    }
+                )
         out += self._close_text()
         for call in list(self._calls.values()):
             out += self._close_call(call, "incomplete")
@@ -126,8 +133,12 @@ class TaskStream:
 
     def _on_usage(self, seq: int, body: ev.Usage) -> list[dict[str, Any]]:
         usage = self.usage or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-        fields = {"input_tokens": body.input, "output_tokens": body.output, "cache_read_tokens": body.cache_read,
-                  "cache_write_tokens": body.cache_write}
+        fields = {
+            "input_tokens": body.input,
+            "output_tokens": body.output,
+            "cache_read_tokens": body.cache_read,
+            "cache_write_tokens": body.cache_write,
+        }
         for name, value in fields.items():
             if isinstance(value, int):
                 usage[name] = usage.get(name, 0) + value
@@ -161,29 +172,64 @@ class TaskStream:
         item_id = self.output[opened.index]["id"]
         if kind == "message":
             self.output[opened.index]["content"][0]["text"] += text
-            out.append({"type": "response.output_text.delta", "item_id": item_id, "output_index": opened.index,
-                        "content_index": 0, "delta": text})
+            out.append(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item_id,
+                    "output_index": opened.index,
+                    "content_index": 0,
+                    "delta": text,
+                }
+            )
         else:
             self.output[opened.index]["summary"][0]["text"] += text
-            out.append({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
-                        "output_index": opened.index, "summary_index": 0, "delta": text})
+            out.append(
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": item_id,
+                    "output_index": opened.index,
+                    "summary_index": 0,
+                    "delta": text,
+                }
+            )
         return out
 
     def _open_text(self, kind: str, seq: int) -> list[dict[str, Any]]:
         if kind == "message":
-            item: dict[str, Any] = {"id": f"msg_{self.task_id}_{seq}", "type": "message", "role": "assistant",
-                                    "status": "in_progress", "content": []}
+            item: dict[str, Any] = {
+                "id": f"msg_{self.task_id}_{seq}",
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            }
             part = {"type": "output_text", "text": "", "annotations": []}
             opened = self._add(item)
             item["content"].append(copy.deepcopy(part))
-            return [opened, {"type": "response.content_part.added", "item_id": item["id"],
-                             "output_index": len(self.output) - 1, "content_index": 0, "part": part}]
+            return [
+                opened,
+                {
+                    "type": "response.content_part.added",
+                    "item_id": item["id"],
+                    "output_index": len(self.output) - 1,
+                    "content_index": 0,
+                    "part": part,
+                },
+            ]
         item = {"id": f"rs_{self.task_id}_{seq}", "type": "reasoning", "status": "in_progress", "summary": []}
         part = {"type": "summary_text", "text": ""}
         opened = self._add(item)
         item["summary"].append(copy.deepcopy(part))
-        return [opened, {"type": "response.reasoning_summary_part.added", "item_id": item["id"],
-                         "output_index": len(self.output) - 1, "summary_index": 0, "part": part}]
+        return [
+            opened,
+            {
+                "type": "response.reasoning_summary_part.added",
+                "item_id": item["id"],
+                "output_index": len(self.output) - 1,
+                "summary_index": 0,
+                "part": part,
+            },
+        ]
 
     def _close_text(self, status: str = "completed") -> list[dict[str, Any]]:
         opened, self._text = self._text, None
@@ -195,11 +241,24 @@ class TaskStream:
         base = {"item_id": item["id"], "output_index": opened.index}
         if item["type"] == "message":
             part = item["content"][0]
-            closing = [{"type": "response.output_text.done", **base, "content_index": 0, "text": part["text"]},
-                       {"type": "response.content_part.done", **base, "content_index": 0, "part": copy.deepcopy(part)}]
+            closing = [
+                {"type": "response.output_text.done", **base, "content_index": 0, "text": part["text"]},
+                {
+                    "type": "response.content_part.done",
+                    **base,
+                    "content_index": 0,
+                    "part": copy.deepcopy(part),
+                },
+            ]
         else:
-            closing = [{"type": "response.reasoning_summary_part.done", **base, "summary_index": 0,
-                        "part": copy.deepcopy(item["summary"][0])}]
+            closing = [
+                {
+                    "type": "response.reasoning_summary_part.done",
+                    **base,
+                    "summary_index": 0,
+                    "part": copy.deepcopy(item["summary"][0]),
+                }
+            ]
         return closing + [self._done(opened.index)]
 
     # tools -------------------------------------------------------------------------------------
@@ -213,8 +272,14 @@ class TaskStream:
         delta = body.delta
         call.text.append(delta)
         self.output[call.index]["arguments"] += delta
-        out.append({"type": "response.function_call_arguments.delta", "item_id": self.output[call.index]["id"],
-                    "output_index": call.index, "delta": delta})
+        out.append(
+            {
+                "type": "response.function_call_arguments.delta",
+                "item_id": self.output[call.index]["id"],
+                "output_index": call.index,
+                "delta": delta,
+            }
+        )
         return out
 
     def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> list[dict[str, Any]]:
@@ -228,8 +293,14 @@ class TaskStream:
         item["name"] = body.name or item["name"]
         if not call.text:
             item["arguments"] = json.dumps(body.arguments)
-        out.append({"type": "response.function_call_arguments.done", "item_id": item["id"],
-                    "output_index": call.index, "arguments": item["arguments"]})
+        out.append(
+            {
+                "type": "response.function_call_arguments.done",
+                "item_id": item["id"],
+                "output_index": call.index,
+                "arguments": item["arguments"],
+            }
+        )
         return out + self._close_call(call, "completed")
 
     def _on_tool_completed(self, seq: int, body: ev.ToolCompleted) -> list[dict[str, Any]]:
@@ -240,16 +311,27 @@ class TaskStream:
             if isinstance(path, str) and path not in self.written:
                 self.written.append(path)
         out = self._close_text()
-        item = {"id": f"fco_{self.task_id}_{seq}", "type": "function_call_output", "call_id": call_id,
-                "output": "", "status": "in_progress"}
+        item = {
+            "id": f"fco_{self.task_id}_{seq}",
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": "",
+            "status": "in_progress",
+        }
         out.append(self._add(item))
         item["output"] = body.content
         item["status"] = "incomplete" if body.cancelled else "completed"
         return out + [self._done(len(self.output) - 1)]
 
     def _open_call(self, seq: int, call_id: str, name: Any) -> dict[str, Any]:
-        item = {"id": f"fc_{self.task_id}_{seq}", "type": "function_call", "call_id": call_id,
-                "name": str(name or ""), "arguments": "", "status": "in_progress"}
+        item = {
+            "id": f"fc_{self.task_id}_{seq}",
+            "type": "function_call",
+            "call_id": call_id,
+            "name": str(name or ""),
+            "arguments": "",
+            "status": "in_progress",
+        }
         added = self._add(item)
         self._calls[call_id] = _Open(len(self.output) - 1, "call")
         return added
@@ -271,7 +353,11 @@ class TaskStream:
         return {"type": "response.output_item.added", "output_index": index, "item": copy.deepcopy(item)}
 
     def _done(self, index: int) -> dict[str, Any]:
-        return {"type": "response.output_item.done", "output_index": index, "item": copy.deepcopy(self.output[index])}
+        return {
+            "type": "response.output_item.done",
+            "output_index": index,
+            "item": copy.deepcopy(self.output[index]),
+        }
 
     # the end -----------------------------------------------------------------------------------
 
@@ -281,7 +367,9 @@ class TaskStream:
         if self.finished is None:
             return "in_progress"
         stop = self.finished.stop
-        return {"completed": "completed", "cancelled": "cancelled", "incomplete": "incomplete"}.get(stop, "failed")
+        return {"completed": "completed", "cancelled": "cancelled", "incomplete": "incomplete"}.get(
+            stop, "failed"
+        )
 
     def error(self) -> dict[str, Any] | None:
         """The Response's `error`: non-null only when the task failed."""
@@ -323,30 +411,44 @@ def response_object(facts: ResponseFacts, stream: TaskStream, *, status: str | N
     """The Response for a task as it stands (`status` overrides, e.g. `in_progress` for `response.created`)."""
     metadata = {**facts.metadata, "session_id": facts.session, "harness_id": facts.harness}
     if facts.requested_model:
-        metadata.update(requested_model=facts.requested_model, model_fallback=True,
-                        model_fallback_reason=scrub(facts.fallback_reason or "the requested model is not available"))
+        metadata.update(
+            requested_model=facts.requested_model,
+            model_fallback=True,
+            model_fallback_reason=scrub(facts.fallback_reason or "the requested model is not available"),
+        )
     current = status or stream.status
     return {
-        "id": facts.id, "object": "response", "created_at": int(facts.created_at), "status": current,
+        "id": facts.id,
+        "object": "response",
+        "created_at": int(facts.created_at),
+        "status": current,
         "error": stream.error() if current == stream.status else None,
         "incomplete_details": stream.incomplete_details(facts.max_step) if current == stream.status else None,
-        "previous_response_id": facts.previous, "model": stream.model or facts.model or "",
-        "output": copy.deepcopy(stream.output) if status is None else [], "store": facts.store,
-        "usage": copy.deepcopy(stream.usage), "metadata": metadata,
+        "previous_response_id": facts.previous,
+        "model": stream.model or facts.model or "",
+        "output": copy.deepcopy(stream.output) if status is None else [],
+        "store": facts.store,
+        "usage": copy.deepcopy(stream.usage),
+        "metadata": metadata,
     }
 
 
 def terminal_event(response: dict[str, Any]) -> dict[str, Any]:
     """The one event that ends a stream; a cancelled task ends with `response.failed`, status `cancelled`."""
-    kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(response["status"],
-                                                                                         "response.failed")
+    kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(
+        response["status"], "response.failed"
+    )
     return {"type": kind, "response": response}
 
 
 def output_text(output: list[dict[str, Any]]) -> str:
     """The assistant text of an output array (completed message items only)."""
-    return "".join(part.get("text", "") for item in output if item.get("type") == "message"
-                   and item.get("status") != "incomplete" for part in item.get("content", ()))
+    return "".join(
+        part.get("text", "")
+        for item in output
+        if item.get("type") == "message" and item.get("status") != "incomplete"
+        for part in item.get("content", ())
+    )
 
 
 def input_text(items: list[Any]) -> str:

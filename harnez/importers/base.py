@@ -53,8 +53,9 @@ class Reader:
         """The sessions of a path given directly (a session file, a database, a store folder)."""
         raise NotImplementedError
 
-    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
-              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+    def parse(
+        self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False, full: bool = False
+    ) -> Iterator[tuple[StreamKey, Entry]]:
         """The entries of a source in order, tagged with their conversation; `infos` is filled
         (main conversation first) while they are read. `full` asks for what only a full read
         needs (pi's entry tree); a summary leaves it out to stay in constant memory."""

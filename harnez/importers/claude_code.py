@@ -63,8 +63,9 @@ class ClaudeCodeReader(Reader):
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path, subagent=is_subagent_file(path))]
 
-    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
-              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+    def parse(
+        self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False, full: bool = False
+    ) -> Iterator[tuple[StreamKey, Entry]]:
         main = SessionInfo(HARNESS, str(ref.path))
         infos[None] = main
         if ref.subagent:
@@ -79,7 +80,7 @@ def is_subagent_file(path: Path) -> bool:
 
 def _describe_subagent(info: SessionInfo, path: Path) -> None:
     """The agent id and parent from the layout, and the agent type from its `.meta.json`."""
-    info.agent_id = path.stem[len("agent-"):] if path.stem.startswith("agent-") else path.stem
+    info.agent_id = path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
     if path.parent.name == "subagents":
         info.parent_session_id = path.parent.parent.name
         meta = path.with_name(path.stem + ".meta.json")
@@ -127,8 +128,12 @@ class _FileParse:
         conversation = self.streams.get(key)
         if conversation is None:
             agent = record.get("agentId")
-            info = SessionInfo(HARNESS, str(self.ref.path), agent_id=agent if isinstance(agent, str) else
-                               f"sidechain-{len(self.streams)}", agent_type="sidechain")
+            info = SessionInfo(
+                HARNESS,
+                str(self.ref.path),
+                agent_id=agent if isinstance(agent, str) else f"sidechain-{len(self.streams)}",
+                agent_type="sidechain",
+            )
             self.infos[key] = info
             conversation = self.streams[key] = _Conversation(info)
         if key is not None:
@@ -191,8 +196,16 @@ class _Response:
         elif kind == "thinking":
             turn.parts.append(Reasoning(str(block.get("thinking") or "")))
             if block.get("signature"):
-                turn.opaque.append((WIRE, {"type": "thinking", "thinking": block.get("thinking") or "",
-                                           "signature": block["signature"]}))
+                turn.opaque.append(
+                    (
+                        WIRE,
+                        {
+                            "type": "thinking",
+                            "thinking": block.get("thinking") or "",
+                            "signature": block["signature"],
+                        },
+                    )
+                )
         elif kind == "redacted_thinking":
             turn.opaque.append((WIRE, dict(block)))
         elif kind in ("tool_use", "server_tool_use"):
@@ -203,8 +216,13 @@ class _Response:
 
     def finish(self) -> AssistantTurn:
         model = self.model if isinstance(self.model, str) else None
-        self.turn.call = ModelCall(model, claude_usage(self.usage), self.turn.time,
-                                   self.key[0] if isinstance(self.key[0], str) else None, self.stop)
+        self.turn.call = ModelCall(
+            model,
+            claude_usage(self.usage),
+            self.turn.time,
+            self.key[0] if isinstance(self.key[0], str) else None,
+            self.stop,
+        )
         return self.turn
 
 
@@ -214,9 +232,13 @@ def claude_usage(raw: dict[str, Any] | None) -> Usage | None:
         return None
     details = raw.get("output_tokens_details")
     thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return Usage(_int(raw.get("input_tokens")), _int(raw.get("output_tokens")),
-                 _int(raw.get("cache_read_input_tokens")), _int(raw.get("cache_creation_input_tokens")),
-                 _int(thinking))
+    return Usage(
+        _int(raw.get("input_tokens")),
+        _int(raw.get("output_tokens")),
+        _int(raw.get("cache_read_input_tokens")),
+        _int(raw.get("cache_creation_input_tokens")),
+        _int(thinking),
+    )
 
 
 def _int(value: Any) -> int | None:
@@ -274,8 +296,11 @@ class _Conversation:
             return
         if message.get("model") == SYNTHETIC_MODEL or record.get("isApiErrorMessage"):
             yield from self._close()
-            yield Notice("error", content_text(message.get("content")) or "The API call failed.",
-                         record.get("timestamp"))
+            yield Notice(
+                "error",
+                content_text(message.get("content")) or "The API call failed.",
+                record.get("timestamp"),
+            )
             return
         key = (message.get("id"), record.get("requestId"))
         current = self.open
@@ -301,8 +326,11 @@ class _Conversation:
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         for block in results:
             yield from self._result(block, record)
-        texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-                 and isinstance(b.get("text"), str)]
+        texts = [
+            b["text"]
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
         images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
         if texts or images:
             yield from self._said("\n".join(texts), images, record, bool(results))
@@ -332,8 +360,15 @@ class _Conversation:
         self.result_ids.add(call_id)
         if self.open is not None and self.open.key[1] is None:
             self.open.sealed = True
-        yield from self._emit(ToolResult(call_id, content_text(block.get("content")), block.get("is_error") is True,
-                                         record.get("timestamp"), details=record.get("toolUseResult")))
+        yield from self._emit(
+            ToolResult(
+                call_id,
+                content_text(block.get("content")),
+                block.get("is_error") is True,
+                record.get("timestamp"),
+                details=record.get("toolUseResult"),
+            )
+        )
 
     def _system(self, record: dict[str, Any]) -> Iterator[Entry]:
         subtype, time = record.get("subtype"), record.get("timestamp")
@@ -342,8 +377,11 @@ class _Conversation:
             if self.compaction is not None:
                 yield self.compaction
             meta = as_object(record.get("compactMetadata"))
-            self.compaction = Compaction(time=time, tokens_before=_int(meta.get("preTokens")),
-                                         trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None)
+            self.compaction = Compaction(
+                time=time,
+                tokens_before=_int(meta.get("preTokens")),
+                trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+            )
         elif subtype in ("api_error", "error"):
             yield from self._close()
             yield Notice("error", _error_text(record), time)
@@ -373,6 +411,10 @@ def _error_text(record: dict[str, Any]) -> str:
     error = record.get("error")
     message = error.get("message") if isinstance(error, dict) else None
     attempt, most = record.get("retryAttempt"), record.get("maxRetries")
-    retry = f" (attempt {attempt} of {most})" if isinstance(attempt, int) and isinstance(most, int) and most else ""
+    retry = (
+        f" (attempt {attempt} of {most})"
+        if isinstance(attempt, int) and isinstance(most, int) and most
+        else ""
+    )
     text = message if isinstance(message, str) else record.get("content")
     return (text if isinstance(text, str) and text else "The API call failed") + retry

@@ -58,8 +58,9 @@ class CodexReader(Reader):
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path)]
 
-    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
-              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+    def parse(
+        self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False, full: bool = False
+    ) -> Iterator[tuple[StreamKey, Entry]]:
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         rollout = _Rollout(info)
         out = rollout.out
@@ -143,7 +144,9 @@ class _Rollout:
             spawn = agent.get("thread_spawn")
             if isinstance(spawn, dict):
                 info.parent_session_id = _str(spawn.get("parent_thread_id"))
-                info.agent_id = _str(spawn.get("agent_nickname")) or _str(spawn.get("agent_path")) or "sub-agent"
+                info.agent_id = (
+                    _str(spawn.get("agent_nickname")) or _str(spawn.get("agent_path")) or "sub-agent"
+                )
                 info.agent_type = _str(spawn.get("agent_role"))
             else:
                 info.agent_id = info.agent_type = next(iter(agent), "sub-agent")
@@ -167,12 +170,21 @@ class _Rollout:
         elif kind in CALLS:
             self._output_turn(time)
             name = payload.get("name") or ("local_shell" if kind == "local_shell_call" else "tool")
-            self._add(ToolCall(str(payload.get("call_id") or payload.get("id") or ""), str(name),
-                               _arguments(payload.get(CALLS[kind]))))
+            self._add(
+                ToolCall(
+                    str(payload.get("call_id") or payload.get("id") or ""),
+                    str(name),
+                    _arguments(payload.get(CALLS[kind])),
+                )
+            )
         elif kind in OUTPUTS:
             self._settle_prompt()
-            result = ToolResult(str(payload.get("call_id") or ""), output_text(payload.get("output")),
-                                _failed(payload.get("output")), time)
+            result = ToolResult(
+                str(payload.get("call_id") or ""),
+                output_text(payload.get("output")),
+                _failed(payload.get("output")),
+                time,
+            )
             if self.turn is not None:
                 self.held.append(result)
             else:
@@ -198,9 +210,14 @@ class _Rollout:
     def _reasoning(self, payload: dict[str, Any], time: str | None) -> None:
         self._output_turn(time)
         summary = as_list(payload.get("summary"))
-        texts: list[str] = [s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        texts += [c["text"] for c in as_list(payload.get("content")) if isinstance(c, dict)
-                  and isinstance(c.get("text"), str)]
+        texts: list[str] = [
+            s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)
+        ]
+        texts += [
+            c["text"]
+            for c in as_list(payload.get("content"))
+            if isinstance(c, dict) and isinstance(c.get("text"), str)
+        ]
         self._add(Reasoning("\n\n".join(texts)))
         if payload.get("encrypted_content") and payload.get("id") and self.turn is not None:
             self.turn.opaque.append((WIRE, {k: payload[k] for k in REASONING_KEYS if k in payload}))
@@ -230,8 +247,12 @@ class _Rollout:
     def _event(self, payload: dict[str, Any], time: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message":
-            self._typed(_str(payload.get("message")) or "", time, "event",
-                                   len(payload.get("images") or []) if isinstance(payload.get("images"), list) else 0)
+            self._typed(
+                _str(payload.get("message")) or "",
+                time,
+                "event",
+                len(payload.get("images") or []) if isinstance(payload.get("images"), list) else 0,
+            )
         elif kind == "item_completed":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("type") == "UserMessage" and self.prompts != "event":
@@ -241,7 +262,9 @@ class _Rollout:
         elif kind in TURN_EVENTS:
             self.settle()
             if kind == "turn_aborted":
-                self.out.append(Notice("aborted", f"Turn aborted ({payload.get('reason') or 'interrupted'}).", time))
+                self.out.append(
+                    Notice("aborted", f"Turn aborted ({payload.get('reason') or 'interrupted'}).", time)
+                )
             self.out.append(TurnMark(TURN_EVENTS[kind], time))
         elif kind == "error":
             self.settle()
@@ -290,8 +313,13 @@ def codex_usage(raw: dict[str, Any]) -> Usage:
     """Codex token usage: input includes cached input (taken out here); output includes reasoning."""
     cached = _int(raw.get("cached_input_tokens"))
     given = _int(raw.get("input_tokens"))
-    return Usage(None if given is None else given - (cached or 0), _int(raw.get("output_tokens")), cached,
-                 _int(raw.get("cache_write_input_tokens")), _int(raw.get("reasoning_output_tokens")))
+    return Usage(
+        None if given is None else given - (cached or 0),
+        _int(raw.get("output_tokens")),
+        cached,
+        _int(raw.get("cache_write_input_tokens")),
+        _int(raw.get("reasoning_output_tokens")),
+    )
 
 
 def _difference(total: dict[str, Any], previous: Any) -> dict[str, Any]:

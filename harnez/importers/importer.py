@@ -46,9 +46,15 @@ class ImportReport:
     """The Harnez ids of the sessions imported or updated."""
 
     def to_json(self) -> dict:
-        return {"sources": self.sources, "imported": self.imported, "updated": self.updated,
-                "unchanged": self.unchanged, "kept": self.kept, "duplicates": self.duplicates,
-                "skipped": [{"source": source, "reason": why} for source, why in self.skipped]}
+        return {
+            "sources": self.sources,
+            "imported": self.imported,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "kept": self.kept,
+            "duplicates": self.duplicates,
+            "skipped": [{"source": source, "reason": why} for source, why in self.skipped],
+        }
 
 
 BATCH_SESSIONS = 200
@@ -57,8 +63,15 @@ BATCH_EVENTS = 20_000
 session spent most of an import waiting on round trips to the database thread."""
 
 
-async def import_sessions(store: Store, home: Path, *, workspace: Path, harnesses: Iterable[str] = HARNESSES,
-                          since: float | None = None, progress: Progress | None = None) -> ImportReport:
+async def import_sessions(
+    store: Store,
+    home: Path,
+    *,
+    workspace: Path,
+    harnesses: Iterable[str] = HARNESSES,
+    since: float | None = None,
+    progress: Progress | None = None,
+) -> ImportReport:
     """Import every session under `home`; `workspace` is used for sessions that record no folder."""
     report = ImportReport()
     with Readers() as readers:
@@ -69,7 +82,15 @@ async def import_sessions(store: Store, home: Path, *, workspace: Path, harnesse
         for done, ref in enumerate(refs, 1):
             try:
                 await _import_source(known, readers, ref, workspace, batch)
-            except (OSError, HarnezError, sqlite3.Error, ValueError, TypeError, KeyError, AttributeError) as exc:
+            except (
+                OSError,
+                HarnezError,
+                sqlite3.Error,
+                ValueError,
+                TypeError,
+                KeyError,
+                AttributeError,
+            ) as exc:
                 report.skipped.append((ref.label, str(exc) or type(exc).__name__))
             if batch.full():
                 await batch.flush()
@@ -84,8 +105,9 @@ def _found(readers: Readers, home: Path, harnesses: list[str], since: float | No
     return [ref for ref in refs if since is None or ref.modified >= since]
 
 
-async def _import_source(known: KnownImports, readers: Readers, ref: SourceRef, workspace: Path,
-                         batch: _Batch) -> None:
+async def _import_source(
+    known: KnownImports, readers: Readers, ref: SourceRef, workspace: Path, batch: _Batch
+) -> None:
     if known.fingerprints.get((ref.harness, str(ref.path), ref.key or "")) == {ref.fingerprint}:
         batch.report.unchanged += 1
         return
@@ -96,7 +118,9 @@ async def _import_source(known: KnownImports, readers: Readers, ref: SourceRef, 
             batch.add(record, ref)
 
 
-def _records(readers: Readers, ref: SourceRef, workspace: Path, known: KnownImports) -> list[ImportRecord | None]:
+def _records(
+    readers: Readers, ref: SourceRef, workspace: Path, known: KnownImports
+) -> list[ImportRecord | None]:
     """Read a source and convert its sessions (in a worker thread); None for a session that a newer
     file of the same harness also holds. Sessions with no conversation are left out."""
     records: list[ImportRecord | None] = []
@@ -179,12 +203,24 @@ def import_record(session: Session, ref: SourceRef, workspace: Path) -> ImportRe
     end = time_key(info.span.last) or start
     status = replayed.tasks[-1].state if replayed.tasks else "completed"
     return ImportRecord(
-        harness=info.harness, original_id=str(info.session_id), agent_id=info.agent_id or "",
-        parent_original_id=info.parent_session_id, source=str(ref.path), source_key=ref.key or "",
-        fingerprint=ref.fingerprint, workspace=info.cwd or str(workspace), title=_title(session),
-        status=status, created_at=start, updated_at=end, tasks=replayed.tasks, events=replayed.events,
-        context=context_records(session), model_calls=replayed.model_calls,
-        tool_executions=replayed.tool_executions)
+        harness=info.harness,
+        original_id=str(info.session_id),
+        agent_id=info.agent_id or "",
+        parent_original_id=info.parent_session_id,
+        source=str(ref.path),
+        source_key=ref.key or "",
+        fingerprint=ref.fingerprint,
+        workspace=info.cwd or str(workspace),
+        title=_title(session),
+        status=status,
+        created_at=start,
+        updated_at=end,
+        tasks=replayed.tasks,
+        events=replayed.events,
+        context=context_records(session),
+        model_calls=replayed.model_calls,
+        tool_executions=replayed.tool_executions,
+    )
 
 
 def _title(session: Session) -> str | None:

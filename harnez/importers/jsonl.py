@@ -60,8 +60,10 @@ def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterat
 
 def _unparsed(path: Path, number: int, integrity: Integrity, strict: bool) -> None:
     if strict:
-        raise SessionFormatError(f"Line {number} of {path} is not a JSON object; "
-                                 "run without --strict to skip and count such records.")
+        raise SessionFormatError(
+            f"Line {number} of {path} is not a JSON object; "
+            "run without --strict to skip and count such records."
+        )
     integrity.unparsed_records += 1
     if len(integrity.unparsed_lines) < UNPARSED_LINES_KEPT:
         integrity.unparsed_lines.append(number)

@@ -41,8 +41,14 @@ class Usage:
 
     def to_json(self) -> dict[str, Any]:
         cost = None if self.cost is None else round(self.cost, 10)
-        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
-                "cache_write": self.cache_write, "reasoning": self.reasoning, "cost": cost}
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "reasoning": self.reasoning,
+            "cost": cost,
+        }
 
 
 @dataclass(slots=True)
@@ -56,8 +62,13 @@ class ModelCall:
     stop_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "usage": self.usage.to_json() if self.usage else None, "time": self.time,
-                "response_id": self.response_id, "stop_reason": self.stop_reason}
+        return {
+            "model": self.model,
+            "usage": self.usage.to_json() if self.usage else None,
+            "time": self.time,
+            "response_id": self.response_id,
+            "stop_reason": self.stop_reason,
+        }
 
 
 @dataclass(slots=True)
@@ -72,7 +83,13 @@ class UserMessage:
     source_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "user", "kind": self.kind, "text": self.text, "images": self.images, "time": self.time}
+        return {
+            "type": "user",
+            "kind": self.kind,
+            "text": self.text,
+            "images": self.images,
+            "time": self.time,
+        }
 
 
 @dataclass(slots=True)
@@ -131,9 +148,13 @@ class AssistantTurn:
         return [p for p in self.parts if isinstance(p, ToolCall)]
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "assistant", "parts": [p.to_json() for p in self.parts],
-                "call": self.call.to_json() if self.call else None, "time": self.time,
-                "opaque": [{"wire": wire, "item": item} for wire, item in self.opaque]}
+        return {
+            "type": "assistant",
+            "parts": [p.to_json() for p in self.parts],
+            "call": self.call.to_json() if self.call else None,
+            "time": self.time,
+            "opaque": [{"wire": wire, "item": item} for wire, item in self.opaque],
+        }
 
 
 @dataclass(slots=True)
@@ -149,8 +170,15 @@ class ToolResult:
     source_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "tool_result", "call_id": self.call_id, "name": self.name, "content": self.content,
-                "is_error": self.is_error, "time": self.time, "details": self.details}
+        return {
+            "type": "tool_result",
+            "call_id": self.call_id,
+            "name": self.name,
+            "content": self.content,
+            "is_error": self.is_error,
+            "time": self.time,
+            "details": self.details,
+        }
 
 
 @dataclass(slots=True)
@@ -166,8 +194,14 @@ class Compaction:
     source_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "compaction", "summary": self.summary, "time": self.time,
-                "tokens_before": self.tokens_before, "trigger": self.trigger, "kept_from": self.kept_from}
+        return {
+            "type": "compaction",
+            "summary": self.summary,
+            "time": self.time,
+            "tokens_before": self.tokens_before,
+            "trigger": self.trigger,
+            "kept_from": self.kept_from,
+        }
 
 
 @dataclass(slots=True)
@@ -209,7 +243,11 @@ class Integrity:
     """Line numbers of the first unparsable records (at most 20 kept)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"records": self.records, "unparsed_records": self.unparsed_records, "torn_tail": self.torn_tail}
+        return {
+            "records": self.records,
+            "unparsed_records": self.unparsed_records,
+            "torn_tail": self.torn_tail,
+        }
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -271,7 +309,12 @@ class TimeSpan:
             self.first = text
         if last is None or key > last:
             self.last = text
-        same = self.first and self.last and len(self.first) == len(self.last) and self.first[-1] == self.last[-1] == "Z"
+        same = (
+            self.first
+            and self.last
+            and len(self.first) == len(self.last)
+            and self.first[-1] == self.last[-1] == "Z"
+        )
         self._width = len(self.first) if same else 0  # type: ignore[arg-type]
 
 
@@ -304,9 +347,15 @@ class SessionInfo:
             self.versions.append(version)
 
     def header_json(self) -> dict[str, Any]:
-        return {"harness": self.harness, "session_id": self.session_id, "agent_id": self.agent_id,
-                "parent_session_id": self.parent_session_id, "source": self.source, "cwd": self.cwd,
-                "title": self.title}
+        return {
+            "harness": self.harness,
+            "session_id": self.session_id,
+            "agent_id": self.agent_id,
+            "parent_session_id": self.parent_session_id,
+            "source": self.source,
+            "cwd": self.cwd,
+            "title": self.title,
+        }
 
 
 class Tally:
@@ -385,12 +434,21 @@ class Summary:
     def to_json(self) -> dict[str, Any]:
         info, tally = self.info, self.tally
         models = list(info.models) + [m for m in tally.models if m not in info.models]
-        return {**info.header_json(), "user_messages": tally.user_messages, "model_calls": tally.model_calls,
-                "tool_calls": tally.tool_calls, "tool_results": tally.tool_results,
-                "usage": tally.usage.to_json() if tally.usage else None, "models": models,
-                "compactions": tally.compactions, "ending": {"status": tally.ending()},
-                "integrity": info.integrity.to_json(), "started_at": info.span.first,
-                "ended_at": info.span.last, "versions": info.versions}
+        return {
+            **info.header_json(),
+            "user_messages": tally.user_messages,
+            "model_calls": tally.model_calls,
+            "tool_calls": tally.tool_calls,
+            "tool_results": tally.tool_results,
+            "usage": tally.usage.to_json() if tally.usage else None,
+            "models": models,
+            "compactions": tally.compactions,
+            "ending": {"status": tally.ending()},
+            "integrity": info.integrity.to_json(),
+            "started_at": info.span.first,
+            "ended_at": info.span.last,
+            "versions": info.versions,
+        }
 
 
 @dataclass(slots=True)
@@ -411,7 +469,9 @@ class Session:
         """The harness's title, else the first prompt (whitespace collapsed, at most 80 characters)."""
         if self.info.title:
             return self.info.title
-        first = next((e.text for e in self.entries if isinstance(e, UserMessage) and e.kind == "prompt"), None)
+        first = next(
+            (e.text for e in self.entries if isinstance(e, UserMessage) and e.kind == "prompt"), None
+        )
         if not first:
             return None
         flat = " ".join(first.split())

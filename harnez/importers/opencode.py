@@ -83,8 +83,9 @@ class OpenCodeReader(Reader):
             return self._store(path).refs() if is_store(path) else []
         return self._copy(path).refs()
 
-    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
-              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+    def parse(
+        self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False, full: bool = False
+    ) -> Iterator[tuple[StreamKey, Entry]]:
         source: _DatabaseCopy | _Store = self._store(ref.path) if ref.path.is_dir() else self._copy(ref.path)
         info = infos[None] = SessionInfo(HARNESS, str(ref.path), session_id=ref.key)
         try:
@@ -129,7 +130,10 @@ def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
 
 # conversion ---------------------------------------------------------------------------------------
 
-def _message_entries(info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]) -> Iterator[Entry]:
+
+def _message_entries(
+    info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]
+) -> Iterator[Entry]:
     times = as_object(message.get("time"))
     created = iso_from_ms(times.get("created"))
     info.span.see(created)
@@ -143,10 +147,16 @@ def _message_entries(info: SessionInfo, message: dict[str, Any], parts: list[dic
 
 
 def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None) -> Iterator[Entry]:
-    typed = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-             and not p.get("synthetic")]
-    added = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-             and p.get("synthetic")]
+    typed = [
+        p["text"]
+        for p in parts
+        if p.get("type") == "text" and isinstance(p.get("text"), str) and not p.get("synthetic")
+    ]
+    added = [
+        p["text"]
+        for p in parts
+        if p.get("type") == "text" and isinstance(p.get("text"), str) and p.get("synthetic")
+    ]
     files = sum(1 for p in parts if p.get("type") == "file")
     summary = as_object(message.get("summary"))
     text = "\n".join(typed) or _str(summary.get("body")) or _str(summary.get("title")) or ""
@@ -155,8 +165,9 @@ def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
         yield UserMessage("\n".join(added), time, "meta")
 
 
-def _assistant(info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]],
-               time: str | None) -> Iterator[Entry]:
+def _assistant(
+    info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
+) -> Iterator[Entry]:
     model = _model(message)
     info.add_model(model)
     results: list[Entry] = []
@@ -165,8 +176,13 @@ def _assistant(info: SessionInfo, message: dict[str, Any], parts: list[dict[str,
         kind = part.get("type")
         if kind == "step-finish":
             steps += 1
-            turn.call = ModelCall(model, opencode_usage(part.get("tokens"), part.get("cost")), time,
-                                  _str(message.get("id")), _str(part.get("reason")))
+            turn.call = ModelCall(
+                model,
+                opencode_usage(part.get("tokens"), part.get("cost")),
+                time,
+                _str(message.get("id")),
+                _str(part.get("reason")),
+            )
             yield turn
             yield from results
             turn, results = AssistantTurn(time=time), []
@@ -176,8 +192,13 @@ def _assistant(info: SessionInfo, message: dict[str, Any], parts: list[dict[str,
             _part(turn, results, part, time)
     if turn.parts or results or steps == 0:
         if steps == 0:
-            turn.call = ModelCall(model, opencode_usage(message.get("tokens"), message.get("cost")), time,
-                                  _str(message.get("id")), _str(message.get("finish")))
+            turn.call = ModelCall(
+                model,
+                opencode_usage(message.get("tokens"), message.get("cost")),
+                time,
+                _str(message.get("id")),
+                _str(message.get("finish")),
+            )
         yield turn
         yield from results
 
@@ -196,8 +217,16 @@ def _part(turn: AssistantTurn, results: list[Entry], part: dict[str, Any], time:
         status = state.get("status")
         if status in RESULT_STATES:
             content = state.get("output") if status == "completed" else state.get("error")
-            results.append(ToolResult(call_id, content if isinstance(content, str) else json.dumps(content),
-                                      status == "error", time, name, state.get("metadata")))
+            results.append(
+                ToolResult(
+                    call_id,
+                    content if isinstance(content, str) else json.dumps(content),
+                    status == "error",
+                    time,
+                    name,
+                    state.get("metadata"),
+                )
+            )
 
 
 def _message_end(message: dict[str, Any], times: dict[str, Any], time: str | None) -> Iterator[Entry]:
@@ -223,9 +252,14 @@ def opencode_usage(tokens: Any, cost: Any) -> Usage | None:
     cache = as_object(tokens.get("cache"))
     if isinstance(cost, dict):
         cost = cost.get("usd")
-    return Usage(_int(tokens.get("input")), _int(tokens.get("output")), _int(cache.get("read")),
-                 _int(cache.get("write")), _int(tokens.get("reasoning")),
-                 float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None)
+    return Usage(
+        _int(tokens.get("input")),
+        _int(tokens.get("output")),
+        _int(cache.get("read")),
+        _int(cache.get("write")),
+        _int(tokens.get("reasoning")),
+        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+    )
 
 
 def _str(value: Any) -> str | None:
@@ -245,6 +279,7 @@ def _json(text: Any) -> dict[str, Any]:
 
 
 # the database ---------------------------------------------------------------------------------------
+
 
 class _DatabaseCopy:
     """A private, read-only copy of an OpenCode database (and its WAL), deleted on close."""
@@ -266,7 +301,9 @@ class _DatabaseCopy:
             self.db.execute("SELECT 1 FROM session LIMIT 1")
         except (OSError, sqlite3.Error) as exc:
             self.close()
-            raise SessionFormatError(f"{source} is not an OpenCode database Harnez can read ({exc}).") from exc
+            raise SessionFormatError(
+                f"{source} is not an OpenCode database Harnez can read ({exc})."
+            ) from exc
         self.db.row_factory = sqlite3.Row
 
     def stale(self) -> bool:
@@ -282,19 +319,25 @@ class _DatabaseCopy:
         try:
             return self._refs()
         except sqlite3.Error as exc:
-            raise SessionFormatError(f"{self.source} has no OpenCode sessions Harnez can read ({exc}).") from exc
+            raise SessionFormatError(
+                f"{self.source} has no OpenCode sessions Harnez can read ({exc})."
+            ) from exc
 
     def _refs(self) -> list[SourceRef]:
         rows = self.db.execute(
             "SELECT s.id, s.time_updated, (SELECT COUNT(*) FROM message m WHERE m.session_id = s.id), "
-            "(SELECT MAX(m.time_updated) FROM message m WHERE m.session_id = s.id) FROM session s").fetchall()
+            "(SELECT MAX(m.time_updated) FROM message m WHERE m.session_id = s.id) FROM session s"
+        ).fetchall()
         orphans = self.db.execute(
             "SELECT session_id, MAX(time_updated), COUNT(*), MAX(time_updated) FROM message "
-            "WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id").fetchall()
+            "WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id"
+        ).fetchall()
         refs = []
         for session, updated, count, last in [*rows, *orphans]:
             newest = max(v for v in (updated, last, 0) if isinstance(v, (int, float)))
-            refs.append(SourceRef(HARNESS, self.source, session, False, f"{updated}:{count}:{last}", newest / 1000.0))
+            refs.append(
+                SourceRef(HARNESS, self.source, session, False, f"{updated}:{count}:{last}", newest / 1000.0)
+            )
         return sorted(refs, key=lambda r: r.key or "")
 
     def session(self, key: str) -> dict[str, Any] | None:
@@ -302,8 +345,10 @@ class _DatabaseCopy:
         return dict(row) if row else None
 
     def messages(self, key: str) -> Iterator[dict[str, Any]]:
-        for row in self.db.execute("SELECT id, time_created, data FROM message WHERE session_id = ? "
-                                   "ORDER BY time_created, id", (key,)):
+        for row in self.db.execute(
+            "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (key,),
+        ):
             data = _json(row["data"])
             data["id"] = row["id"]
             data.setdefault("time", {"created": row["time_created"]})
@@ -332,6 +377,7 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 # the JSON store -----------------------------------------------------------------------------------
 
+
 class _Store:
     """The JSON store of OpenCode before 1.2."""
 
@@ -350,8 +396,16 @@ class _Store:
             messages = self.root / "message" / session
             listed = sorted(messages.glob("*.json")) if messages.is_dir() else []
             newest = max([path.stat().st_mtime_ns, *(m.stat().st_mtime_ns for m in listed)])
-            refs.append(SourceRef(HARNESS, self.root, session, False,
-                                  f"{path.stat().st_mtime_ns}:{len(listed)}:{newest}", newest / 1e9))
+            refs.append(
+                SourceRef(
+                    HARNESS,
+                    self.root,
+                    session,
+                    False,
+                    f"{path.stat().st_mtime_ns}:{len(listed)}:{newest}",
+                    newest / 1e9,
+                )
+            )
         return refs
 
     def session(self, key: str) -> dict[str, Any] | None:

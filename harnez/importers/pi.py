@@ -33,8 +33,11 @@ from harnez.importers.normalized import (
 HARNESS = "pi"
 CONTEXT_ROLES = ("custom", "hookMessage", "branchSummary", "compactionSummary")
 """Message roles an extension or pi itself adds to the model's context."""
-SIGNED_THINKING = {"anthropic-messages": "anthropic-messages", "anthropic": "anthropic-messages",
-                   "openai-responses": "openai-responses"}
+SIGNED_THINKING = {
+    "anthropic-messages": "anthropic-messages",
+    "anthropic": "anthropic-messages",
+    "openai-responses": "openai-responses",
+}
 """pi's `api` names whose thinking signature is a provider item Harnez can replay on that wire."""
 
 
@@ -52,8 +55,9 @@ class PiReader(Reader):
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path)]
 
-    def parse(self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False,
-              full: bool = False) -> Iterator[tuple[StreamKey, Entry]]:
+    def parse(
+        self, ref: SourceRef, infos: dict[StreamKey, SessionInfo], *, strict: bool = False, full: bool = False
+    ) -> Iterator[tuple[StreamKey, Entry]]:
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         parents: dict[str, str | None] | None = {} if full else None
         last_id: str | None = None
@@ -123,19 +127,30 @@ def _entries(info: SessionInfo, record: dict[str, Any], entry_id: str | None) ->
     elif kind == "compaction":
         tokens = record.get("tokensBefore")
         kept = record.get("firstKeptEntryId")
-        yield Compaction(_str(record.get("summary")), time, tokens if isinstance(tokens, int) else None,
-                         "extension" if record.get("fromHook") else None, kept if isinstance(kept, str) else None,
-                         entry_id)
+        yield Compaction(
+            _str(record.get("summary")),
+            time,
+            tokens if isinstance(tokens, int) else None,
+            "extension" if record.get("fromHook") else None,
+            kept if isinstance(kept, str) else None,
+            entry_id,
+        )
     elif kind == "branch_summary" and _str(record.get("summary")):
-        yield UserMessage(f"Summary of an earlier branch of this conversation:\n{record['summary']}", time,
-                          "context", source_id=entry_id)
+        yield UserMessage(
+            f"Summary of an earlier branch of this conversation:\n{record['summary']}",
+            time,
+            "context",
+            source_id=entry_id,
+        )
     elif kind == "custom_message":
         yield UserMessage(content_text(record.get("content")), time, "context", source_id=entry_id)
     elif kind == "session_info" and _str(record.get("name")):
         info.title = record["name"]
 
 
-def _message(info: SessionInfo, message: dict[str, Any], time: str | None, entry_id: str | None) -> Iterator[Entry]:
+def _message(
+    info: SessionInfo, message: dict[str, Any], time: str | None, entry_id: str | None
+) -> Iterator[Entry]:
     role = message.get("role")
     if role == "user":
         content = message.get("content")
@@ -143,9 +158,15 @@ def _message(info: SessionInfo, message: dict[str, Any], time: str | None, entry
     elif role == "assistant":
         yield from _assistant(info, message, time, entry_id)
     elif role == "toolResult":
-        yield ToolResult(str(message.get("toolCallId") or ""), content_text(message.get("content")),
-                         message.get("isError") is True, time, _str(message.get("toolName")),
-                         message.get("details"), entry_id)
+        yield ToolResult(
+            str(message.get("toolCallId") or ""),
+            content_text(message.get("content")),
+            message.get("isError") is True,
+            time,
+            _str(message.get("toolName")),
+            message.get("details"),
+            entry_id,
+        )
     elif role == "bashExecution":
         output = f"$ {message.get('command') or ''}\n{message.get('output') or ''}".rstrip()
         if message.get("excludeFromContext"):
@@ -157,7 +178,9 @@ def _message(info: SessionInfo, message: dict[str, Any], time: str | None, entry
         yield UserMessage(text, time, "context", source_id=entry_id)
 
 
-def _assistant(info: SessionInfo, message: dict[str, Any], time: str | None, entry_id: str | None) -> Iterator[Entry]:
+def _assistant(
+    info: SessionInfo, message: dict[str, Any], time: str | None, entry_id: str | None
+) -> Iterator[Entry]:
     turn = AssistantTurn(time=time, source_id=entry_id)
     wire = SIGNED_THINKING.get(str(message.get("api")))
     for block in message.get("content") or [] if isinstance(message.get("content"), list) else []:
@@ -172,17 +195,25 @@ def _assistant(info: SessionInfo, message: dict[str, Any], time: str | None, ent
             if opaque is not None:
                 turn.opaque.append(opaque)
         elif kind == "toolCall":
-            turn.parts.append(ToolCall(str(block.get("id") or ""), str(block.get("name") or "tool"),
-                                       block.get("arguments")))
+            turn.parts.append(
+                ToolCall(str(block.get("id") or ""), str(block.get("name") or "tool"), block.get("arguments"))
+            )
     provider, model = _str(message.get("provider")), _str(message.get("model"))
     served = f"{provider}/{model}" if provider and model else model
-    turn.call = ModelCall(served, pi_usage(message.get("usage")), time, _str(message.get("responseId")),
-                          _str(message.get("stopReason")))
+    turn.call = ModelCall(
+        served,
+        pi_usage(message.get("usage")),
+        time,
+        _str(message.get("responseId")),
+        _str(message.get("stopReason")),
+    )
     info.add_model(served)
     yield turn
     stop = message.get("stopReason")
     if stop in ("error", "aborted"):
-        text = _str(message.get("errorMessage")) or ("The model call failed." if stop == "error" else "Aborted.")
+        text = _str(message.get("errorMessage")) or (
+            "The model call failed." if stop == "error" else "Aborted."
+        )
         yield Notice(stop, text, time, entry_id)
 
 
@@ -207,9 +238,14 @@ def pi_usage(raw: Any) -> Usage | None:
         return None
     cost = raw.get("cost")
     total = cost.get("total") if isinstance(cost, dict) else None
-    return Usage(_int(raw.get("input")), _int(raw.get("output")), _int(raw.get("cacheRead")),
-                 _int(raw.get("cacheWrite")), _int(raw.get("reasoning")),
-                 float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None)
+    return Usage(
+        _int(raw.get("input")),
+        _int(raw.get("output")),
+        _int(raw.get("cacheRead")),
+        _int(raw.get("cacheWrite")),
+        _int(raw.get("reasoning")),
+        float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None,
+    )
 
 
 def content_text(content: Any) -> str:
@@ -228,7 +264,11 @@ def content_text(content: Any) -> str:
 
 
 def _images(content: Any) -> int:
-    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image") if isinstance(content, list) else 0
+    return (
+        sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+        if isinstance(content, list)
+        else 0
+    )
 
 
 def _str(value: Any) -> str | None:

@@ -16,11 +16,30 @@ from harnez.importers.opencode import DATABASE, OpenCodeReader, is_store
 from harnez.importers.pi import PiReader
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "queue-operation", "progress",
-                          "system", "attachment"})
+CLAUDE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "system",
+        "attachment",
+    }
+)
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-PI_TYPES = frozenset({"model_change", "thinking_level_change", "session_info", "compaction", "branch_summary",
-                      "custom_message", "label"})
+PI_TYPES = frozenset(
+    {
+        "model_change",
+        "thinking_level_change",
+        "session_info",
+        "compaction",
+        "branch_summary",
+        "custom_message",
+        "label",
+    }
+)
 
 
 def check_harness(name: str | None) -> str | None:
@@ -34,8 +53,14 @@ def check_harness(name: str | None) -> str | None:
 class Readers:
     """One reader per harness, sharing state for one run (OpenCode's database copies); close when done."""
 
-    readers: dict[str, Reader] = field(default_factory=lambda: {
-        "claude-code": ClaudeCodeReader(), "codex": CodexReader(), "opencode": OpenCodeReader(), "pi": PiReader()})
+    readers: dict[str, Reader] = field(
+        default_factory=lambda: {
+            "claude-code": ClaudeCodeReader(),
+            "codex": CodexReader(),
+            "opencode": OpenCodeReader(),
+            "pi": PiReader(),
+        }
+    )
 
     def __getitem__(self, harness: str) -> Reader:
         return self.readers[harness]
@@ -61,14 +86,18 @@ class Readers:
         (or any folder) to search."""
         path = Path(path).expanduser()
         if not path.exists():
-            raise SessionFormatError(f"{path} does not exist; give a session file, an OpenCode database or "
-                                     "store folder, or a HOME folder to search.")
+            raise SessionFormatError(
+                f"{path} does not exist; give a session file, an OpenCode database or "
+                "store folder, or a HOME folder to search."
+            )
         if path.is_dir():
             return self._folder(path, harness)
         found = harness or detect(path)
         if found is None:
-            raise SessionFormatError(f"{path} is not a session file of {', '.join(HARNESSES)} that Harnez "
-                                     "recognises; name its format with --harness.")
+            raise SessionFormatError(
+                f"{path} is not a session file of {', '.join(HARNESSES)} that Harnez "
+                "recognises; name its format with --harness."
+            )
         return self.readers[found].refs_for(path)
 
     def _folder(self, path: Path, harness: str | None) -> list[SourceRef]:

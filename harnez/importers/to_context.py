@@ -64,11 +64,18 @@ def _record(entry: Any, task: int | None) -> ContextRecord | None:
     return None
 
 
-def _compaction(entry: Compaction, kept: list[tuple[str | None, ContextRecord]], task: int | None) -> ContextRecord:
+def _compaction(
+    entry: Compaction, kept: list[tuple[str | None, ContextRecord]], task: int | None
+) -> ContextRecord:
     items = [UserItem(SUMMARY_PREFIX + str(entry.summary)).to_json()]
     if entry.kept_from is not None:
         start = next((i for i, (source, _) in enumerate(kept) if source == entry.kept_from), len(kept))
         items += [record[2] for _, record in kept[start:]]
-    body = {"type": COMPACTION_ROLE, "items": items, "summarised": True, "imported": True,
-            "before_tokens": entry.tokens_before}
+    body = {
+        "type": COMPACTION_ROLE,
+        "items": items,
+        "summarised": True,
+        "imported": True,
+        "before_tokens": entry.tokens_before,
+    }
     return COMPACTION_ROLE, task, body, None

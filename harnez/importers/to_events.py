@@ -32,8 +32,12 @@ from harnez.importers.normalized import (
 from harnez.outcome import Stop
 from harnez.store.imports import ImportedTask
 
-STOPS: dict[str, Stop] = {"completed": "completed", "error": "failed", "aborted": "cancelled",
-                          "open": "interrupted"}
+STOPS: dict[str, Stop] = {
+    "completed": "completed",
+    "error": "failed",
+    "aborted": "cancelled",
+    "open": "interrupted",
+}
 OPEN_ERROR = "The imported session stops mid-turn (it may still have been running when it was imported)."
 
 
@@ -114,38 +118,68 @@ class _Walk:
         call = turn.call
         if call is not None:
             self._account(call)
-        self.emit(ev.TurnCompleted(turn=self.turn, stop_reason=call.stop_reason if call else None),
-                  search_text=turn.text or None)
+        self.emit(
+            ev.TurnCompleted(turn=self.turn, stop_reason=call.stop_reason if call else None),
+            search_text=turn.text or None,
+        )
 
     def _account(self, call: Any) -> None:
         usage = call.usage
         if usage is not None:
-            self.emit(ev.Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
-                               cache_write=usage.cache_write, reasoning=usage.reasoning, model=call.model))
+            self.emit(
+                ev.Usage(
+                    input=usage.input,
+                    output=usage.output,
+                    cache_read=usage.cache_read,
+                    cache_write=usage.cache_write,
+                    reasoning=usage.reasoning,
+                    model=call.model,
+                )
+            )
             if usage.cost is not None:
                 self.emit(ev.Cost(usd=usage.cost))
         if self.task is not None:
             current = self.result.tasks[self.task - 1]
             current.turns += 1
             current.model = current.model or call.model
-        self.result.model_calls.append({
-            "task": self.task, "provider": self.harness, "wire": None, "model_requested": call.model or "unknown",
-            "model_served": call.model, "input_tokens": usage.input if usage else None,
-            "output_tokens": usage.output if usage else None, "cache_read_tokens": usage.cache_read if usage else None,
-            "cache_write_tokens": usage.cache_write if usage else None,
-            "reasoning_tokens": usage.reasoning if usage else None, "cost_usd": usage.cost if usage else None,
-            "outcome": "completed", "created_at": self.now})
+        self.result.model_calls.append(
+            {
+                "task": self.task,
+                "provider": self.harness,
+                "wire": None,
+                "model_requested": call.model or "unknown",
+                "model_served": call.model,
+                "input_tokens": usage.input if usage else None,
+                "output_tokens": usage.output if usage else None,
+                "cache_read_tokens": usage.cache_read if usage else None,
+                "cache_write_tokens": usage.cache_write if usage else None,
+                "reasoning_tokens": usage.reasoning if usage else None,
+                "cost_usd": usage.cost if usage else None,
+                "outcome": "completed",
+                "created_at": self.now,
+            }
+        )
 
     def _result(self, result: ToolResult) -> None:
         call = self.calls.pop(result.call_id, None)
         name = result.name or (call.name if call else "tool")
-        self.emit(ev.ToolCompleted(call_id=result.call_id, name=name, content=result.content,
-                                   is_error=result.is_error))
-        self.result.tool_executions.append({
-            "task": self.task, "call_id": result.call_id, "tool": name,
-            "arguments": json.dumps(arguments(call) if call else {}, ensure_ascii=False), "result": result.content,
-            "is_error": int(result.is_error), "outcome": "error" if result.is_error else "completed",
-            "created_at": self.now})
+        self.emit(
+            ev.ToolCompleted(
+                call_id=result.call_id, name=name, content=result.content, is_error=result.is_error
+            )
+        )
+        self.result.tool_executions.append(
+            {
+                "task": self.task,
+                "call_id": result.call_id,
+                "tool": name,
+                "arguments": json.dumps(arguments(call) if call else {}, ensure_ascii=False),
+                "result": result.content,
+                "is_error": int(result.is_error),
+                "outcome": "error" if result.is_error else "completed",
+                "created_at": self.now,
+            }
+        )
 
     def end(self, stop: Stop) -> None:
         """Finish the current task (if any) with a stop."""

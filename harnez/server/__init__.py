@@ -15,12 +15,27 @@ if TYPE_CHECKING:
     from harnez.store.sessions import SessionPage, SessionRecord
     from harnez.store.tasks import TaskRecord
 
-__all__ = ["Draft", "Server", "SessionPage", "SessionRecord", "TaskOutcome", "TaskRecord", "TaskRun", "TaskWork"]
+__all__ = [
+    "Draft",
+    "Server",
+    "SessionPage",
+    "SessionRecord",
+    "TaskOutcome",
+    "TaskRecord",
+    "TaskRun",
+    "TaskWork",
+]
 
-_HOMES = {"Draft": "harnez.server.server", "Server": "harnez.server.server", "TaskOutcome": "harnez.server.runner",
-          "TaskRun": "harnez.server.runner", "TaskWork": "harnez.server.runner",
-          "SessionRecord": "harnez.store.sessions", "SessionPage": "harnez.store.sessions",
-          "TaskRecord": "harnez.store.tasks"}
+_HOMES = {
+    "Draft": "harnez.server.server",
+    "Server": "harnez.server.server",
+    "TaskOutcome": "harnez.server.runner",
+    "TaskRun": "harnez.server.runner",
+    "TaskWork": "harnez.server.runner",
+    "SessionRecord": "harnez.store.sessions",
+    "SessionPage": "harnez.store.sessions",
+    "TaskRecord": "harnez.store.tasks",
+}
 """Where each name lives; the session and task records are the store's, handed out through the server."""
 
 

@@ -35,6 +35,7 @@ class ChainHost(Protocol):
 
     def task_settings(self, workspace: str | Path) -> Settings | None: ...
 
+
 log = logging.getLogger(__name__)
 
 
@@ -96,8 +97,15 @@ class TaskChains:
         chain.queued.append((task_id, prompt, options))
         return True
 
-    async def start(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
-                    options: dict, mode: UserMessageMode = "prompt") -> None:
+    async def start(
+        self,
+        record: SessionRecord,
+        task_id: int,
+        prompt: str,
+        model: str | None,
+        options: dict,
+        mode: UserMessageMode = "prompt",
+    ) -> None:
         """Begin a session's chain of tasks; returns once the first task's prompt is stored."""
         entry = Chain(self._run(record, task_id, prompt, model, options), mode)
         self._chains[record.id] = entry  # before any await: a concurrent prompt queues behind it
@@ -107,8 +115,9 @@ class TaskChains:
         await asyncio.wait({begun, entry.task}, return_when=asyncio.FIRST_COMPLETED)
         begun.cancel()
 
-    def _run(self, record: SessionRecord, task_id: int, prompt: str, model: str | None,
-             options: dict) -> TaskRun:
+    def _run(
+        self, record: SessionRecord, task_id: int, prompt: str, model: str | None, options: dict
+    ) -> TaskRun:
         return TaskRun(record, task_id, prompt, model, self._store, self._approvals, options)
 
     async def _drive(self, entry: Chain) -> TaskOutcome:
@@ -134,8 +143,15 @@ class TaskChains:
             try:
                 await self._store.tasks.transition(run.task_id, "running")
                 await self._store.sessions.set_fields(run.session.num, status="running")
-                await self._store.events.append_now(run.session.num, run.session.id, Event(
-                    UserMessage(text=run.prompt, mode=entry.mode), task=run.task_id, search_text=run.prompt))
+                await self._store.events.append_now(
+                    run.session.num,
+                    run.session.id,
+                    Event(
+                        UserMessage(text=run.prompt, mode=entry.mode),
+                        task=run.task_id,
+                        search_text=run.prompt,
+                    ),
+                )
             finally:
                 entry.begun.set()
             outcome = await self._perform(run, entry)
@@ -150,7 +166,9 @@ class TaskChains:
     async def _perform(self, run: TaskRun, entry: Chain) -> TaskOutcome:
         work = self._host.work
         if work is None:
-            return TaskOutcome("failed", 0, "No model is configured: run `harnez` to set one up, or pass --model.")
+            return TaskOutcome(
+                "failed", 0, "No model is configured: run `harnez` to set one up, or pass --model."
+            )
         if entry.cancelled:
             return TaskOutcome("cancelled")
         try:
@@ -171,8 +189,9 @@ class TaskChains:
 
     async def _finish(self, run: TaskRun, outcome: TaskOutcome) -> None:
         try:
-            await self._store.tasks.transition(run.task_id, outcome.stop, stop_reason=outcome.stop,
-                                              error=outcome.error, turns=outcome.turns)
+            await self._store.tasks.transition(
+                run.task_id, outcome.stop, stop_reason=outcome.stop, error=outcome.error, turns=outcome.turns
+            )
             await run.emit_now(Finished(stop=outcome.stop, turns=outcome.turns, error=outcome.error))
             await self._store.sessions.set_fields(run.session.num, status=outcome.stop)
         except StoreError as exc:

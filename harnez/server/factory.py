@@ -17,8 +17,9 @@ from harnez.settings import Settings
 from harnez.titles.model import make_model_titler
 
 
-async def open_agent_server(database: Path, settings: Settings, *, approve: Policy = "ask",
-                            remember: bool = True) -> Server:
+async def open_agent_server(
+    database: Path, settings: Settings, *, approve: Policy = "ask", remember: bool = True
+) -> Server:
     """A server whose tasks run the agent (approvals by `approve`) and whose titles may use a model.
 
     With `remember`, its database joins the index of projects (listings across projects); a

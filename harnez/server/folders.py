@@ -59,8 +59,11 @@ class SessionFolders:
         """Write an input file into the workspace; the path to mention it by, relative to the workspace."""
         relative = f"{INPUTS_DIR}/{file_id}/{safe_name(filename)}"
         target = workspace / relative
-        unsafe = Refusal("harnez_workspace_unsafe", f"{INPUTS_DIR} in the session's workspace leads outside "
-                         "it (a link); remove it, then send the file again. Nothing was written.")
+        unsafe = Refusal(
+            "harnez_workspace_unsafe",
+            f"{INPUTS_DIR} in the session's workspace leads outside "
+            "it (a link); remove it, then send the file again. Nothing was written.",
+        )
         if not _inside(workspace, workspace / INPUTS_DIR):
             raise unsafe
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +102,9 @@ class SessionFolders:
                 if path.is_symlink() or not path.is_file():
                     continue
                 stat = path.stat()
-                found.append(WorkspaceFile(path.relative_to(workspace).as_posix(), stat.st_size, stat.st_mtime))
+                found.append(
+                    WorkspaceFile(path.relative_to(workspace).as_posix(), stat.st_size, stat.st_mtime)
+                )
                 if len(found) >= ARTIFACT_LIMIT:
                     return found
         return found

@@ -30,8 +30,9 @@ _ENV_REF = re.compile(r"^env:[A-Za-z_][A-Za-z0-9_]*$")
 class Refusal(HarnezError):
     """A request the protocol says to refuse, with its stable UHP error code and the field at fault."""
 
-    def __init__(self, code: str, message: str, *, param: str | None = None,
-                 detail: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, param: str | None = None, detail: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code, self.param, self.detail = code, param, detail
 
@@ -75,15 +76,22 @@ class Harness:
     """A fixed workspace every session of this harness works in (server configuration only)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def task_options(self, max_step: int | None, timeout: int | None, instructions: str | None) -> dict[str, Any]:
+    def task_options(
+        self, max_step: int | None, timeout: int | None, instructions: str | None
+    ) -> dict[str, Any]:
         """The Harnez task options of a task run by this harness (a request's budgets win)."""
         guidance = [text for text in (self.system_prompt, instructions) if text]
         unknown = [name for name in self.disabled_tools if name not in TOOL_NAMES]
         if unknown:
-            guidance.append("Do not use these tools, which the operator disabled: " + ", ".join(unknown) + ".")
-        return {"max_steps": max_step or self.max_step, "timeout": timeout or self.timeout_seconds,
-                "instructions": "\n\n".join(guidance) or None,
-                "disabled_tools": [name for name in self.disabled_tools if name in TOOL_NAMES]}
+            guidance.append(
+                "Do not use these tools, which the operator disabled: " + ", ".join(unknown) + "."
+            )
+        return {
+            "max_steps": max_step or self.max_step,
+            "timeout": timeout or self.timeout_seconds,
+            "instructions": "\n\n".join(guidance) or None,
+            "disabled_tools": [name for name in self.disabled_tools if name in TOOL_NAMES],
+        }
 
 
 class HarnessCatalog:
@@ -109,17 +117,26 @@ class HarnessCatalog:
 
     async def get(self, harness_id: str | None) -> Harness:
         """A harness by id (the default one for None); Refusal `harness_not_found` otherwise."""
-        row = (await self._tables.builtin_harness() if harness_id is None
-               else await self._tables.harness(harness_id))
+        row = (
+            await self._tables.builtin_harness()
+            if harness_id is None
+            else await self._tables.harness(harness_id)
+        )
         if row is None:
-            raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.", param="metadata.harness_id")
+            raise Refusal(
+                "harness_not_found", f"No harness with id {harness_id!r}.", param="metadata.harness_id"
+            )
         return await self._assemble(row)
 
     async def create(self, body: dict[str, Any]) -> Harness:
         base = body.get("base")
         if base not in BASES:
-            raise Refusal("unsupported_base", f"The base {base!r} is not supported here; use one of "
-                          f"{', '.join(BASES)}.", param="base", detail={"supported": list(BASES)})
+            raise Refusal(
+                "unsupported_base",
+                f"The base {base!r} is not supported here; use one of {', '.join(BASES)}.",
+                param="base",
+                detail={"supported": list(BASES)},
+            )
         config, skills = parse_config(body, {})
         name = _text(body.get("name") or "Harness", "name")
         row = HarnessRow("chrn_" + uuid.uuid4().hex, name, base, config, False, int(time.time() * 1000))
@@ -132,14 +149,23 @@ class HarnessCatalog:
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.")
         if row.builtin:
-            raise Refusal("insufficient_scope", "The default harness follows the server's settings; change "
-                          "settings.json, or create a harness of your own.")
+            raise Refusal(
+                "insufficient_scope",
+                "The default harness follows the server's settings; change "
+                "settings.json, or create a harness of your own.",
+            )
         if body.get("base") not in (None, row.base):
-            raise Refusal("invalid_input", f"A harness's base cannot change (it is {row.base!r}); create another "
-                          "harness for another base.", param="base")
+            raise Refusal(
+                "invalid_input",
+                f"A harness's base cannot change (it is {row.base!r}); create another "
+                "harness for another base.",
+                param="base",
+            )
         config, skills = parse_config(body, row.config, await self._tables.skill_files(harness_id))
         name = _text(body["name"], "name") if "name" in body else row.name
-        await self._tables.save_harness(HarnessRow(row.id, name, row.base, config, False, row.created_at), skills)
+        await self._tables.save_harness(
+            HarnessRow(row.id, name, row.base, config, False, row.created_at), skills
+        )
         return await self.get(row.id)
 
     async def delete(self, harness_id: str) -> None:
@@ -147,8 +173,10 @@ class HarnessCatalog:
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.")
         if row.builtin:
-            raise Refusal("insufficient_scope", "The default harness cannot be deleted; it follows the "
-                          "server's settings.")
+            raise Refusal(
+                "insufficient_scope",
+                "The default harness cannot be deleted; it follows the server's settings.",
+            )
         await self._tables.delete_harness(harness_id)
 
     async def skill_files(self, harness_id: str, skill: str) -> list[SkillFile]:
@@ -175,17 +203,34 @@ class HarnessCatalog:
     async def _assemble(self, row: HarnessRow) -> Harness:
         config = row.config
         files = await self._tables.skill_files(row.id)
-        skills = tuple(Skill(meta["name"], bool(meta.get("enabled", True)),
-                             tuple(SkillFile(f.path, f.content, f.binary) for f in files if f.skill == meta["name"]))
-                       for meta in config.get("skills", ()))
-        return Harness(row.id, row.name, row.base, row.created_at, config.get("default_model"),
-                       config.get("system_prompt") or "", tuple(config.get("mcp_servers", ())), skills,
-                       tuple(config.get("disabled_tools", ())), config.get("max_step"),
-                       config.get("timeout_seconds"), row.builtin, config.get("workspace"))
+        skills = tuple(
+            Skill(
+                meta["name"],
+                bool(meta.get("enabled", True)),
+                tuple(SkillFile(f.path, f.content, f.binary) for f in files if f.skill == meta["name"]),
+            )
+            for meta in config.get("skills", ())
+        )
+        return Harness(
+            row.id,
+            row.name,
+            row.base,
+            row.created_at,
+            config.get("default_model"),
+            config.get("system_prompt") or "",
+            tuple(config.get("mcp_servers", ())),
+            skills,
+            tuple(config.get("disabled_tools", ())),
+            config.get("max_step"),
+            config.get("timeout_seconds"),
+            row.builtin,
+            config.get("workspace"),
+        )
 
 
-def parse_config(body: dict[str, Any], current: dict[str, Any],
-                 stored: list[SkillFileRow] | None = None) -> tuple[dict[str, Any], list[SkillFileRow] | None]:
+def parse_config(
+    body: dict[str, Any], current: dict[str, Any], stored: list[SkillFileRow] | None = None
+) -> tuple[dict[str, Any], list[SkillFileRow] | None]:
     """The stored configuration from a create/update body (snake_case), checked; absent keys keep `current`."""
     config = {key: value for key, value in current.items() if key != "workspace"}
     if "default_model" in body:
@@ -198,7 +243,9 @@ def parse_config(body: dict[str, Any], current: dict[str, Any],
     if "disabled_tools" in body:
         tools = body["disabled_tools"] or []
         if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
-            raise Refusal("invalid_input", "disabled_tools must be a list of tool names.", param="disabled_tools")
+            raise Refusal(
+                "invalid_input", "disabled_tools must be a list of tool names.", param="disabled_tools"
+            )
         config["disabled_tools"] = tools
     if "mcp_servers" in body:
         config["mcp_servers"] = [_mcp_server(entry, i) for i, entry in enumerate(body["mcp_servers"] or [])]
@@ -216,24 +263,37 @@ def parse_skills(raw: Any, stored: list[SkillFileRow]) -> tuple[list[dict[str, A
     metas, files, total = [], [], 0
     for index, skill in enumerate(raw):
         where = f"skills[{index}]"
-        if not isinstance(skill, dict) or not isinstance(skill.get("name"), str) or not _SKILL_NAME.match(skill["name"]):
-            raise Refusal("invalid_input", "Each skill needs a name of letters, digits, `_`, `.` and `-`.",
-                          param=f"{where}.name")
+        if (
+            not isinstance(skill, dict)
+            or not isinstance(skill.get("name"), str)
+            or not _SKILL_NAME.match(skill["name"])
+        ):
+            raise Refusal(
+                "invalid_input",
+                "Each skill needs a name of letters, digits, `_`, `.` and `-`.",
+                param=f"{where}.name",
+            )
         name = skill["name"]
         bundle = _skill_bundle(skill, name, where, stored)
         if not any(f.path == "SKILL.md" for f in bundle):
-            raise Refusal("invalid_input", f"The skill {name!r} has no SKILL.md at the top of its folder; "
-                          "every skill folder needs one.", param=f"{where}.files")
+            raise Refusal(
+                "invalid_input",
+                f"The skill {name!r} has no SKILL.md at the top of its folder; every skill folder needs one.",
+                param=f"{where}.files",
+            )
         total += sum(len(f.content) for f in bundle)
         metas.append({"name": name, "enabled": skill.get("enabled", True) is not False})
         files += bundle
     if total > SKILL_BYTES_LIMIT:
-        raise Refusal("invalid_input", f"Skills may hold at most {SKILL_BYTES_LIMIT} bytes per harness.",
-                      param="skills")
+        raise Refusal(
+            "invalid_input", f"Skills may hold at most {SKILL_BYTES_LIMIT} bytes per harness.", param="skills"
+        )
     return metas, files
 
 
-def _skill_bundle(skill: dict[str, Any], name: str, where: str, stored: list[SkillFileRow]) -> list[SkillFileRow]:
+def _skill_bundle(
+    skill: dict[str, Any], name: str, where: str, stored: list[SkillFileRow]
+) -> list[SkillFileRow]:
     if "files" not in skill and "content" not in skill:
         kept = [f for f in stored if f.skill == name]
         if skill.get("blob") and kept:
@@ -242,7 +302,9 @@ def _skill_bundle(skill: dict[str, Any], name: str, where: str, stored: list[Ski
     if "files" not in skill:
         return [SkillFileRow(name, "SKILL.md", _text(skill["content"], f"{where}.content").encode(), False)]
     if not isinstance(skill["files"], list):
-        raise Refusal("invalid_input", "files must be a list of {path, content | content_b64}.", param=f"{where}.files")
+        raise Refusal(
+            "invalid_input", "files must be a list of {path, content | content_b64}.", param=f"{where}.files"
+        )
     bundle: dict[str, SkillFileRow] = {}
     for i, entry in enumerate(skill["files"]):
         path = _skill_path(entry.get("path") if isinstance(entry, dict) else None, f"{where}.files[{i}].path")
@@ -253,9 +315,15 @@ def _skill_bundle(skill: dict[str, Any], name: str, where: str, stored: list[Ski
 def _skill_path(raw: Any, param: str) -> str:
     """A path relative to the skill folder, normalised; anything that could leave the folder is refused."""
     if not isinstance(raw, str) or not raw or "\\" in raw or "\x00" in raw or raw.startswith("/"):
-        raise Refusal("invalid_input", "A skill file path must be relative to the skill's folder.", param=param)
+        raise Refusal(
+            "invalid_input", "A skill file path must be relative to the skill's folder.", param=param
+        )
     clean = posixpath.normpath(raw)
-    if clean in (".", "..") or clean.startswith("../") or any(part in ("", "..") for part in clean.split("/")):
+    if (
+        clean in (".", "..")
+        or clean.startswith("../")
+        or any(part in ("", "..") for part in clean.split("/"))
+    ):
         raise Refusal("invalid_input", f"The skill file path {raw!r} leaves the skill's folder.", param=param)
     return clean
 
@@ -265,34 +333,59 @@ def _skill_content(entry: dict[str, Any], param: str) -> tuple[bytes, bool]:
         try:
             return base64.b64decode(entry["content_b64"], validate=True), True
         except (binascii.Error, ValueError):
-            raise Refusal("invalid_input", "content_b64 is not valid base64.", param=f"{param}.content_b64") from None
+            raise Refusal(
+                "invalid_input", "content_b64 is not valid base64.", param=f"{param}.content_b64"
+            ) from None
     return _text(entry.get("content", ""), f"{param}.content").encode(), False
 
 
 def _mcp_server(entry: Any, index: int) -> dict[str, Any]:
     """An MCP server entry; credentials are refused (name them by reference: `auth: "env:NAME"`)."""
     where = f"mcp_servers[{index}]"
-    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not isinstance(entry.get("url"), str):
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("name"), str)
+        or not isinstance(entry.get("url"), str)
+    ):
         raise Refusal("invalid_input", "Each MCP server needs a name and a url.", param=where)
     if not entry["url"].startswith(("http://", "https://")):
-        raise Refusal("invalid_input", "An MCP server url must start with http:// or https://.", param=f"{where}.url")
+        raise Refusal(
+            "invalid_input", "An MCP server url must start with http:// or https://.", param=f"{where}.url"
+        )
     if entry.get("transport", "http") not in ("http", "sse"):
         raise Refusal("invalid_input", "transport must be http or sse.", param=f"{where}.transport")
-    auth = entry.get("auth")
-    if auth is not None and not (isinstance(auth, str) and _ENV_REF.match(auth)):
-        raise Refusal("invalid_input", "Harnez stores no credentials: give `auth` as a reference to an "
-                      "environment variable of the server, `env:NAME`.", param=f"{where}.auth")
-    headers = entry.get("headers") or {}
-    if not isinstance(headers, dict) or any(_SECRET_HEADER.search(str(k)) for k in headers):
-        raise Refusal("invalid_input", "MCP headers may not carry credentials; use `auth: \"env:NAME\"`.",
-                      param=f"{where}.headers")
-    clean = {"name": re.sub(r"[^A-Za-z0-9_-]", "-", entry["name"]) or "mcp", "url": entry["url"],
-             "transport": entry.get("transport", "http"), "enabled": entry.get("enabled", True) is not False}
+    auth, headers = _mcp_credentials(entry, where)
+    clean = {
+        "name": re.sub(r"[^A-Za-z0-9_-]", "-", entry["name"]) or "mcp",
+        "url": entry["url"],
+        "transport": entry.get("transport", "http"),
+        "enabled": entry.get("enabled", True) is not False,
+    }
     if headers:
         clean["headers"] = {str(k): str(v) for k, v in headers.items()}
     if auth:
         clean["auth"] = auth
     return clean
+
+
+def _mcp_credentials(entry: dict[str, Any], where: str) -> tuple[Any, dict[str, Any]]:
+    """An MCP entry's `auth` (a reference, never a value) and its headers (none carrying credentials)."""
+    auth = entry.get("auth")
+    if auth is not None and not (isinstance(auth, str) and _ENV_REF.match(auth)):
+        raise Refusal(
+            "invalid_input",
+            "Harnez stores no credentials: give `auth` as a reference to an "
+            "environment variable of the server, `env:NAME`.",
+            param=f"{where}.auth",
+        )
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, dict) or any(_SECRET_HEADER.search(str(k)) for k in headers):
+        raise Refusal(
+            "invalid_input",
+            'MCP headers may not carry credentials; use `auth: "env:NAME"`.',
+            param=f"{where}.headers",
+        )
+    return auth, headers
 
 
 def _model(value: Any) -> str | None:

@@ -18,8 +18,16 @@ from harnez.wires.discovery import (
     probe_local_servers,
 )
 
-__all__ = ["DEFAULT_PORTS", "HOSTED_PROVIDERS", "HostedProvider", "LocalServer", "check_model", "detect_keys",
-           "probe_local_servers", "thinking_levels"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "HOSTED_PROVIDERS",
+    "HostedProvider",
+    "LocalServer",
+    "check_model",
+    "detect_keys",
+    "probe_local_servers",
+    "thinking_levels",
+]
 
 
 def check_model(settings: Settings, model: str | None) -> None:

@@ -82,7 +82,9 @@ class _Source:
         found = await self.reader.search.search(query, None, cursor, limit, scan=limit * SCAN_PER_ROW)
         records = await self.reader.sessions.by_nums([hit.session_num for hit in found.hits])
         listed = [records[hit.session_num] for hit in found.hits if hit.session_num in records]
-        snippets = {records[hit.session_num].id: hit.snippet for hit in found.hits if hit.session_num in records}
+        snippets = {
+            records[hit.session_num].id: hit.snippet for hit in found.hits if hit.session_num in records
+        }
         return SessionPage(listed, found.next_cursor, snippets)
 
     async def current(self, records: list[SessionRecord]) -> dict[str, SessionRecord]:
@@ -133,8 +135,9 @@ class _Buffer:
 class AllProjects:
     """Listings and look-ups over every indexed database plus the current one (`current`, may be None)."""
 
-    def __init__(self, current: Server | None = None, index: DatabaseIndex | None = None,
-                 budget: float = READ_BUDGET) -> None:
+    def __init__(
+        self, current: Server | None = None, index: DatabaseIndex | None = None, budget: float = READ_BUDGET
+    ) -> None:
         self.index = index if index is not None else DatabaseIndex(paths.database_index_path())
         self.current = current
         self.budget = budget
@@ -157,7 +160,9 @@ class AllProjects:
         """The database of a session listed by this object (None for one it never listed)."""
         return self._databases.get(session_id)
 
-    async def page(self, query: str | None = None, cursor: str | None = None, limit: int = 50) -> ProjectsPage:
+    async def page(
+        self, query: str | None = None, cursor: str | None = None, limit: int = 50
+    ) -> ProjectsPage:
         """Sessions of every project, newest activity first; with a query, full-text matches (each
         database's newest matches first, databases interleaved by the sessions' last activity)."""
         query = valid_text(query) if query and query.strip() else None
@@ -167,10 +172,13 @@ class AllProjects:
         buffers: list[_Buffer] = []
         skipped: list[str] = []
         carried: dict[str, list] = {}
-        wanted = [(source, state[str(source.database)]) for source in sources if str(source.database) in state]
+        wanted = [
+            (source, state[str(source.database)]) for source in sources if str(source.database) in state
+        ]
         # Each database is read in its own thread (SQLite releases the GIL): the slowest bounds the wait.
-        results = await asyncio.gather(*(self._read(source, query, *position)
-                                         for source, position in wanted), return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._read(source, query, *position) for source, position in wanted), return_exceptions=True
+        )
         for (source, position), result in zip(wanted, results, strict=True):
             if isinstance(result, DatabaseGone):
                 self._forget(source)
@@ -190,8 +198,9 @@ class AllProjects:
         databases = {record.id: self._databases[record.id] for record in listed}
         return ProjectsPage(listed, encode_cursor(carried) if more else None, snippets, databases, skipped)
 
-    async def _merge(self, buffers: list[_Buffer], query: str | None, limit: int,
-                     skipped: list[str]) -> tuple[list[SessionRecord], dict[str, str]]:
+    async def _merge(
+        self, buffers: list[_Buffer], query: str | None, limit: int, skipped: list[str]
+    ) -> tuple[list[SessionRecord], dict[str, str]]:
         """Take rows newest first from the buffers, reading a database's next page when its buffer ends."""
         listed: list[SessionRecord] = []
         seen: set[str] = set()
@@ -212,17 +221,28 @@ class AllProjects:
                     snippets[record.id] = buffer.snippets[record.id]
             if buffer.head is None and buffer.next_cursor is not None:
                 try:
-                    buffers[i] = buffer = await self._read(buffer.source, query, buffer.next_cursor, 0, buffer.size)
+                    buffers[i] = buffer = await self._read(
+                        buffer.source, query, buffer.next_cursor, 0, buffer.size
+                    )
                 except StoreError as exc:
                     skipped.append(exc.message)
             if buffer.head is not None:
                 heapq.heappush(heap, (-buffer.head.updated_at, i))
         return listed, snippets
 
-    async def _read(self, source: _Source, query: str | None, start: str | None, shown: int, size: int) -> _Buffer:
+    async def _read(
+        self, source: _Source, query: str | None, start: str | None, shown: int, size: int
+    ) -> _Buffer:
         page = await source.page(query, start, size)
-        return _Buffer(source, start, size, page.sessions, min(shown, len(page.sessions)), page.next_cursor,
-                       page.snippets)
+        return _Buffer(
+            source,
+            start,
+            size,
+            page.sessions,
+            min(shown, len(page.sessions)),
+            page.next_cursor,
+            page.snippets,
+        )
 
     @staticmethod
     def _positions(cursor: str | None, sources: list[_Source], size: int) -> dict[str, list]:
@@ -233,7 +253,9 @@ class AllProjects:
             (state,) = decode_cursor(cursor)
         except ValueError:
             state = None
-        if not isinstance(state, dict) or not all(isinstance(v, list) and len(v) == 3 for v in state.values()):
+        if not isinstance(state, dict) or not all(
+            isinstance(v, list) and len(v) == 3 for v in state.values()
+        ):
             raise ValueError(f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page.")
         return state
 
@@ -280,8 +302,10 @@ class AllProjects:
             return found[0]
         if found or ambiguous:
             raise SessionNotFoundError(f"Several sessions start with {id_or_prefix!r}; type more of the id.")
-        raise SessionNotFoundError(f"No session id starts with {id_or_prefix!r} in any project. "
-                                   "List them with `harnez sessions --all`.")
+        raise SessionNotFoundError(
+            f"No session id starts with {id_or_prefix!r} in any project. "
+            "List them with `harnez sessions --all`."
+        )
 
     def _forget(self, source: _Source) -> None:
         """A database that moved or vanished leaves the index, quietly."""

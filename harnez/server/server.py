@@ -50,8 +50,10 @@ COMPACT_COMMAND = "/compact"
 def shared_shell_text(command: str, output: str, exit_code: int | None) -> str:
     """How a `!!command` reaches the model: a user message with the command, output and exit code."""
     status = "no exit code (stopped)" if exit_code is None else f"exit code {exit_code}"
-    return (f"[I ran this command in the workspace and share its output with you; {status}.]\n"
-            f"$ {command}\n{output or '(no output)'}")
+    return (
+        f"[I ran this command in the workspace and share its output with you; {status}.]\n"
+        f"$ {command}\n{output or '(no output)'}"
+    )
 
 
 def _shell_event(line: ShellLine) -> Event:
@@ -100,7 +102,9 @@ class Server:
             await asyncio.wait_for(self.titles.wait_idle(), timeout)
 
     @classmethod
-    async def open(cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None) -> Server:
+    async def open(
+        cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None
+    ) -> Server:
         """Open the database, close tasks a dead process left running, and serve."""
         bus = EventBus()
         store = await Store.open(database, on_commit=bus.publish)
@@ -164,9 +168,16 @@ class Server:
             await self.store.tasks.mark_interrupted(task_id)
             rows = await self.store.sessions.by_nums([session_num])
             record = rows[session_num]
-            await self.store.events.append_now(record.num, record.id, Event(Finished(
-                stop="interrupted", error="The process running this task stopped before it finished."),
-                task=task_id))
+            await self.store.events.append_now(
+                record.num,
+                record.id,
+                Event(
+                    Finished(
+                        stop="interrupted", error="The process running this task stopped before it finished."
+                    ),
+                    task=task_id,
+                ),
+            )
             await self.store.sessions.set_fields(record.num, status="interrupted")
 
     # sessions ---------------------------------------------------------------------------------
@@ -194,11 +205,19 @@ class Server:
         """The most recently active session of a workspace."""
         record = await self.store.sessions.newest(str(Path(workspace).resolve()))
         if record is None:
-            raise SessionNotFoundError(f"No saved session in {Path(workspace).resolve()}; start one with `harnez`.")
+            raise SessionNotFoundError(
+                f"No saved session in {Path(workspace).resolve()}; start one with `harnez`."
+            )
         return record
 
-    async def list_sessions(self, query: str | None = None, workspace: Path | None = None,
-                            cursor: str | None = None, limit: int = 50, full_text: bool = True) -> SessionPage:
+    async def list_sessions(
+        self,
+        query: str | None = None,
+        workspace: Path | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        full_text: bool = True,
+    ) -> SessionPage:
         """Newest first. With a query: matches in titles, workspaces, ids and conversation text."""
         ws = str(Path(workspace).resolve()) if workspace is not None else None
         query = valid_text(query)
@@ -220,7 +239,7 @@ class Server:
         nums = [record.num for record in records]
         fresh: dict[str, SessionRecord] = {}
         for start in range(0, len(nums), 500):
-            found = await self.store.sessions.by_nums(nums[start:start + 500])
+            found = await self.store.sessions.by_nums(nums[start : start + 500])
             fresh.update((record.id, record) for record in found.values())
         return fresh
 
@@ -236,8 +255,9 @@ class Server:
             return title
         record = await self.get_session(session_id)
         await self.store.sessions.set_title(record.num, title, "user")
-        await self.store.events.append_now(record.num, record.id,
-                                           Event(TitleChanged(title=title, source="user")))
+        await self.store.events.append_now(
+            record.num, record.id, Event(TitleChanged(title=title, source="user"))
+        )
         return title
 
     async def set_automatic_title(self, session_id: str, title: str, source: str) -> bool:
@@ -246,8 +266,9 @@ class Server:
         record = await self.get_session(session_id)
         if not await self.store.sessions.set_title(record.num, title, source, only_if_automatic=True):
             return False
-        await self.store.events.append_now(record.num, record.id,
-                                           Event(TitleChanged(title=title, source=source)))
+        await self.store.events.append_now(
+            record.num, record.id, Event(TitleChanged(title=title, source=source))
+        )
         return True
 
     async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
@@ -302,8 +323,12 @@ class Server:
             if session_id not in self._drafts:
                 return await self.store.sessions.get(session_id)
             record = await self.store.sessions.insert(
-                draft.id, draft.workspace, draft.model, title=draft.title,
-                title_source="user" if draft.title else None)
+                draft.id,
+                draft.workspace,
+                draft.model,
+                title=draft.title,
+                title_source="user" if draft.title else None,
+            )
             if draft.model:
                 ref = parse_model_ref(draft.model)
                 await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
@@ -312,16 +337,29 @@ class Server:
 
     # imports ----------------------------------------------------------------------------------
 
-    async def import_sessions(self, home: Path, *, workspace: Path, harnesses: Iterable[str] | None = None,
-                              since: float | None = None, progress: Progress | None = None) -> ImportReport:
+    async def import_sessions(
+        self,
+        home: Path,
+        *,
+        workspace: Path,
+        harnesses: Iterable[str] | None = None,
+        since: float | None = None,
+        progress: Progress | None = None,
+    ) -> ImportReport:
         """Import the Claude Code, Codex, OpenCode and pi sessions under `home` (docs/importers.md).
 
         Importing again updates sessions whose source changed and never duplicates; sessions that
         record no folder get `workspace`. The sources are only read.
         """
         chosen = list(harnesses) if harnesses else None
-        return await import_sessions(self.store, home, workspace=Path(workspace).resolve(),
-                                     **({"harnesses": chosen} if chosen else {}), since=since, progress=progress)
+        return await import_sessions(
+            self.store,
+            home,
+            workspace=Path(workspace).resolve(),
+            **({"harnesses": chosen} if chosen else {}),
+            since=since,
+            progress=progress,
+        )
 
     async def session_origin(self, session_id: str) -> dict | None:
         """Where an imported session came from: harness, original id, agent id, source; None for Harnez's own."""
@@ -337,7 +375,9 @@ class Server:
         record = await self.persist(session_id)
         return await self.store.events.append_now(record.num, record.id, event)
 
-    async def events_after(self, session_id: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+    async def events_after(
+        self, session_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
         """Stored events after a cursor."""
         if session_id in self._drafts:
             return []
@@ -370,7 +410,12 @@ class Server:
         record = await self.get_session(session_id)
         events = self.store.events
         sums = await events.usage_sums(record.num, up_to)
-        totals.input, totals.output, totals.usd, totals.unpriced = sums.input, sums.output, sums.usd, sums.unpriced > 0
+        totals.input, totals.output, totals.usd, totals.unpriced = (
+            sums.input,
+            sums.output,
+            sums.usd,
+            sums.unpriced > 0,
+        )
         totals.calls, totals.reported = sums.calls, sums.reported
         for body in sums.packed:
             totals.add(body)
@@ -382,8 +427,9 @@ class Server:
             totals.context_tokens = context_tokens(last_call.body)
         return totals
 
-    async def subscribe(self, session_id: str, after: int = 0,
-                        poll: float | None = None) -> AsyncGenerator[StoredEvent, None]:
+    async def subscribe(
+        self, session_id: str, after: int = 0, poll: float | None = None
+    ) -> AsyncGenerator[StoredEvent, None]:
         """Stored events after `after`, then live ones: no gap, no duplicate.
 
         With `poll`, also re-reads the database every `poll` seconds, to follow appends made by
@@ -441,14 +487,25 @@ class Server:
         providers = self.settings_for(await self._workspace_of(session_id)).providers
         if ref.provider not in providers:
             known = ", ".join(sorted(providers)) or "none is configured"
-            raise ModelConfigError(f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
-                                   "`providers` in settings.json, or pick one with /model.")
+            raise ModelConfigError(
+                f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
+                "`providers` in settings.json, or pick one with /model."
+            )
         draft = self._drafts.get(session_id)
         if draft is not None:
             draft.model = str(ref)
-            return SessionRecord(num=0, id=draft.id, workspace=draft.workspace, title=draft.title,
-                                 title_source=None, naming_used=False, model=draft.model, status="idle",
-                                 created_at=0, updated_at=0)
+            return SessionRecord(
+                num=0,
+                id=draft.id,
+                workspace=draft.workspace,
+                title=draft.title,
+                title_source=None,
+                naming_used=False,
+                model=draft.model,
+                status="idle",
+                created_at=0,
+                updated_at=0,
+            )
         record = await self.get_session(session_id)
         await self.store.sessions.set_fields(record.num, model=str(ref))
         await self.store.ledger.record_model_selection(record.num, ref.name, ref.thinking)
@@ -462,16 +519,27 @@ class Server:
         recent = await self.store.ledger.recent_successful_models(10)
         return suggested_models(self.settings, recent)[:limit]
 
-    async def submit(self, session_id: str, prompt: str, *, steer: bool = False, model: str | None = None,
-                     options: dict | None = None) -> int:
+    async def submit(
+        self,
+        session_id: str,
+        prompt: str,
+        *,
+        steer: bool = False,
+        model: str | None = None,
+        options: dict | None = None,
+    ) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
         prompt = valid_text(prompt)  # invalid UTF-8 from any front end arrives as U+FFFD
         record = await self.persist(session_id)
         entry = self.chains.get(record.id)
         if entry is not None and steer:
             entry.run.steering.put_nowait(prompt)
-            await self.append(record.id, Event(UserMessageEvent(text=prompt, mode="steering"),
-                                               task=entry.run.task_id, search_text=prompt))
+            await self.append(
+                record.id,
+                Event(
+                    UserMessageEvent(text=prompt, mode="steering"), task=entry.run.task_id, search_text=prompt
+                ),
+            )
             return entry.run.task_id
         if model and model != record.model:
             record = await self.select_model(record.id, model)
@@ -491,8 +559,9 @@ class Server:
         """
         if session_id in self._drafts:
             raise HarnezError("Nothing to compact yet: this session has no conversation.")
-        busy = HarnezError("A task is running in this session; wait for it to end (or press Esc to cancel "
-                           "it), then compact.")
+        busy = HarnezError(
+            "A task is running in this session; wait for it to end (or press Esc to cancel it), then compact."
+        )
         record = await self.get_session(session_id)
         if record.id in self.chains:
             raise busy
@@ -500,7 +569,9 @@ class Server:
         if record.id in self.chains:  # a prompt started a task meanwhile
             await self.store.tasks.transition(task.id, "cancelled", stop_reason="cancelled")
             raise busy
-        await self.chains.start(record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command")
+        await self.chains.start(
+            record, task.id, COMPACT_COMMAND, record.model, {"compact": True}, mode="command"
+        )
         return task.id
 
     async def wait(self, session_id: str) -> TaskOutcome | None:
@@ -520,8 +591,15 @@ class Server:
 
     # shell lines ------------------------------------------------------------------------------
 
-    async def run_shell(self, session_id: str, command: str, *, mode: str | None = None,
-                        timeout: float = DEFAULT_TIMEOUT, share: bool = False) -> StoredEvent:
+    async def run_shell(
+        self,
+        session_id: str,
+        command: str,
+        *,
+        mode: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        share: bool = False,
+    ) -> StoredEvent:
         """A `!command` the person typed: run in the session's workspace, stored as a `shell-line` event.
 
         The shell tool runs it (`bash -c`, own process group, timeout, last 32 KiB of output kept).
@@ -530,25 +608,18 @@ class Server:
         `mode` (the session's, default the settings'), which promises no shell at all.
 
         With `share` (a `!!command`), the command and its output also join the conversation as a
-        user message, so the next task's model sees them; refused while a task runs, since the
-        running conversation must not change under it.
+        user message for the next task's model; refused while a task runs (its conversation is fixed).
         """
         command = valid_text(command).strip()
-        if not command:
-            raise HarnezError("Type a command after `!`, for example `!git status`.")
-        settings = self.settings_for(await self._workspace_of(session_id))
-        if (mode or settings.permissions.mode) == "read-only":
-            raise HarnezError("Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
-                              "to switch to ask or accept-edits, then send the line again.")
-        if share and session_id in self.chains:
-            raise HarnezError("A task is running: `!!` shares output with the model between tasks. Wait for it "
-                              "to end (or press Esc), or use `!` to run the command without sharing.")
+        settings = await self._shell_line_allowed(session_id, command, mode, share)
         record = await self.persist(session_id)
-        tool, args = ShellTool(), ShellParams(command=command, timeout=timeout)
-        context = ToolContext(Path(record.workspace), processes=self.store.commands,
-                              pass_env=frozenset(settings.permissions.shell.pass_env))
+        context = ToolContext(
+            Path(record.workspace),
+            processes=self.store.commands,
+            pass_env=frozenset(settings.permissions.shell.pass_env),
+        )
         try:
-            result = await tool.run(args, context)
+            result = await ShellTool().run(ShellParams(command=command, timeout=timeout), context)
         except asyncio.CancelledError as exc:
             partial = getattr(exc, "result", None)
             if partial is not None:
@@ -557,9 +628,28 @@ class Server:
             raise
         line = self._shell_line(command, result.content, result.details, share)
         if share:
-            await self.store.context.append(record.num, None, "user", UserMessage(shared_shell_text(
-                command, line.output, line.exit_code)).to_json(), None)
+            shared = UserMessage(shared_shell_text(command, line.output, line.exit_code))
+            await self.store.context.append(record.num, None, "user", shared.to_json(), None)
         return await self.append(record.id, _shell_event(line))
+
+    async def _shell_line_allowed(
+        self, session_id: str, command: str, mode: str | None, share: bool
+    ) -> Settings:
+        """The session's settings when a `!command` may run now; a HarnezError saying why not otherwise."""
+        if not command:
+            raise HarnezError("Type a command after `!`, for example `!git status`.")
+        settings = self.settings_for(await self._workspace_of(session_id))
+        if (mode or settings.permissions.mode) == "read-only":
+            raise HarnezError(
+                "Read-only mode runs no shell commands, `!` lines included: press Shift+Tab "
+                "to switch to ask or accept-edits, then send the line again."
+            )
+        if share and session_id in self.chains:
+            raise HarnezError(
+                "A task is running: `!!` shares output with the model between tasks. Wait for it "
+                "to end (or press Esc), or use `!` to run the command without sharing."
+            )
+        return settings
 
     @staticmethod
     def _shell_line(command: str, content: str, details: dict, shared: bool = False) -> ShellLine:
@@ -568,9 +658,15 @@ class Server:
         # the event keeps the exit code and duration as fields, and the output alone.
         output = content.rsplit("\n", 1)[0]
         output = "" if output == "(no output)" and not details.get("dropped_bytes") else output
-        return ShellLine(command=command, output=output, exit_code=details.get("exit_code"),
-                         duration=details.get("duration"), timed_out=bool(details.get("timed_out")),
-                         cancelled=bool(details.get("cancelled")), shared=shared)
+        return ShellLine(
+            command=command,
+            output=output,
+            exit_code=details.get("exit_code"),
+            duration=details.get("duration"),
+            timed_out=bool(details.get("timed_out")),
+            cancelled=bool(details.get("cancelled")),
+            shared=shared,
+        )
 
     # settings ---------------------------------------------------------------------------------
 
@@ -596,8 +692,11 @@ class Server:
         session. Raises SettingsError when that workspace's project file is broken.
         """
         folder = Path(workspace).resolve()
-        if self.settings.workspace is None or self.settings.workspace == folder or any(
-                root == folder or root in folder.parents for root in self._hosted_roots):
+        if (
+            self.settings.workspace is None
+            or self.settings.workspace == folder
+            or any(root == folder or root in folder.parents for root in self._hosted_roots)
+        ):
             return self.settings
         found = self._workspace_settings.get(folder)
         if found is None:

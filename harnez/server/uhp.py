@@ -11,8 +11,9 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,9 @@ class HarnessHost:
         server.host_workspaces(workspaces)
         if fixed_workspace is not None:
             server.host_workspaces(fixed_workspace)
-        self.harnesses = HarnessCatalog(self.tables, server.settings,
-                                        str(Path(fixed_workspace).resolve()) if fixed_workspace else None)
+        self.harnesses = HarnessCatalog(
+            self.tables, server.settings, str(Path(fixed_workspace).resolve()) if fixed_workspace else None
+        )
         self._starting: dict[str, asyncio.Future[ResponseRow]] = {}
         self._session_locks: dict[str, asyncio.Lock] = {}
 
@@ -116,28 +118,60 @@ class HarnessHost:
         model, requested, reason = self._choose_model(request.model, current, harness)
         uploads = [await self._upload_of(file_id) for file_id in request.file_ids]
         options = harness.task_options(request.max_step, request.timeout, request.instructions)
+        submit = partial(
+            self._submit, harness=harness, request=request, uploads=uploads, model=model, options=options
+        )
         if previous is None:
             session_id = self._new_session(harness, model)
-            try:
-                start_seq, task_id = 0, await self._submit(session_id, harness, request, uploads, model, options)
-            except BaseException:
-                await asyncio.shield(self._discard(session_id))
-                raise
+            start_seq, task_id = 0, await self._first_task(session_id, submit)
         else:
-            async with self._session_locks.setdefault(session_id, asyncio.Lock()):
-                await self._check_idle(session_id)
-                start_seq = await self.server.last_seq(session_id)
-                task_id = await self._submit(session_id, harness, request, uploads, model, options)
+            start_seq, task_id = await self._next_task(session_id, submit)
         record = await self.server.get_session(session_id)
-        row = ResponseRow(response_id, task_id, record.num, record.id, harness.id, previous, model,
-                          requested, reason, request.input_items, {"max_step": options["max_steps"],
-                                                                   "timeout": options["timeout"]},
-                          request.metadata, request.store, False, start_seq, time.time())
+        row = ResponseRow(
+            id=response_id,
+            task=task_id,
+            session_num=record.num,
+            session_id=record.id,
+            harness=harness.id,
+            previous=previous,
+            model=model,
+            requested_model=requested,
+            fallback_reason=reason,
+            input=request.input_items,
+            options={"max_step": options["max_steps"], "timeout": options["timeout"]},
+            metadata=request.metadata,
+            stored=request.store,
+            deleted=False,
+            start_seq=start_seq,
+            created_at=time.time(),
+        )
         await self.tables.add_response(row, fixed_workspace=harness.workspace is not None)
         return row
 
-    async def _submit(self, session_id: str, harness: Harness, request: TaskRequest,
-                      uploads: list[tuple[UploadRow, bytes]], model: str, options: dict[str, Any]) -> int:
+    async def _first_task(self, session_id: str, submit: Callable[[str], Awaitable[int]]) -> int:
+        """Start a new session's first task; a session that could not start leaves nothing behind."""
+        try:
+            return await submit(session_id)
+        except BaseException:
+            await asyncio.shield(self._discard(session_id))
+            raise
+
+    async def _next_task(self, session_id: str, submit: Callable[[str], Awaitable[int]]) -> tuple[int, int]:
+        """(the session's last seq before it, the task id) of a task continuing an idle session."""
+        async with self._session_locks.setdefault(session_id, asyncio.Lock()):
+            await self._check_idle(session_id)
+            start_seq = await self.server.last_seq(session_id)
+            return start_seq, await submit(session_id)
+
+    async def _submit(
+        self,
+        session_id: str,
+        harness: Harness,
+        request: TaskRequest,
+        uploads: list[tuple[UploadRow, bytes]],
+        model: str,
+        options: dict[str, Any],
+    ) -> int:
         """Place the inputs and skills, then start the task (shielded: a dropped request never halves it)."""
         workspace = Path(await self._workspace(session_id))
         prompt = await self._prepare(workspace, harness, request.text, uploads)
@@ -152,8 +186,10 @@ class HarnessHost:
         if task is not None and task.state not in ("queued", "running"):
             await self.server.wait(session_id)
         if self.server.running(session_id) is not None:
-            raise Refusal("session_busy", "A task is already running in this session; wait until it ends, "
-                          "then send this one again.")
+            raise Refusal(
+                "session_busy",
+                "A task is already running in this session; wait until it ends, then send this one again.",
+            )
 
     async def _discard(self, session_id: str) -> None:
         """Forget a new session whose first task could not start (its draft and its folder)."""
@@ -174,18 +210,29 @@ class HarnessHost:
             return "", await self.harnesses.get(request.harness_id), None
         previous = await self.tables.response(request.previous_response_id)
         if previous is None or previous.deleted:
-            raise Refusal("response_not_found", f"No response with id {request.previous_response_id!r}.",
-                          param="previous_response_id")
+            raise Refusal(
+                "response_not_found",
+                f"No response with id {request.previous_response_id!r}.",
+                param="previous_response_id",
+            )
         if previous.session_num is None:
-            raise Refusal("session_expired", "The session of that response was deleted; start a new one.",
-                          param="previous_response_id")
+            raise Refusal(
+                "session_expired",
+                "The session of that response was deleted; start a new one.",
+                param="previous_response_id",
+            )
         if request.harness_id is not None and request.harness_id != previous.harness:
-            raise Refusal("harness_mismatch", "The session continues with the harness that started it, not "
-                          "the one named in metadata.harness_id.", param="metadata.harness_id")
+            raise Refusal(
+                "harness_mismatch",
+                "The session continues with the harness that started it, not "
+                "the one named in metadata.harness_id.",
+                param="metadata.harness_id",
+            )
         return previous.session_id, await self.harnesses.get(previous.harness), previous.id
 
-    def _choose_model(self, asked: str | None, current: str | None,
-                      harness: Harness) -> tuple[str, str | None, str | None]:
+    def _choose_model(
+        self, asked: str | None, current: str | None, harness: Harness
+    ) -> tuple[str, str | None, str | None]:
         """(model to run, requested model when substituted, why): the asked one, else the default."""
         fallback = current or self.harnesses.default_model(harness)
         fallback_problem = self.harnesses.availability(fallback)
@@ -195,9 +242,13 @@ class HarnessHost:
                 return asked, None, None
             if fallback_problem is None and fallback:
                 return fallback, asked, f"model {asked!r} is not available for this harness: {problem}"
-            raise Refusal("model_unavailable", f"The model {asked!r} cannot run here: {problem}.", param="model")
+            raise Refusal(
+                "model_unavailable", f"The model {asked!r} cannot run here: {problem}.", param="model"
+            )
         if fallback_problem is not None or not fallback:
-            raise Refusal("model_unavailable", f"No model can run this task: {fallback_problem}.", param="model")
+            raise Refusal(
+                "model_unavailable", f"No model can run this task: {fallback_problem}.", param="model"
+            )
         return fallback, None, None
 
     def _new_session(self, harness: Harness, model: str) -> str:
@@ -208,13 +259,18 @@ class HarnessHost:
         draft = self.server.draft(session_id)
         return draft.workspace if draft is not None else (await self.server.get_session(session_id)).workspace
 
-    async def _prepare(self, workspace: Path, harness: Harness, text: str,
-                       uploads: list[tuple[UploadRow, bytes]]) -> str:
+    async def _prepare(
+        self, workspace: Path, harness: Harness, text: str, uploads: list[tuple[UploadRow, bytes]]
+    ) -> str:
         """Place input files and skill folders in the workspace; the prompt that names the files."""
         mentions = []
         for upload, content in uploads:
-            mentions.append("@" + await asyncio.to_thread(self.folders.place_input, workspace, upload.id,
-                                                          upload.filename, content))
+            mentions.append(
+                "@"
+                + await asyncio.to_thread(
+                    self.folders.place_input, workspace, upload.id, upload.filename, content
+                )
+            )
         if harness.skills:
             await asyncio.to_thread(self.folders.place_skills, workspace, harness.skills)
         attached = "Attached files: " + " ".join(mentions) if mentions else ""
@@ -226,8 +282,10 @@ class HarnessHost:
             if row is not None:
                 return row
             await asyncio.sleep(0.05)
-        raise Refusal("harnez_idempotency_pending", "A request with this Idempotency-Key is still starting "
-                      "elsewhere; retry in a moment.")
+        raise Refusal(
+            "harnez_idempotency_pending",
+            "A request with this Idempotency-Key is still starting elsewhere; retry in a moment.",
+        )
 
     async def response(self, response_id: str) -> ResponseRow:
         """A readable response; Refusal `response_not_found` for an unknown or deleted one, or one whose
@@ -266,7 +324,9 @@ class HarnessHost:
 
     async def cancel_all(self) -> None:
         """Cancel every running task (the server is stopping); each ends `cancelled`, its output kept."""
-        await asyncio.gather(*(self.server.cancel(session_id) for session_id in self.server.chains.sessions()))
+        await asyncio.gather(
+            *(self.server.cancel(session_id) for session_id in self.server.chains.sessions())
+        )
 
     # sessions ----------------------------------------------------------------------------------
 
@@ -291,8 +351,11 @@ class HarnessHost:
         try:
             return await self.tables.session_page(harness_id, cursor, limit)
         except ValueError:
-            raise Refusal("invalid_input", "The cursor is not one this server gave; pass next_cursor as "
-                          "received.", param="cursor") from None
+            raise Refusal(
+                "invalid_input",
+                "The cursor is not one this server gave; pass next_cursor as received.",
+                param="cursor",
+            ) from None
 
     async def session_responses(self, record: SessionRecord) -> list[ResponseRow]:
         return [row for row in await self.tables.session_responses(record.num) if not row.deleted]
@@ -314,12 +377,19 @@ class HarnessHost:
         """Keep a file for use as task input; Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
         if len(content) > MAX_UPLOAD_BYTES:
             raise too_large()
-        row = UploadRow("file_" + uuid.uuid4().hex, filename or "file", media_type or "application/octet-stream",
-                        len(content), time.time())
+        row = UploadRow(
+            "file_" + uuid.uuid4().hex,
+            filename or "file",
+            media_type or "application/octet-stream",
+            len(content),
+            time.time(),
+        )
         await self.tables.add_upload(row, content)
         return row
 
-    async def artifacts(self, record: SessionRecord, written: Iterable[str]) -> list[tuple[str, float, WorkspaceFile]]:
+    async def artifacts(
+        self, record: SessionRecord, written: Iterable[str]
+    ) -> list[tuple[str, float, WorkspaceFile]]:
         """(file id, first seen, file) of every artifact of a session.
 
         A session folder of its own: every file in it. A fixed workspace: the files its tasks wrote
@@ -331,13 +401,19 @@ class HarnessHost:
             files = await asyncio.to_thread(self.folders.existing, workspace, list(written))
         else:
             files = await asyncio.to_thread(self.folders.scan, workspace)
-        ids = await self.tables.artifact_ids(record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex)
+        ids = await self.tables.artifact_ids(
+            record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex
+        )
         return [(ids[f.path][0], ids[f.path][1], f) for f in files]
 
-    async def task_artifacts(self, record: SessionRecord, written: Iterable[str]) -> list[tuple[str, WorkspaceFile]]:
+    async def task_artifacts(
+        self, record: SessionRecord, written: Iterable[str]
+    ) -> list[tuple[str, WorkspaceFile]]:
         """(file id, file) of the files a task wrote with the write and edit tools that still exist."""
         files = await asyncio.to_thread(self.folders.existing, Path(record.workspace), list(written))
-        ids = await self.tables.artifact_ids(record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex)
+        ids = await self.tables.artifact_ids(
+            record.num, [f.path for f in files], lambda: "file_" + uuid.uuid4().hex
+        )
         return [(ids[f.path][0], f) for f in files]
 
     async def artifact(self, container: str, file_id: str) -> tuple[SessionRecord, Path]:
@@ -364,7 +440,9 @@ class HarnessHost:
             await self.tables.add_share("shr_" + uuid.uuid4().hex, record.num)
             found = await self.tables.share(record.num)
         if found is None:
-            raise Refusal("harnez_share_not_found", "This session is not shared; POST to its share endpoint first.")
+            raise Refusal(
+                "harnez_share_not_found", "This session is not shared; POST to its share endpoint first."
+            )
         return found
 
     async def revoke_share(self, record: SessionRecord) -> bool:
@@ -375,10 +453,15 @@ class HarnessHost:
         num = await self.tables.shared_session(share_id)
         record = (await self.server.store.sessions.by_nums([num])).get(num) if num is not None else None
         if record is None:
-            raise Refusal("harnez_share_not_found", f"No shared session {share_id!r}; it may have been revoked.")
+            raise Refusal(
+                "harnez_share_not_found", f"No shared session {share_id!r}; it may have been revoked."
+            )
         return record
 
 
 def too_large() -> Refusal:
-    return Refusal("file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES} bytes, the most this server "
-                   "accepts.", detail={"max_bytes": MAX_UPLOAD_BYTES})
+    return Refusal(
+        "file_too_large",
+        f"The file is larger than {MAX_UPLOAD_BYTES} bytes, the most this server accepts.",
+        detail={"max_bytes": MAX_UPLOAD_BYTES},
+    )

@@ -85,13 +85,17 @@ def _read_settings_file(path: Path, which: str) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SettingsError(f"{label} cannot be read ({reason}); fix its permissions or encoding (UTF-8).") from None
+        raise SettingsError(
+            f"{label} cannot be read ({reason}); fix its permissions or encoding (UTF-8)."
+        ) from None
     if not text.strip():
         return {}
     deep = _too_deep(text)
     if deep is not None:
-        raise SettingsError(f"{label} nests objects and lists more than {MAX_NESTING} levels deep ({deep}); "
-                            "no setting needs more than 4. Check its brackets.")
+        raise SettingsError(
+            f"{label} nests objects and lists more than {MAX_NESTING} levels deep ({deep}); "
+            "no setting needs more than 4. Check its brackets."
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -149,7 +153,9 @@ def _write_atomically(path: Path, text: str) -> None:
         os.replace(temp_name, path)
     except OSError as exc:
         Path(temp_name).unlink(missing_ok=True)
-        raise SettingsError(f"Cannot write the settings file {path} ({exc.strerror}); nothing was changed.") from None
+        raise SettingsError(
+            f"Cannot write the settings file {path} ({exc.strerror}); nothing was changed."
+        ) from None
 
 
 # ----------------------------------------------------------------------------- merging, with provenance
@@ -167,7 +173,12 @@ def _merge_layers(
 
 
 def _merge_into(
-    base: dict[str, Any], layer: Mapping[str, Any], origin: str, prov: Provenance, prefix: KeyPath, none_removes: bool
+    base: dict[str, Any],
+    layer: Mapping[str, Any],
+    origin: str,
+    prov: Provenance,
+    prefix: KeyPath,
+    none_removes: bool,
 ) -> None:
     for key, value in layer.items():
         path = (*prefix, key)
@@ -226,7 +237,8 @@ def _check_env_nesting(env: Mapping[str, str]) -> None:
             raise SettingsError(
                 f"Invalid setting in the environment variable {name}, key `{dotted(path)}`: its JSON nests "
                 f"objects and lists more than {MAX_NESTING} levels deep ({deep}); no setting needs more "
-                "than 4. Fix the variable or unset it.")
+                "than 4. Fix the variable or unset it."
+            )
 
 
 def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
@@ -250,7 +262,9 @@ def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
 def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) -> Settings:
     """The merged files with the HARNEZ_* variables of `env` over them, validated."""
     try:
-        values, _ = _merge_layers([("the settings files", merged), ("the environment", environment_values(env))])
+        values, _ = _merge_layers(
+            [("the settings files", merged), ("the environment", environment_values(env))]
+        )
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise SettingsError(validation_message(exc, prov, Settings)) from None
@@ -261,7 +275,9 @@ def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) 
 def _env_parse_message(exc: pydantic_settings.SettingsError, env: Mapping[str, str]) -> str:
     """pydantic-settings could not decode a JSON-valued HARNEZ_* variable."""
     field_name = str(exc).split('"')[1] if '"' in str(exc) else "?"
-    names = [n for p, n in _env_override_paths(env).items() if p[0] == field_name] or [ENV_PREFIX + field_name.upper()]
+    names = [n for p, n in _env_override_paths(env).items() if p[0] == field_name] or [
+        ENV_PREFIX + field_name.upper()
+    ]
     return env_parse_message(names[0], field_name)
 
 

@@ -35,15 +35,20 @@ def validation_message(exc: ValidationError, prov: Provenance, root: type[Any]) 
     message = f"Invalid setting in {origin_of(prov, loc)}, {where}: {_describe(first, loc, is_key, root)}."
     if len(errors) > 1:
         more = len(errors) - 1
-        message += f" ({more} more problem{'s' if more > 1 else ''} will be reported after this one is fixed.)"
+        message += (
+            f" ({more} more problem{'s' if more > 1 else ''} will be reported after this one is fixed.)"
+        )
     return message
 
 
 def title_source_warning(source: str, origin: str, problem: str) -> str:
     """An invalid `session.title.source` is ignored: what is wrong, and what titles do until it is fixed."""
     allowed = "" if TITLE_SOURCE_FORMS in problem else f" Allowed: {TITLE_SOURCE_FORMS}."
-    outcome = ("Sessions keep a cleaned excerpt of their first prompt as title"
-               if source.strip().startswith("model/") else "Titles use `keywords/yake`")
+    outcome = (
+        "Sessions keep a cleaned excerpt of their first prompt as title"
+        if source.strip().startswith("model/")
+        else "Titles use `keywords/yake`"
+    )
     return (
         f"Ignored setting in {origin}, key `session.title.source`: {embedded(problem)}.{allowed} "
         f"{outcome} until this is fixed."
@@ -91,7 +96,7 @@ def embedded(message: str) -> str:
 def shown(value: Any) -> str:
     """A value as JSON, cut at 80 characters."""
     text = json.dumps(value) if not isinstance(value, Path) else json.dumps(str(value))
-    return text if len(text) <= 80 else text[:77] + "...\""
+    return text if len(text) <= 80 else text[:77] + '..."'
 
 
 def json_kind(value: Any) -> str:

@@ -64,8 +64,11 @@ def _check_api_key_env(value: str | None) -> str | None:
 
 def _check_env_name(value: str) -> str:
     if not _ENV_NAME.match(value):
-        raise PydanticCustomError("harnez", "this is not a valid environment variable name (letters, digits "
-                                  "and `_`, not starting with a digit)")
+        raise PydanticCustomError(
+            "harnez",
+            "this is not a valid environment variable name (letters, digits "
+            "and `_`, not starting with a digit)",
+        )
     return value
 
 
@@ -94,8 +97,9 @@ def _refuse_flag_for(kind: str) -> Callable[[Any], Any]:
 
     def check(value: Any) -> Any:
         if isinstance(value, bool):
-            raise PydanticCustomError("harnez", "expected {kind}, got {got}",
-                                      {"kind": kind, "got": json.dumps(value)})
+            raise PydanticCustomError(
+                "harnez", "expected {kind}, got {got}", {"kind": kind, "got": json.dumps(value)}
+            )
         return value
 
     return check
@@ -166,7 +170,8 @@ class ProviderSettings(_Section):
         scheme, separator, rest = value.partition("://")
         if scheme not in ("http", "https") or not separator or not rest:
             raise PydanticCustomError(
-                "harnez", "the base URL must start with http:// or https://, for example https://api.openai.com/v1"
+                "harnez",
+                "the base URL must start with http:// or https://, for example https://api.openai.com/v1",
             )
         return value
 

@@ -55,7 +55,9 @@ def parse_model_ref(text: str) -> ModelRef:
         model, thinking = head, tail
     elif colon and not tail:
         levels = ", ".join(THINKING_LEVELS)
-        raise SettingsError(f"The model reference {quoted} ends with `:` but no thinking level; use one of {levels}.")
+        raise SettingsError(
+            f"The model reference {quoted} ends with `:` but no thinking level; use one of {levels}."
+        )
     if not model or model.startswith(("/", ":")) or model.endswith("/"):
         raise SettingsError(f"The model reference {quoted} has no model id after the provider; {form}.")
     return ModelRef(provider=provider, model=model, thinking=thinking)
@@ -86,5 +88,7 @@ def parse_title_source(text: str) -> TitleSource:
             reason = embedded(exc.message)
             raise SettingsError(f"The title source {shown(text)} names a bad model: {reason}.") from None
     if isinstance(text, str) and text.startswith("keywords/"):
-        raise SettingsError(f"The title source {shown(text)} is unknown; the only keyword extractor is `yake`.")
+        raise SettingsError(
+            f"The title source {shown(text)} is unknown; the only keyword extractor is `yake`."
+        )
     raise SettingsError(f"The title source {shown(text)} is not valid; use {TITLE_SOURCE_FORMS}.")

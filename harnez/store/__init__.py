@@ -46,8 +46,12 @@ class Store:
         self.imports = ImportedSessions(db)
 
     @classmethod
-    async def open(cls, path: Path, on_commit: Callable[[list[StoredEvent]], None] | None = None,
-                   migrations: Path | None = None) -> Store:
+    async def open(
+        cls,
+        path: Path,
+        on_commit: Callable[[list[StoredEvent]], None] | None = None,
+        migrations: Path | None = None,
+    ) -> Store:
         """Open (migrating first) and start the group-commit writer."""
         store = cls(await Database.open(path, migrations), on_commit)
         store.events.start()

@@ -47,7 +47,8 @@ class RunningCommands:
             cur = await conn.execute(
                 "INSERT INTO running_commands (pgid, leader_start, boot_id, runner_pid, runner_start, command, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (pgid, process_start(pgid), boot_id(), os.getpid(), OWN_START, redact(command), time.time()))
+                (pgid, process_start(pgid), boot_id(), os.getpid(), OWN_START, redact(command), time.time()),
+            )
         return inserted_id(cur)
 
     async def ended(self, token: object) -> None:
@@ -58,7 +59,8 @@ class RunningCommands:
     async def orphans(self) -> list[RunningCommand]:
         """Commands whose Harnez process is gone: their groups may still be running."""
         rows = await self._db.fetchall(
-            "SELECT id, pgid, leader_start, boot_id, runner_pid, runner_start, command FROM running_commands")
+            "SELECT id, pgid, leader_start, boot_id, runner_pid, runner_start, command FROM running_commands"
+        )
         return [RunningCommand(r[0], r[1], r[2], r[3], r[6]) for r in rows if not pid_alive(r[4], r[5])]
 
     async def forget(self, ids: list[int]) -> None:

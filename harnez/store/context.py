@@ -33,17 +33,20 @@ class ContextRecords:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def append(self, session_num: int, task: int | None, role: str, item: dict[str, Any],
-                     wire: str | None = None) -> int:
+    async def append(
+        self, session_num: int, task: int | None, role: str, item: dict[str, Any], wire: str | None = None
+    ) -> int:
         """Store one conversation item."""
         async with self._db.transaction() as conn:
             cur = await conn.execute(
                 "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (session_num, task, role, wire, pack(item), time.time()))
+                (session_num, task, role, wire, pack(item), time.time()),
+            )
         return inserted_id(cur)
 
     async def items(self, session_num: int) -> list[tuple[str, str | None, dict[str, Any]]]:
         """(role, wire, item) of every record, oldest first."""
         rows = await self._db.fetchall(
-            "SELECT role, wire, body FROM context_records WHERE session = ? ORDER BY id", (session_num,))
+            "SELECT role, wire, body FROM context_records WHERE session = ? ORDER BY id", (session_num,)
+        )
         return [(r[0], r[1], unpack(r[2])) for r in rows]

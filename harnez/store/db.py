@@ -42,7 +42,8 @@ def damaged(path: Path, exc: BaseException) -> DatabaseDamagedError:
     return DatabaseDamagedError(
         f"The database {path} is damaged ({str(exc).rstrip('.')}). Harnez stopped before writing to it. "
         f"Restore a backup next to it ({path.name}.v*.bak) or salvage it with `sqlite3 {path} .recover`, "
-        "or move it away to start a new one.")
+        "or move it away to start a new one."
+    )
 
 
 def write_failure(path: Path, exc: BaseException, what: str = "save to") -> StoreWriteError:
@@ -62,7 +63,8 @@ def write_failure(path: Path, exc: BaseException, what: str = "save to") -> Stor
     return StoreWriteError(
         f"Harnez could not {what} the database {path}: {reason}. What was saved before is intact (the failed "
         f"write was rolled back), but nothing more is saved in this run. {advice}, then continue the session "
-        "with `harnez --continue` or `harnez run --resume latest`.")
+        "with `harnez --continue` or `harnez run --resume latest`."
+    )
 
 
 def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
@@ -78,8 +80,11 @@ def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
     I/O (connecting happens on the worker, when awaited): the join costs a thread start.
     """
     made: list[aiosqlite.Connection] = []
-    creator = threading.Thread(target=lambda: made.append(aiosqlite.connect(path, isolation_level=None)),
-                               name="harnez-sqlite-connect", daemon=True)
+    creator = threading.Thread(
+        target=lambda: made.append(aiosqlite.connect(path, isolation_level=None)),
+        name="harnez-sqlite-connect",
+        daemon=True,
+    )
     creator.start()
     creator.join()
     return made[0]
@@ -119,8 +124,12 @@ class Database:
             raise StoreError(f"Cannot open the database {path}: {exc}.") from exc
         conn.row_factory = sqlite3.Row
         await conn.execute("PRAGMA journal_mode = WAL")
-        for pragma in ("synchronous = NORMAL", "foreign_keys = ON", f"busy_timeout = {BUSY_TIMEOUT_MS}",
-                       "journal_size_limit = 67108864"):
+        for pragma in (
+            "synchronous = NORMAL",
+            "foreign_keys = ON",
+            f"busy_timeout = {BUSY_TIMEOUT_MS}",
+            "journal_size_limit = 67108864",
+        ):
             await conn.execute(f"PRAGMA {pragma}")
         return conn
 
@@ -183,8 +192,10 @@ class Database:
         if isinstance(exc, sqlite3.IntegrityError) or not isinstance(exc, sqlite3.Error):
             return None
         if is_busy(exc):
-            return StoreBusyError(f"The database {self.path} stayed locked by another process for "
-                                  f"{BUSY_TIMEOUT_MS / 1000:g} s; close the other Harnez or try again.")
+            return StoreBusyError(
+                f"The database {self.path} stayed locked by another process for "
+                f"{BUSY_TIMEOUT_MS / 1000:g} s; close the other Harnez or try again."
+            )
         failure = write_failure(self.path, exc)
         if self.on_failure is not None:
             self.on_failure(failure)

@@ -67,8 +67,13 @@ def _packed(text: str) -> str | bytes:
 
 def _row_event(session_id: str, row: Any) -> StoredEvent:
     """A stored event from its row (`seq, task, kind, payload, time`)."""
-    return StoredEvent(session=session_id, seq=row["seq"], task=row["task"], time=row["time"],
-                       body=body_from_payload(row["kind"], _loads(row["payload"])))
+    return StoredEvent(
+        session=session_id,
+        seq=row["seq"],
+        task=row["task"],
+        time=row["time"],
+        body=body_from_payload(row["kind"], _loads(row["payload"])),
+    )
 
 
 def _loads(stored: str | bytes) -> dict:
@@ -113,9 +118,13 @@ class UsageSums:
 class EventLog:
     """Appends events in batches (one transaction per batch) and reads them back by cursor."""
 
-    def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None,
-                 flush_interval: float = FLUSH_INTERVAL,
-                 on_failure: Callable[[StoreWriteError], None] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        on_commit: Callable[[list[StoredEvent]], None] | None = None,
+        flush_interval: float = FLUSH_INTERVAL,
+        on_failure: Callable[[StoreWriteError], None] | None = None,
+    ) -> None:
         self._db = db
         self._on_commit = on_commit
         self.on_failure = on_failure
@@ -172,7 +181,9 @@ class EventLog:
         """Append and wait for the commit."""
         return await self.append(session_num, session_id, event)
 
-    async def append_many(self, session_num: int, session_id: str, events: Sequence[Event]) -> list[StoredEvent]:
+    async def append_many(
+        self, session_num: int, session_id: str, events: Sequence[Event]
+    ) -> list[StoredEvent]:
         """Append many events in one transaction (bulk import) and wait for them."""
         futures = [self.append(session_num, session_id, event) for event in events]
         await self.flush()
@@ -274,11 +285,15 @@ class EventLog:
                 body = e.body if payload is original else body_from_payload(e.kind, payload)
                 stored[i] = StoredEvent(p.session_id, seq, e.task, p.time, body)
             await conn.executemany(
-                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
             if docs:
-                await conn.executemany("INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs)
-            await conn.executemany("UPDATE sessions SET updated_at = ? WHERE num = ?",
-                                   [(t, num) for num, t in touched.items()])
+                await conn.executemany(
+                    "INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs
+                )
+            await conn.executemany(
+                "UPDATE sessions SET updated_at = ? WHERE num = ?", [(t, num) for num, t in touched.items()]
+            )
         return stored  # type: ignore[return-value]
 
     @staticmethod
@@ -286,13 +301,16 @@ class EventLog:
         # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
         result = {}
         for num in sessions:
-            async with conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (num,)) as cur:
+            async with conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (num,)
+            ) as cur:
                 row = await cur.fetchone()
             result[num] = (row[0] if row else 0) + 1
         return result
 
-    async def read_after(self, session_num: int, session_id: str, after: int = 0,
-                         limit: int | None = None) -> list[StoredEvent]:
+    async def read_after(
+        self, session_num: int, session_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
         """Stored events with seq > after, oldest first."""
         sql = "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? ORDER BY seq"
         params: tuple = (session_num, after)
@@ -302,15 +320,20 @@ class EventLog:
         rows = await self._db.fetchall(sql, params)
         return [_row_event(session_id, r) for r in rows]
 
-    async def read_before(self, session_num: int, session_id: str, before: int, limit: int) -> list[StoredEvent]:
+    async def read_before(
+        self, session_num: int, session_id: str, before: int, limit: int
+    ) -> list[StoredEvent]:
         """Up to `limit` stored events with seq < before, oldest first (for scrolling back)."""
         rows = await self._db.fetchall(
             "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq < ? "
-            "ORDER BY seq DESC LIMIT ?", (session_num, before, limit))
+            "ORDER BY seq DESC LIMIT ?",
+            (session_num, before, limit),
+        )
         return [_row_event(session_id, r) for r in reversed(rows)]
 
-    async def read_kinds(self, session_num: int, session_id: str, kinds: Sequence[str],
-                         up_to: int | None = None) -> list[StoredEvent]:
+    async def read_kinds(
+        self, session_num: int, session_id: str, kinds: Sequence[str], up_to: int | None = None
+    ) -> list[StoredEvent]:
         """A session's events of the given kinds (seq ≤ up_to when given), oldest first.
 
         Used for session totals (usage, cost): a scan of the session's rows, meant for a worker.
@@ -336,24 +359,41 @@ class EventLog:
             "COUNT(CASE WHEN kind = 'usage' AND (json_extract(payload, '$.input') IS NOT NULL "
             "OR json_extract(payload, '$.output') IS NOT NULL) THEN 1 END) "
             f"FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') AND typeof(payload) = 'text'",
-            params)
+            params,
+        )
         packed = await self._db.fetchall(
             f"SELECT kind, payload FROM events WHERE session = ? {bound} AND kind IN ('usage', 'cost') "
-            "AND typeof(payload) = 'blob'", params)
+            "AND typeof(payload) = 'blob'",
+            params,
+        )
         assert row is not None  # an aggregate always gives one row
-        return UsageSums(int(row[0]), int(row[1]), row[2], int(row[3]), int(row[4]), int(row[5]),
-                         [body_from_payload(kind, _loads(payload)) for kind, payload in packed])
+        return UsageSums(
+            int(row[0]),
+            int(row[1]),
+            row[2],
+            int(row[3]),
+            int(row[4]),
+            int(row[5]),
+            [body_from_payload(kind, _loads(payload)) for kind, payload in packed],
+        )
 
-    async def last_of_kind(self, session_num: int, session_id: str, kind: str,
-                           up_to: int | None = None) -> StoredEvent | None:
+    async def last_of_kind(
+        self, session_num: int, session_id: str, kind: str, up_to: int | None = None
+    ) -> StoredEvent | None:
         """A session's newest event of a kind (with seq ≤ up_to when given)."""
-        bound, params = ("AND seq <= ?", (session_num, kind, up_to)) if up_to is not None else ("", (session_num, kind))
+        bound, params = (
+            ("AND seq <= ?", (session_num, kind, up_to)) if up_to is not None else ("", (session_num, kind))
+        )
         row = await self._db.fetchone(
             f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind = ? {bound} "
-            "ORDER BY seq DESC LIMIT 1", params)
+            "ORDER BY seq DESC LIMIT 1",
+            params,
+        )
         return _row_event(session_id, row) if row else None
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""
-        row = await self._db.fetchone("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (session_num,))
+        row = await self._db.fetchone(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (session_num,)
+        )
         return int(row[0]) if row else 0

@@ -83,7 +83,8 @@ class ImportedSessions:
     async def known(self) -> KnownImports:
         """What earlier imports wrote, read once before an import."""
         rows = await self._db.fetchall(
-            "SELECT harness, source, source_key, fingerprint, original_id, agent_id FROM imported_sessions")
+            "SELECT harness, source, source_key, fingerprint, original_id, agent_id FROM imported_sessions"
+        )
         known = KnownImports()
         for harness, source, key, fingerprint, original_id, agent_id in rows:
             known.fingerprints.setdefault((harness, source, key), set()).add(fingerprint)
@@ -94,26 +95,36 @@ class ImportedSessions:
         """The fingerprints stored for the sessions of one source (empty when none was imported)."""
         rows = await self._db.fetchall(
             "SELECT fingerprint FROM imported_sessions WHERE harness = ? AND source = ? AND source_key = ?",
-            (harness, source, source_key))
+            (harness, source, source_key),
+        )
         return {row[0] for row in rows}
 
     async def source_of(self, harness: str, original_id: str, agent_id: str = "") -> str | None:
         """The source an imported session was last read from (None when it was never imported)."""
         row = await self._db.fetchone(
             "SELECT source FROM imported_sessions WHERE harness = ? AND original_id = ? AND agent_id = ?",
-            (harness, original_id, agent_id))
+            (harness, original_id, agent_id),
+        )
         return row[0] if row else None
 
     async def origin(self, session_num: int) -> dict[str, Any] | None:
         """Where an imported session came from (None for Harnez's own sessions)."""
         row = await self._db.fetchone(
             "SELECT harness, original_id, agent_id, parent_original_id, source, source_key, imported_at "
-            "FROM imported_sessions WHERE session = ?", (session_num,))
+            "FROM imported_sessions WHERE session = ?",
+            (session_num,),
+        )
         if row is None:
             return None
-        return {"harness": row[0], "original_id": row[1], "agent_id": row[2] or None,
-                "parent_original_id": row[3], "source": row[4], "source_key": row[5] or None,
-                "imported_at": row[6]}
+        return {
+            "harness": row[0],
+            "original_id": row[1],
+            "agent_id": row[2] or None,
+            "parent_original_id": row[3],
+            "source": row[4],
+            "source_key": row[5] or None,
+            "imported_at": row[6],
+        }
 
     async def write(self, record: ImportRecord) -> ImportOutcome:
         """Insert one session, or replace what an earlier import wrote of it."""
@@ -161,11 +172,12 @@ async def _existing(conn: aiosqlite.Connection, records: list[ImportRecord]) -> 
         return {}
     values = ", ".join("(?, ?, ?)" for _ in keys)
     async with conn.execute(
-            "SELECT i.harness, i.original_id, i.agent_id, i.session, i.imported_events, "
-            "(SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.session = i.session), s.id "
-            "FROM imported_sessions i JOIN sessions s ON s.num = i.session "
-            f"WHERE (i.harness, i.original_id, i.agent_id) IN (VALUES {values})",
-            [part for key in keys for part in key]) as cursor:
+        "SELECT i.harness, i.original_id, i.agent_id, i.session, i.imported_events, "
+        "(SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.session = i.session), s.id "
+        "FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+        f"WHERE (i.harness, i.original_id, i.agent_id) IN (VALUES {values})",
+        [part for key in keys for part in key],
+    ) as cursor:
         rows = await cursor.fetchall()
     return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
 
@@ -174,8 +186,21 @@ async def _insert_sessions(conn: aiosqlite.Connection, fresh: list[tuple[int, st
     await conn.executemany(
         "INSERT INTO sessions (num, id, workspace, title, title_source, naming_used, model, status, created_at, "
         "updated_at, origin) VALUES (?, ?, ?, ?, ?, 1, NULL, ?, ?, ?, ?)",
-        [(num, session_id, r.workspace, r.title, IMPORTED_TITLE if r.title else None, r.status, r.created_at,
-          r.updated_at, r.harness) for num, session_id, r in fresh])
+        [
+            (
+                num,
+                session_id,
+                r.workspace,
+                r.title,
+                IMPORTED_TITLE if r.title else None,
+                r.status,
+                r.created_at,
+                r.updated_at,
+                r.harness,
+            )
+            for num, session_id, r in fresh
+        ],
+    )
     docs = [(num, "workspace", r.workspace) for num, _, r in fresh]
     docs += [(num, "title", r.title) for num, _, r in fresh if r.title]
     await conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (?, ?, ?)", docs)
@@ -189,64 +214,132 @@ async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRec
     marks = ", ".join("?" for _ in nums)
     for table in ("events", "context_records", "model_calls", "tool_executions", "tasks"):
         await conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
-    await conn.execute(f"DELETE FROM search_docs WHERE session IN ({marks}) AND kind NOT IN ('title', 'workspace')",
-                       nums)
-    await conn.executemany("UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
-                           [(r.status, r.created_at, r.updated_at, r.harness, num) for num, r in replaced])
+    await conn.execute(
+        f"DELETE FROM search_docs WHERE session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums
+    )
+    await conn.executemany(
+        "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
+        [(r.status, r.created_at, r.updated_at, r.harness, num) for num, r in replaced],
+    )
     titled = [(r.title, IMPORTED_TITLE, num) for num, r in replaced if r.title]
-    await conn.executemany("UPDATE sessions SET title = ?, title_source = ? WHERE num = ? "
-                           "AND COALESCE(title_source, '') != 'user'", titled)
-    await conn.executemany("DELETE FROM search_docs WHERE session = ? AND kind = 'title' AND EXISTS (SELECT 1 FROM "
-                           "sessions WHERE num = ? AND title_source = ?)",
-                           [(num, num, IMPORTED_TITLE) for _, _, num in titled])
-    await conn.executemany("INSERT INTO search_docs (session, kind, text) SELECT ?, 'title', ? WHERE EXISTS "
-                           "(SELECT 1 FROM sessions WHERE num = ? AND title_source = ?)",
-                           [(num, title, num, IMPORTED_TITLE) for title, _, num in titled])
+    await conn.executemany(
+        "UPDATE sessions SET title = ?, title_source = ? WHERE num = ? "
+        "AND COALESCE(title_source, '') != 'user'",
+        titled,
+    )
+    await conn.executemany(
+        "DELETE FROM search_docs WHERE session = ? AND kind = 'title' AND EXISTS (SELECT 1 FROM "
+        "sessions WHERE num = ? AND title_source = ?)",
+        [(num, num, IMPORTED_TITLE) for _, _, num in titled],
+    )
+    await conn.executemany(
+        "INSERT INTO search_docs (session, kind, text) SELECT ?, 'title', ? WHERE EXISTS "
+        "(SELECT 1 FROM sessions WHERE num = ? AND title_source = ?)",
+        [(num, title, num, IMPORTED_TITLE) for title, _, num in titled],
+    )
+
+
+@dataclass(slots=True)
+class _Rows:
+    """The rows of every table for a batch of imported sessions, gathered before one write per table."""
+
+    next_task: int
+    tasks: list[tuple] = field(default_factory=list)
+    events: list[tuple] = field(default_factory=list)
+    docs: list[tuple] = field(default_factory=list)
+    context: list[tuple] = field(default_factory=list)
+    origins: list[tuple] = field(default_factory=list)
+    ledgers: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"model_calls": [], "tool_executions": []}
+    )
+
+    def add(self, num: int, r: ImportRecord) -> None:
+        """One session's rows (its tasks take the next free ids)."""
+        task_ids = list(range(self.next_task, self.next_task + len(r.tasks)))
+        self.next_task += len(r.tasks)
+        self._add_tasks(num, r, task_ids)
+        self._add_events(num, r, task_ids)
+        self.context += [
+            (num, _task(task, task_ids), role, wire, pack(item), r.updated_at)
+            for role, task, item, wire in r.context
+        ]
+        for table, rows in (("model_calls", r.model_calls), ("tool_executions", r.tool_executions)):
+            self.ledgers[table] += [
+                {**row, "session": num, "task": _task(row["task"], task_ids)} for row in rows
+            ]
+        self.origins.append(
+            (
+                num,
+                r.harness,
+                r.original_id,
+                r.agent_id,
+                r.parent_original_id,
+                r.source,
+                r.source_key,
+                r.fingerprint,
+                len(r.events),
+                time.time(),
+            )
+        )
+
+    def _add_tasks(self, num: int, r: ImportRecord, task_ids: list[int]) -> None:
+        self.tasks += [
+            (
+                task_id,
+                num,
+                t.state,
+                redact(t.input),
+                t.model,
+                t.state,
+                t.error and redact(t.error),
+                t.created_at,
+                t.created_at,
+                t.finished_at,
+                t.turns,
+            )
+            for task_id, t in zip(task_ids, r.tasks, strict=True)
+        ]
+
+    def _add_events(self, num: int, r: ImportRecord, task_ids: list[int]) -> None:
+        for seq, (event, moment) in enumerate(r.events, 1):
+            body, _ = stored_payload(event.body.to_payload())
+            self.events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))
+            if event.search_text:
+                self.docs.append((num, event.kind, seq, redact(event.search_text)))
 
 
 async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
     """Tasks, events, search documents, context records, ledgers and origins of the sessions."""
-    next_task = (await _one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1
-    tasks: list[tuple] = []
-    events: list[tuple] = []
-    docs: list[tuple] = []
-    context: list[tuple] = []
-    origins: list[tuple] = []
-    ledgers: dict[str, list[dict[str, Any]]] = {"model_calls": [], "tool_executions": []}
-    for num, r in sessions:
-        task_ids = list(range(next_task, next_task + len(r.tasks)))
-        next_task += len(r.tasks)
-        tasks += [(task_id, num, t.state, redact(t.input), t.model, t.state, t.error and redact(t.error),
-                   t.created_at, t.created_at, t.finished_at, t.turns) for task_id, t in zip(task_ids, r.tasks, strict=True)]
-        for seq, (event, moment) in enumerate(r.events, 1):
-            body, _ = stored_payload(event.body.to_payload())
-            events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))
-            if event.search_text:
-                docs.append((num, event.kind, seq, redact(event.search_text)))
-        context += [(num, _task(task, task_ids), role, wire, pack(item), r.updated_at)
-                    for role, task, item, wire in r.context]
-        for table, rows in (("model_calls", r.model_calls), ("tool_executions", r.tool_executions)):
-            ledgers[table] += [{**row, "session": num, "task": _task(row["task"], task_ids)} for row in rows]
-        origins.append((num, r.harness, r.original_id, r.agent_id, r.parent_original_id, r.source, r.source_key,
-                        r.fingerprint, len(r.events), time.time()))
+    rows = _Rows((await _one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1)
+    for num, record in sessions:
+        rows.add(num, record)
     await conn.executemany(
         "INSERT INTO tasks (id, session, state, input, model, stop_reason, error, created_at, started_at, "
-        "finished_at, turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", tasks)
-    await conn.executemany("INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                           events)
-    await conn.executemany("INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs)
+        "finished_at, turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.tasks,
+    )
     await conn.executemany(
-        "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)", context)
-    for table, rows in ledgers.items():
-        if rows:
-            names = list(rows[0])
-            marks = ", ".join("?" for _ in names)
-            await conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
-                                   [tuple(_scrubbed(row[n]) for n in names) for row in rows])
+        "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows.events
+    )
+    await conn.executemany(
+        "INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", rows.docs
+    )
+    await conn.executemany(
+        "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        rows.context,
+    )
+    for table, ledger in rows.ledgers.items():
+        if ledger:
+            names = list(ledger[0])
+            await conn.executemany(
+                f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+                [tuple(_scrubbed(row[n]) for n in names) for row in ledger],
+            )
     await conn.executemany(
         "INSERT OR REPLACE INTO imported_sessions (session, harness, original_id, agent_id, parent_original_id, "
         "source, source_key, fingerprint, imported_events, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        origins)
+        rows.origins,
+    )
 
 
 def _scrubbed(value: Any) -> Any:

@@ -63,7 +63,11 @@ class DatabaseIndex:
         for row in rows if isinstance(rows, list) else []:
             if isinstance(row, dict) and isinstance(row.get("path"), str) and os.path.isabs(row["path"]):
                 added = row.get("added_at")
-                found.append(IndexedDatabase(Path(row["path"]), float(added) if isinstance(added, (int, float)) else 0.0))
+                found.append(
+                    IndexedDatabase(
+                        Path(row["path"]), float(added) if isinstance(added, (int, float)) else 0.0
+                    )
+                )
         return found
 
     def remember(self, database: Path) -> bool:
@@ -102,8 +106,10 @@ class DatabaseIndex:
                 os.chmod(folder, FOLDER_MODE)  # mkdir's mode is filtered by the umask
             handle = os.open(self.path.with_name(self.path.name + ".lock"), os.O_CREAT | os.O_RDWR, FILE_MODE)
         except OSError as exc:
-            raise StoreError(f"Cannot write the index of databases in {folder} ({exc.strerror}). Make the folder "
-                             "writable, or set HARNEZ_STATE_HOME to a folder you can write.") from None
+            raise StoreError(
+                f"Cannot write the index of databases in {folder} ({exc.strerror}). Make the folder "
+                "writable, or set HARNEZ_STATE_HOME to a folder you can write."
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
@@ -111,8 +117,10 @@ class DatabaseIndex:
             os.close(handle)  # closing releases the lock
 
     def _write(self, entries: list[IndexedDatabase]) -> None:
-        data = {"version": INDEX_VERSION,
-                "databases": [{"path": str(entry.path), "added_at": entry.added_at} for entry in entries]}
+        data = {
+            "version": INDEX_VERSION,
+            "databases": [{"path": str(entry.path), "added_at": entry.added_at} for entry in entries],
+        }
         fd, temporary = tempfile.mkstemp(prefix=".databases-", suffix=".json", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:  # mkstemp makes it 0600
@@ -123,5 +131,7 @@ class DatabaseIndex:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-            raise StoreError(f"Cannot write the index of databases {self.path} ({exc.strerror}). Free some "
-                             "space or make the folder writable.") from None
+            raise StoreError(
+                f"Cannot write the index of databases {self.path} ({exc.strerror}). Free some "
+                "space or make the folder writable."
+            ) from None

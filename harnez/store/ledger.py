@@ -74,20 +74,26 @@ class Ledger:
 
     async def record_model_selection(self, session_num: int, model: str, thinking: str | None) -> int:
         """Insert a model selection row."""
-        return await self._insert("model_selections", {"session": session_num, "model": model,
-                                                       "thinking": thinking, "selected_at": time.time()})
+        return await self._insert(
+            "model_selections",
+            {"session": session_num, "model": model, "thinking": thinking, "selected_at": time.time()},
+        )
 
     async def _insert(self, table: str, values: dict[str, Any]) -> int:
         names = ", ".join(values)
         marks = ", ".join("?" * len(values))
         async with self._db.transaction() as conn:
-            cur = await conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})",
-                                     tuple(redact(v) if isinstance(v, str) else v for v in values.values()))
+            cur = await conn.execute(
+                f"INSERT INTO {table} ({names}) VALUES ({marks})",
+                tuple(redact(v) if isinstance(v, str) else v for v in values.values()),
+            )
         return inserted_id(cur)
 
     async def model_calls(self, session_num: int) -> list[dict[str, Any]]:
         """Model call rows of a session, oldest first."""
-        rows = await self._db.fetchall("SELECT * FROM model_calls WHERE session = ? ORDER BY id", (session_num,))
+        rows = await self._db.fetchall(
+            "SELECT * FROM model_calls WHERE session = ? ORDER BY id", (session_num,)
+        )
         return [dict(r) for r in rows]
 
     async def recent_successful_models(self, limit: int = 10, scan: int = 2000) -> list[str]:
@@ -95,17 +101,21 @@ class Ledger:
         once; a model whose calls only ever failed is not among them. Reads at most `scan` calls."""
         rows = await self._db.fetchall(
             "SELECT model_requested FROM (SELECT model_requested, outcome FROM model_calls ORDER BY id DESC "
-            "LIMIT ?) WHERE outcome = 'completed'", (scan,))
+            "LIMIT ?) WHERE outcome = 'completed'",
+            (scan,),
+        )
         return list(dict.fromkeys(row[0] for row in rows))[:limit]
 
     async def tool_executions(self, session_num: int) -> list[dict[str, Any]]:
         """Tool execution rows of a session, oldest first."""
-        rows = await self._db.fetchall("SELECT * FROM tool_executions WHERE session = ? ORDER BY id",
-                                       (session_num,))
+        rows = await self._db.fetchall(
+            "SELECT * FROM tool_executions WHERE session = ? ORDER BY id", (session_num,)
+        )
         return [dict(r) for r in rows]
 
     async def model_selections(self, session_num: int) -> list[dict[str, Any]]:
         """Model selections of a session, oldest first."""
-        rows = await self._db.fetchall("SELECT * FROM model_selections WHERE session = ? ORDER BY id",
-                                       (session_num,))
+        rows = await self._db.fetchall(
+            "SELECT * FROM model_selections WHERE session = ? ORDER BY id", (session_num,)
+        )
         return [dict(r) for r in rows]

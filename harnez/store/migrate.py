@@ -44,7 +44,9 @@ class Migration:
                 statements.append(pending.strip())
                 pending = ""
         if pending.strip():
-            raise MigrationError(f"Migration {self.name} ends with an incomplete statement: {pending.strip()[:80]!r}")
+            raise MigrationError(
+                f"Migration {self.name} ends with an incomplete statement: {pending.strip()[:80]!r}"
+            )
         return statements
 
 
@@ -56,7 +58,9 @@ def migrations_dir() -> Path:
     checkout = Path(__file__).resolve().parents[2] / "migrations"
     if checkout.is_dir():
         return checkout
-    raise MigrationError("Harnez cannot find its migrations folder; reinstall the package (pip install harnez).")
+    raise MigrationError(
+        "Harnez cannot find its migrations folder; reinstall the package (pip install harnez)."
+    )
 
 
 def load_migrations(folder: Path | None = None) -> list[Migration]:
@@ -70,7 +74,9 @@ def load_migrations(folder: Path | None = None) -> list[Migration]:
         found.append(Migration(int(match.group(1)), path.name, path.read_text(encoding="utf-8")))
     for expected, migration in enumerate(found, start=1):
         if migration.version != expected:
-            raise MigrationError(f"Migrations in {folder} skip or repeat version {expected} (found {migration.name}).")
+            raise MigrationError(
+                f"Migrations in {folder} skip or repeat version {expected} (found {migration.name})."
+            )
     return found
 
 
@@ -88,7 +94,9 @@ def schema_version(path: Path) -> int:
         (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
         return int(version)
     except sqlite3.DatabaseError as exc:
-        raise MigrationError(f"{path} is not a Harnez database ({exc}). Move it away or set HARNEZ_DATABASE_PATH.") from exc
+        raise MigrationError(
+            f"{path} is not a Harnez database ({exc}). Move it away or set HARNEZ_DATABASE_PATH."
+        ) from exc
     finally:
         conn.close()
 
@@ -161,8 +169,10 @@ def migrate(path: Path, folder: Path | None = None) -> int:
         finally:
             conn.close()
     except (sqlite3.Error, OSError) as exc:
-        raise MigrationError(f"Cannot prepare the database {path} ({exc}); it stays at version "
-                             f"{schema_version(path) if path.exists() else 0}.{_advice(exc)}") from exc
+        raise MigrationError(
+            f"Cannot prepare the database {path} ({exc}); it stays at version "
+            f"{schema_version(path) if path.exists() else 0}.{_advice(exc)}"
+        ) from exc
     return head
 
 

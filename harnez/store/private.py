@@ -29,14 +29,18 @@ def prepare(path: Path) -> list[str]:
     notices: list[str] = []
     if path.exists() and not path.is_file():
         what = "a folder" if path.is_dir() else "not a regular file"
-        raise StoreError(f"Cannot use {path} as the database: it is {what}. Point HARNEZ_DATABASE_PATH (or "
-                         "--session-dir) at a file in a folder you can write.")
+        raise StoreError(
+            f"Cannot use {path} as the database: it is {what}. Point HARNEZ_DATABASE_PATH (or "
+            "--session-dir) at a file in a folder you can write."
+        )
     folder = path.parent
     if path.exists() and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
         which = "the database file" if not os.access(path, os.W_OK) else "its folder"
-        raise StoreError(f"Cannot open {path}: {which} is read-only, and Harnez writes to every database it "
-                         "opens (its journal too). Make it writable, or set HARNEZ_DATABASE_PATH (or "
-                         "--session-dir) to a file in a folder you can write.")
+        raise StoreError(
+            f"Cannot open {path}: {which} is read-only, and Harnez writes to every database it "
+            "opens (its journal too). Make it writable, or set HARNEZ_DATABASE_PATH (or "
+            "--session-dir) to a file in a folder you can write."
+        )
     created = _make_folder(folder)
     if not created and folder.name == OWN_FOLDER and _loose(folder, FOLDER_MODE):
         _tighten(folder, FOLDER_MODE)
@@ -46,8 +50,9 @@ def prepare(path: Path) -> list[str]:
         _tighten(file, FILE_MODE)
     if loose:
         names = ", ".join(p.name for p in loose)
-        notices.append(f"Made the database files private (mode 600) in {folder}: {names} were readable by "
-                       "other users.")
+        notices.append(
+            f"Made the database files private (mode 600) in {folder}: {names} were readable by other users."
+        )
     if not path.exists():
         create_private(path)
     return notices
@@ -62,12 +67,16 @@ def _make_folder(folder: Path) -> bool:
     except FileExistsError:
         if folder.is_dir():
             return False
-        raise StoreError(f"Cannot keep the database in {folder}: it exists and is not a folder. Move it "
-                         "away or set HARNEZ_DATABASE_PATH to another file.") from None
+        raise StoreError(
+            f"Cannot keep the database in {folder}: it exists and is not a folder. Move it "
+            "away or set HARNEZ_DATABASE_PATH to another file."
+        ) from None
     except OSError as exc:
-        raise StoreError(f"Cannot create the folder {folder} for the database ({exc.strerror}). Make it "
-                         "writable, or set HARNEZ_DATABASE_PATH (or --session-dir) to a folder you can "
-                         "write.") from None
+        raise StoreError(
+            f"Cannot create the folder {folder} for the database ({exc.strerror}). Make it "
+            "writable, or set HARNEZ_DATABASE_PATH (or --session-dir) to a folder you can "
+            "write."
+        ) from None
     os.chmod(folder, FOLDER_MODE)  # mkdir's mode is filtered by the umask; make it exact
     return True
 
@@ -77,8 +86,10 @@ def create_private(path: Path) -> None:
     try:
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
     except OSError as exc:
-        raise StoreError(f"Cannot create the database {path} ({exc.strerror}). Make its folder writable, "
-                         "or set HARNEZ_DATABASE_PATH (or --session-dir) to a folder you can write.") from None
+        raise StoreError(
+            f"Cannot create the database {path} ({exc.strerror}). Make its folder writable, "
+            "or set HARNEZ_DATABASE_PATH (or --session-dir) to a folder you can write."
+        ) from None
 
 
 def _database_files(path: Path) -> list[Path]:

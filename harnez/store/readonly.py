@@ -72,8 +72,13 @@ class ReadOnlyDatabase:
         if self._conn is None:
             if not self.path.is_file():
                 raise DatabaseGone(f"{self.path} is gone (moved or deleted).")
-            conn = sqlite3.connect(f"file:{quote(str(self.path))}?mode=ro", uri=True, timeout=self.budget,
-                                   check_same_thread=False, isolation_level=None)
+            conn = sqlite3.connect(
+                f"file:{quote(str(self.path))}?mode=ro",
+                uri=True,
+                timeout=self.budget,
+                check_same_thread=False,
+                isolation_level=None,
+            )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only = ON")
             conn.set_progress_handler(self._over_budget, 1000)

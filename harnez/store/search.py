@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from harnez.store.db import Database
 from harnez.store.sessions import decode_cursor, encode_cursor
@@ -44,14 +45,36 @@ class SearchPage:
     next_cursor: str | None
 
 
+def _matches(query: str, workspace: str | None, before: int | None, scan: int) -> tuple[str, list[Any]]:
+    """The SQL (and its parameters) of up to `scan` matching documents, newest first, before a cursor."""
+    sql = "SELECT d.id, d.session, d.kind FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
+    where: list[str] = ["search_fts MATCH ?"]
+    params: list[Any] = [query]
+    if before is not None:
+        where.append("search_fts.rowid < ?")
+        params.append(before)
+    if workspace is not None:
+        sql += " JOIN sessions s ON s.num = d.session"
+        where.append("s.workspace = ?")
+        params.append(workspace)
+    sql += " WHERE " + " AND ".join(where) + " ORDER BY search_fts.rowid DESC LIMIT ?"
+    return sql, [*params, scan]
+
+
 class FullTextSearch:
     """Unranked (newest first) FTS5 matching: cheap for common and rare terms alike."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def search(self, text: str, workspace: str | None = None, cursor: str | None = None,
-                     limit: int = 50, scan: int = SCAN_LIMIT) -> SearchPage:
+    async def search(
+        self,
+        text: str,
+        workspace: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        scan: int = SCAN_LIMIT,
+    ) -> SearchPage:
         """Distinct sessions with matching text, newest matching document first.
 
         A session can appear again on a later page when it has older matching documents; clients
@@ -62,17 +85,7 @@ class FullTextSearch:
         if query is None:
             return SearchPage([], None)
         before = decode_cursor(cursor)[0] if cursor else None
-        sql = "SELECT d.id, d.session, d.kind FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
-        where, params = ["search_fts MATCH ?"], [query]
-        if before is not None:
-            where.append("search_fts.rowid < ?")
-            params.append(before)
-        if workspace is not None:
-            sql += " JOIN sessions s ON s.num = d.session"
-            where.append("s.workspace = ?")
-            params.append(workspace)
-        sql += " WHERE " + " AND ".join(where) + " ORDER BY search_fts.rowid DESC LIMIT ?"
-        rows = await self._db.fetchall(sql, [*params, scan])
+        rows = await self._db.fetchall(*_matches(query, workspace, before, scan))
         chosen: dict[int, tuple[int, str]] = {}
         last_doc = None
         for doc_id, session, kind in rows:
@@ -111,5 +124,5 @@ def make_snippet(text: str, words: list[str], width: int = SNIPPET_WORDS) -> str
 
     first = next((i for i, token in enumerate(tokens) if matches(token)), 0)
     start = max(0, min(first - width // 3, len(tokens) - width))
-    shown = [f"[{t}]" if matches(t) else t for t in tokens[start:start + width]]
+    shown = [f"[{t}]" if matches(t) else t for t in tokens[start : start + width]]
     return ("…" if start > 0 else "") + " ".join(shown) + ("…" if start + width < len(tokens) else "")

@@ -14,7 +14,9 @@ from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
 from harnez.store.db import Database, inserted_id
 
-_COLUMNS = "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
+_COLUMNS = (
+    "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +43,34 @@ class SessionRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form used by listings."""
-        return {"id": self.id, "title": self.title, "title_source": self.title_source, "workspace": self.workspace,
-                "model": self.model, "status": self.status, "created_at": self.created_at,
-                "updated_at": self.updated_at, "origin": self.origin}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "title_source": self.title_source,
+            "workspace": self.workspace,
+            "model": self.model,
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "origin": self.origin,
+        }
 
 
 def _record(row: sqlite3.Row) -> SessionRecord:
     """A session row (selected as `_COLUMNS`) read by column name."""
-    return SessionRecord(num=row["num"], id=row["id"], workspace=row["workspace"], title=row["title"],
-                         title_source=row["title_source"], naming_used=bool(row["naming_used"]), model=row["model"],
-                         status=row["status"], created_at=row["created_at"], updated_at=row["updated_at"],
-                         origin=row["origin"])
+    return SessionRecord(
+        num=row["num"],
+        id=row["id"],
+        workspace=row["workspace"],
+        title=row["title"],
+        title_source=row["title_source"],
+        naming_used=bool(row["naming_used"]),
+        model=row["model"],
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        origin=row["origin"],
+    )
 
 
 def new_session_id() -> str:
@@ -69,7 +88,9 @@ def decode_cursor(cursor: str) -> list[Any]:
     try:
         return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, json.JSONDecodeError) as exc:
-        raise ValueError(f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page.") from exc
+        raise ValueError(
+            f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page."
+        ) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,41 +108,68 @@ class SessionTable:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, session_id: str, workspace: str, model: str | None, title: str | None = None,
-                     title_source: str | None = None) -> SessionRecord:
+    async def insert(
+        self,
+        session_id: str,
+        workspace: str,
+        model: str | None,
+        title: str | None = None,
+        title_source: str | None = None,
+    ) -> SessionRecord:
         """Persist a session (called when its first user message arrives)."""
         now = time.time()
         title = redact(title) if title else title
         async with self._db.transaction() as conn:
             cur = await conn.execute(
                 "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_id, workspace, title, title_source, model, now, now))
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, workspace, title, title_source, model, now, now),
+            )
             num = inserted_id(cur)
-            await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'workspace', ?)",
-                               (num, workspace))
+            await conn.execute(
+                "INSERT INTO search_docs (session, kind, text) VALUES (?, 'workspace', ?)", (num, workspace)
+            )
             if title:
-                await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)",
-                                   (num, title))
-        return SessionRecord(num=num, id=session_id, workspace=workspace, title=title, title_source=title_source,
-                             naming_used=False, model=model, status="idle", created_at=now, updated_at=now)
+                await conn.execute(
+                    "INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title)
+                )
+        return SessionRecord(
+            num=num,
+            id=session_id,
+            workspace=workspace,
+            title=title,
+            title_source=title_source,
+            naming_used=False,
+            model=model,
+            status="idle",
+            created_at=now,
+            updated_at=now,
+        )
 
     async def get(self, session_id: str) -> SessionRecord:
         """The session with this exact id."""
         row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         if row is None:
-            raise SessionNotFoundError(f"No session has the id {session_id!r}. List them with `harnez sessions --all`.")
+            raise SessionNotFoundError(
+                f"No session has the id {session_id!r}. List them with `harnez sessions --all`."
+            )
         return _record(row)
 
     async def find(self, prefix: str) -> SessionRecord:
         """The one session whose id starts with `prefix`."""
         clean = prefix.strip().lower()
         if not clean or any(c not in "0123456789abcdef" for c in clean):
-            raise SessionNotFoundError(f"{prefix!r} is not a session id (ids are hexadecimal). "
-                                       "List them with `harnez sessions --all`.")
-        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM sessions WHERE id >= ? AND id < ? LIMIT 2",
-                                       (clean, clean + "g"))
+            raise SessionNotFoundError(
+                f"{prefix!r} is not a session id (ids are hexadecimal). "
+                "List them with `harnez sessions --all`."
+            )
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM sessions WHERE id >= ? AND id < ? LIMIT 2", (clean, clean + "g")
+        )
         if not rows:
-            raise SessionNotFoundError(f"No session id starts with {prefix!r}. List them with `harnez sessions --all`.")
+            raise SessionNotFoundError(
+                f"No session id starts with {prefix!r}. List them with `harnez sessions --all`."
+            )
         if len(rows) > 1:
             raise SessionNotFoundError(f"Several sessions start with {prefix!r}; type more of the id.")
         return _record(rows[0])
@@ -130,11 +178,17 @@ class SessionTable:
         """The most recently active session of a workspace."""
         row = await self._db.fetchone(
             f"SELECT {_COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, num DESC LIMIT 1",
-            (workspace,))
+            (workspace,),
+        )
         return _record(row) if row else None
 
-    async def page(self, workspace: str | None = None, cursor: str | None = None, limit: int = 50,
-                   title_filter: str | None = None) -> SessionPage:
+    async def page(
+        self,
+        workspace: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+        title_filter: str | None = None,
+    ) -> SessionPage:
         """Sessions newest first (by last activity), keyset-paginated."""
         where, params = [], []
         if workspace is not None:
@@ -142,7 +196,9 @@ class SessionTable:
             params.append(workspace)
         if title_filter:
             like = "%" + title_filter.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where.append("(title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
+            where.append(
+                "(title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+            )
             params += [like, like, title_filter.lower() + "%"]
         if cursor:
             updated, num = decode_cursor(cursor)
@@ -177,13 +233,17 @@ class SessionTable:
             if cur.rowcount == 0:
                 return False
             await conn.execute("DELETE FROM search_docs WHERE session = ? AND kind = 'title'", (num,))
-            await conn.execute("INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title))
+            await conn.execute(
+                "INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title)
+            )
         return True
 
     async def mark_naming_used(self, num: int) -> bool:
         """Mark the first prompt as used for naming; False when it already was (naming runs once)."""
         async with self._db.transaction() as conn:
-            cur = await conn.execute("UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,))
+            cur = await conn.execute(
+                "UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,)
+            )
             return cur.rowcount == 1
 
     async def set_fields(self, num: int, **fields: Any) -> None:

@@ -42,9 +42,17 @@ class TaskRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form."""
-        return {"id": self.id, "state": self.state, "input": self.input, "model": self.model,
-                "stop_reason": self.stop_reason, "error": self.error, "created_at": self.created_at,
-                "started_at": self.started_at, "finished_at": self.finished_at}
+        return {
+            "id": self.id,
+            "state": self.state,
+            "input": self.input,
+            "model": self.model,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
 
 
 _COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, started_at, finished_at"
@@ -52,9 +60,18 @@ _COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, st
 
 def _task(row: sqlite3.Row) -> TaskRecord:
     """A task row (selected as `_COLUMNS`) read by column name."""
-    return TaskRecord(id=row["id"], session_num=row["session"], state=row["state"], input=row["input"],
-                      model=row["model"], stop_reason=row["stop_reason"], error=row["error"],
-                      created_at=row["created_at"], started_at=row["started_at"], finished_at=row["finished_at"])
+    return TaskRecord(
+        id=row["id"],
+        session_num=row["session"],
+        state=row["state"],
+        input=row["input"],
+        model=row["model"],
+        stop_reason=row["stop_reason"],
+        error=row["error"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )
 
 
 def pid_alive(pid: int | None, started: int | None = None) -> bool:
@@ -103,14 +120,18 @@ OWN_START = process_start(os.getpid())
 
 
 async def _refuse_if_busy_elsewhere(conn: Any, session_num: int) -> None:
-    async with conn.execute("SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN "
-                            "('queued', 'running') AND runner_pid != ?", (session_num, os.getpid())) as cur:
+    async with conn.execute(
+        "SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN "
+        "('queued', 'running') AND runner_pid != ?",
+        (session_num, os.getpid()),
+    ) as cur:
         rows = await cur.fetchall()
     for pid, started in rows:
         if pid_alive(pid, started):
             raise SessionBusyError(
                 f"Another Harnez process (pid {pid}) is running a task in this session; its turns and "
-                "yours would mix. Wait for it to finish (or stop it there), then send the prompt again.")
+                "yours would mix. Wait for it to finish (or stop it there), then send the prompt again."
+            )
 
 
 class TaskTable:
@@ -119,7 +140,9 @@ class TaskTable:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def create(self, session_num: int, text: str, model: str | None, state: str = "queued") -> TaskRecord:
+    async def create(
+        self, session_num: int, text: str, model: str | None, state: str = "queued"
+    ) -> TaskRecord:
         """A new task for a session; refused while another live process runs one in the same session.
 
         The check and the insert share one write transaction, so two processes can never both start
@@ -131,9 +154,21 @@ class TaskTable:
             await _refuse_if_busy_elsewhere(conn, session_num)
             cur = await conn.execute(
                 "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_num, state, text, model, os.getpid(), OWN_START, now))
-        return TaskRecord(id=inserted_id(cur), session_num=session_num, state=state, input=text, model=model,
-                          stop_reason=None, error=None, created_at=now, started_at=None, finished_at=None)
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_num, state, text, model, os.getpid(), OWN_START, now),
+            )
+        return TaskRecord(
+            id=inserted_id(cur),
+            session_num=session_num,
+            state=state,
+            input=text,
+            model=model,
+            stop_reason=None,
+            error=None,
+            created_at=now,
+            started_at=None,
+            finished_at=None,
+        )
 
     async def get(self, task_id: int) -> TaskRecord | None:
         """A task by id."""
@@ -142,11 +177,20 @@ class TaskTable:
 
     async def of_session(self, session_num: int) -> list[TaskRecord]:
         """Every task of a session, oldest first."""
-        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id", (session_num,))
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id", (session_num,)
+        )
         return [_task(row) for row in rows]
 
-    async def transition(self, task_id: int, state: str, *, stop_reason: str | None = None,
-                         error: str | None = None, turns: int | None = None) -> TaskRecord:
+    async def transition(
+        self,
+        task_id: int,
+        state: str,
+        *,
+        stop_reason: str | None = None,
+        error: str | None = None,
+        turns: int | None = None,
+    ) -> TaskRecord:
         """Move a task to `state`, checking the state machine."""
         if state not in STATES:
             raise InvalidTransition(f"Unknown task state {state!r}.")
@@ -165,7 +209,8 @@ class TaskTable:
                 "UPDATE tasks SET state = ?, stop_reason = COALESCE(?, stop_reason), error = COALESCE(?, error), "
                 "started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at), runner_pid = ?, "
                 "runner_start = ?, turns = COALESCE(?, turns) WHERE id = ?",
-                (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id))
+                (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id),
+            )
         task = await self.get(task_id)
         assert task is not None
         return task
@@ -173,7 +218,8 @@ class TaskTable:
     async def abandoned(self) -> list[tuple[int, int]]:
         """(task id, session num) of tasks left queued or running by a process that is gone."""
         rows = await self._db.fetchall(
-            "SELECT id, session, runner_pid, runner_start FROM tasks WHERE state IN ('queued', 'running')")
+            "SELECT id, session, runner_pid, runner_start FROM tasks WHERE state IN ('queued', 'running')"
+        )
         return [(r[0], r[1]) for r in rows if not pid_alive(r[2], r[3])]
 
     async def mark_interrupted(self, task_id: int) -> None:
@@ -181,4 +227,6 @@ class TaskTable:
         async with self._db.transaction() as conn:
             await conn.execute(
                 "UPDATE tasks SET state = 'interrupted', stop_reason = 'interrupted', finished_at = ? "
-                "WHERE id = ? AND state IN ('queued', 'running')", (time.time(), task_id))
+                "WHERE id = ? AND state IN ('queued', 'running')",
+                (time.time(), task_id),
+            )

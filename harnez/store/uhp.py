@@ -70,24 +70,44 @@ class UploadRow:
     created_at: float
 
 
-_RESPONSE_COLUMNS = ("id, task, session, session_id, harness, previous, model, requested_model, fallback_reason, "
-                     "input, options, metadata, stored, deleted, start_seq, created_at")
+_RESPONSE_COLUMNS = (
+    "id, task, session, session_id, harness, previous, model, requested_model, fallback_reason, "
+    "input, options, metadata, stored, deleted, start_seq, created_at"
+)
 
 
 def _response(row: sqlite3.Row) -> ResponseRow:
     """A response row (selected as `_RESPONSE_COLUMNS`) read by column name."""
     return ResponseRow(
-        id=row["id"], task=row["task"], session_num=row["session"], session_id=row["session_id"],
-        harness=row["harness"], previous=row["previous"], model=row["model"], requested_model=row["requested_model"],
-        fallback_reason=row["fallback_reason"], input=json.loads(row["input"]), options=json.loads(row["options"]),
-        metadata=json.loads(row["metadata"]), stored=bool(row["stored"]), deleted=bool(row["deleted"]),
-        start_seq=row["start_seq"], created_at=row["created_at"])
+        id=row["id"],
+        task=row["task"],
+        session_num=row["session"],
+        session_id=row["session_id"],
+        harness=row["harness"],
+        previous=row["previous"],
+        model=row["model"],
+        requested_model=row["requested_model"],
+        fallback_reason=row["fallback_reason"],
+        input=json.loads(row["input"]),
+        options=json.loads(row["options"]),
+        metadata=json.loads(row["metadata"]),
+        stored=bool(row["stored"]),
+        deleted=bool(row["deleted"]),
+        start_seq=row["start_seq"],
+        created_at=row["created_at"],
+    )
 
 
 def _harness(row: sqlite3.Row) -> HarnessRow:
     """A harness row read by column name."""
-    return HarnessRow(id=row["id"], name=row["name"], base=row["base"], config=json.loads(row["config"]),
-                      builtin=bool(row["builtin"]), created_at=row["created_at"])
+    return HarnessRow(
+        id=row["id"],
+        name=row["name"],
+        base=row["base"],
+        config=json.loads(row["config"]),
+        builtin=bool(row["builtin"]),
+        created_at=row["created_at"],
+    )
 
 
 class UhpTables:
@@ -101,17 +121,21 @@ class UhpTables:
     async def harnesses(self) -> list[HarnessRow]:
         """Every configured harness, oldest first."""
         rows = await self._db.fetchall(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses ORDER BY created_at, id")
+            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses ORDER BY created_at, id"
+        )
         return [_harness(r) for r in rows]
 
     async def harness(self, harness_id: str) -> HarnessRow | None:
         row = await self._db.fetchone(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE id = ?", (harness_id,))
+            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE id = ?",
+            (harness_id,),
+        )
         return _harness(row) if row else None
 
     async def builtin_harness(self) -> HarnessRow | None:
         row = await self._db.fetchone(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE builtin = 1 LIMIT 1")
+            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE builtin = 1 LIMIT 1"
+        )
         return _harness(row) if row else None
 
     async def save_harness(self, harness: HarnessRow, skills: list[SkillFileRow] | None) -> None:
@@ -120,13 +144,21 @@ class UhpTables:
             await conn.execute(
                 "INSERT INTO uhp_harnesses (id, name, base, config, builtin, created_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET name = excluded.name, config = excluded.config",
-                (harness.id, harness.name, harness.base, json.dumps(harness.config), int(harness.builtin),
-                 harness.created_at))
+                (
+                    harness.id,
+                    harness.name,
+                    harness.base,
+                    json.dumps(harness.config),
+                    int(harness.builtin),
+                    harness.created_at,
+                ),
+            )
             if skills is not None:
                 await conn.execute("DELETE FROM uhp_skill_files WHERE harness = ?", (harness.id,))
                 await conn.executemany(
                     "INSERT INTO uhp_skill_files (harness, skill, path, content, binary) VALUES (?, ?, ?, ?, ?)",
-                    [(harness.id, f.skill, f.path, f.content, int(f.binary)) for f in skills])
+                    [(harness.id, f.skill, f.path, f.content, int(f.binary)) for f in skills],
+                )
 
     async def delete_harness(self, harness_id: str) -> bool:
         async with self._db.transaction() as conn:
@@ -141,15 +173,23 @@ class UhpTables:
             sql += " AND skill = ?"
             params += (skill,)
         rows = await self._db.fetchall(sql + " ORDER BY skill, path", params)
-        return [SkillFileRow(skill=row["skill"], path=row["path"], content=bytes(row["content"]),
-                             binary=bool(row["binary"])) for row in rows]
+        return [
+            SkillFileRow(
+                skill=row["skill"],
+                path=row["path"],
+                content=bytes(row["content"]),
+                binary=bool(row["binary"]),
+            )
+            for row in rows
+        ]
 
     # sessions ----------------------------------------------------------------------------------
 
     async def session_harness(self, session_num: int) -> tuple[str, bool] | None:
         """(harness id, fixed workspace) of a session made over HTTP; None for any other session."""
-        row = await self._db.fetchone("SELECT harness, fixed_workspace FROM uhp_sessions WHERE session = ?",
-                                      (session_num,))
+        row = await self._db.fetchone(
+            "SELECT harness, fixed_workspace FROM uhp_sessions WHERE session = ?", (session_num,)
+        )
         return (row[0], bool(row[1])) if row else None
 
     async def session_page(self, harness_id: str | None, cursor: str | None, limit: int) -> SessionPage:
@@ -165,7 +205,9 @@ class UhpTables:
         sql = "SELECT s.num, s.updated_at FROM sessions s JOIN uhp_sessions u ON u.session = s.num"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        rows = await self._db.fetchall(sql + " ORDER BY s.updated_at DESC, s.num DESC LIMIT ?", [*params, limit + 1])
+        rows = await self._db.fetchall(
+            sql + " ORDER BY s.updated_at DESC, s.num DESC LIMIT ?", [*params, limit + 1]
+        )
         nums = [row[0] for row in rows[:limit]]
         found = await SessionTable(self._db).by_nums(nums)
         records = [found[num] for num in nums if num in found]
@@ -181,22 +223,42 @@ class UhpTables:
         async with self._db.transaction() as conn:
             await conn.execute(
                 "INSERT OR IGNORE INTO uhp_sessions (session, harness, fixed_workspace, created_at) VALUES (?, ?, ?, ?)",
-                (row.session_num, row.harness, int(fixed_workspace), row.created_at))
+                (row.session_num, row.harness, int(fixed_workspace), row.created_at),
+            )
             await conn.execute(
                 f"INSERT INTO uhp_responses ({_RESPONSE_COLUMNS}) VALUES ({', '.join('?' * 16)})",
-                (row.id, row.task, row.session_num, row.session_id, row.harness, row.previous, row.model,
-                 row.requested_model, row.fallback_reason, json.dumps(row.input), json.dumps(row.options),
-                 json.dumps(row.metadata), int(row.stored), int(row.deleted), row.start_seq, row.created_at))
+                (
+                    row.id,
+                    row.task,
+                    row.session_num,
+                    row.session_id,
+                    row.harness,
+                    row.previous,
+                    row.model,
+                    row.requested_model,
+                    row.fallback_reason,
+                    json.dumps(row.input),
+                    json.dumps(row.options),
+                    json.dumps(row.metadata),
+                    int(row.stored),
+                    int(row.deleted),
+                    row.start_seq,
+                    row.created_at,
+                ),
+            )
 
     async def response(self, response_id: str) -> ResponseRow | None:
-        row = await self._db.fetchone(f"SELECT {_RESPONSE_COLUMNS} FROM uhp_responses WHERE id = ?", (response_id,))
+        row = await self._db.fetchone(
+            f"SELECT {_RESPONSE_COLUMNS} FROM uhp_responses WHERE id = ?", (response_id,)
+        )
         return _response(row) if row else None
 
     async def session_responses(self, session_num: int) -> list[ResponseRow]:
         """A session's responses, oldest first (deleted ones included)."""
         rows = await self._db.fetchall(
             f"SELECT {_RESPONSE_COLUMNS} FROM uhp_responses WHERE session = ? ORDER BY created_at, rowid",
-            (session_num,))
+            (session_num,),
+        )
         return [_response(r) for r in rows]
 
     async def delete_response(self, response_id: str) -> None:
@@ -209,13 +271,17 @@ class UhpTables:
         """Remember `key` for `response_id`, unless it is known: the response it already names."""
         now = time.time()
         async with self._db.transaction() as conn:
-            await conn.execute("DELETE FROM uhp_idempotency WHERE created_at < ?", (now - IDEMPOTENCY_SECONDS,))
+            await conn.execute(
+                "DELETE FROM uhp_idempotency WHERE created_at < ?", (now - IDEMPOTENCY_SECONDS,)
+            )
             async with conn.execute("SELECT response FROM uhp_idempotency WHERE key = ?", (key,)) as cur:
                 found = await cur.fetchone()
             if found is not None:
                 return str(found[0])
-            await conn.execute("INSERT INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
-                               (key, response_id, now))
+            await conn.execute(
+                "INSERT INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
+                (key, response_id, now),
+            )
         return response_id
 
     async def forget_key(self, key: str) -> None:
@@ -229,26 +295,42 @@ class UhpTables:
         async with self._db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO uhp_uploads (id, filename, media_type, bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (row.id, row.filename, row.media_type, row.bytes, content, row.created_at))
+                (row.id, row.filename, row.media_type, row.bytes, content, row.created_at),
+            )
 
     async def upload(self, file_id: str) -> tuple[UploadRow, bytes] | None:
         row = await self._db.fetchone(
-            "SELECT id, filename, media_type, bytes, created_at, content FROM uhp_uploads WHERE id = ?", (file_id,))
+            "SELECT id, filename, media_type, bytes, created_at, content FROM uhp_uploads WHERE id = ?",
+            (file_id,),
+        )
         if row is None:
             return None
-        upload = UploadRow(id=row["id"], filename=row["filename"], media_type=row["media_type"], bytes=row["bytes"],
-                           created_at=row["created_at"])
+        upload = UploadRow(
+            id=row["id"],
+            filename=row["filename"],
+            media_type=row["media_type"],
+            bytes=row["bytes"],
+            created_at=row["created_at"],
+        )
         return upload, bytes(row["content"])
 
-    async def artifact_ids(self, session_num: int, paths: list[str], new_id: Any) -> dict[str, tuple[str, float]]:
+    async def artifact_ids(
+        self, session_num: int, paths: list[str], new_id: Any
+    ) -> dict[str, tuple[str, float]]:
         """(id, first seen) of each artifact path of a session, giving new paths a new id."""
-        known = {r[0]: (r[1], r[2]) for r in await self._db.fetchall(
-            "SELECT path, id, created_at FROM uhp_artifacts WHERE session = ?", (session_num,))}
+        known = {
+            r[0]: (r[1], r[2])
+            for r in await self._db.fetchall(
+                "SELECT path, id, created_at FROM uhp_artifacts WHERE session = ?", (session_num,)
+            )
+        }
         fresh = [(new_id(), session_num, path, time.time()) for path in paths if path not in known]
         if fresh:
             async with self._db.transaction() as conn:
                 await conn.executemany(
-                    "INSERT OR IGNORE INTO uhp_artifacts (id, session, path, created_at) VALUES (?, ?, ?, ?)", fresh)
+                    "INSERT OR IGNORE INTO uhp_artifacts (id, session, path, created_at) VALUES (?, ?, ?, ?)",
+                    fresh,
+                )
             return await self.artifact_ids(session_num, paths, new_id)
         return {path: known[path] for path in paths}
 
@@ -262,22 +344,28 @@ class UhpTables:
     async def share(self, session_num: int) -> tuple[str, float] | None:
         """(id, created) of the session's live share."""
         row = await self._db.fetchone(
-            "SELECT id, created_at FROM uhp_shares WHERE session = ? AND revoked_at IS NULL", (session_num,))
+            "SELECT id, created_at FROM uhp_shares WHERE session = ? AND revoked_at IS NULL", (session_num,)
+        )
         return (row[0], row[1]) if row else None
 
     async def add_share(self, share_id: str, session_num: int) -> None:
         async with self._db.transaction() as conn:
-            await conn.execute("INSERT INTO uhp_shares (id, session, created_at) VALUES (?, ?, ?)",
-                               (share_id, session_num, time.time()))
+            await conn.execute(
+                "INSERT INTO uhp_shares (id, session, created_at) VALUES (?, ?, ?)",
+                (share_id, session_num, time.time()),
+            )
 
     async def revoke_share(self, session_num: int) -> bool:
         async with self._db.transaction() as conn:
-            cur = await conn.execute("UPDATE uhp_shares SET revoked_at = ? WHERE session = ? AND revoked_at IS NULL",
-                                     (time.time(), session_num))
+            cur = await conn.execute(
+                "UPDATE uhp_shares SET revoked_at = ? WHERE session = ? AND revoked_at IS NULL",
+                (time.time(), session_num),
+            )
             return cur.rowcount > 0
 
     async def shared_session(self, share_id: str) -> int | None:
         """The session num a live share shows."""
-        row = await self._db.fetchone("SELECT session FROM uhp_shares WHERE id = ? AND revoked_at IS NULL",
-                                      (share_id,))
+        row = await self._db.fetchone(
+            "SELECT session FROM uhp_shares WHERE id = ? AND revoked_at IS NULL", (share_id,)
+        )
         return row[0] if row else None

@@ -12,8 +12,20 @@ from harnez.errors import HarnezError
 
 STOPS = ("end_turn", "tool_use", "max_tokens", "content_filter")
 _TURN_KEYS = {
-    "path", "reply", "usage", "stop", "model", "status", "body", "headers", "cut_after_chunks",
-    "delay_per_chunk", "malformed_line", "unknown_item", "hold", "hold_after_chunks",
+    "path",
+    "reply",
+    "usage",
+    "stop",
+    "model",
+    "status",
+    "body",
+    "headers",
+    "cut_after_chunks",
+    "delay_per_chunk",
+    "malformed_line",
+    "unknown_item",
+    "hold",
+    "hold_after_chunks",
 }
 
 
@@ -75,7 +87,11 @@ def parse_part(raw: dict[str, Any], index: int) -> Part:
         call = raw["tool_call"]
         args = call.get("arguments", {})
         text = args if isinstance(args, str) else json.dumps(args)
-        chunks = tuple(call["chunks"]) if isinstance(call.get("chunks"), list) else split_even(text, call.get("chunks", 3))
+        chunks = (
+            tuple(call["chunks"])
+            if isinstance(call.get("chunks"), list)
+            else split_even(text, call.get("chunks", 3))
+        )
         return Part("tool_call", chunks, name=call["name"], id=str(call.get("id", f"call_{index}")))
     raise ScriptError(f"reply part {index} has none of text, reasoning, tool_call: {raw!r}")
 
@@ -114,7 +130,9 @@ class Script:
             try:
                 import yaml  # type: ignore[import-untyped]
             except ImportError as exc:
-                raise ScriptError(f"{path}: YAML scripts need PyYAML installed; or write the script as JSON") from exc
+                raise ScriptError(
+                    f"{path}: YAML scripts need PyYAML installed; or write the script as JSON"
+                ) from exc
             return cls.from_data(yaml.safe_load(text))
         try:
             return cls.from_data(json.loads(text))

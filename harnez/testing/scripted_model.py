@@ -17,8 +17,17 @@ from harnez.testing.formats import RENDERERS, Frame, error_body
 from harnez.testing.script import Script, Turn
 
 ROUTES = {"/chat/completions": "chat", "/responses": "responses", "/messages": "anthropic"}
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +86,9 @@ class ScriptedModel:
 
     def start(self) -> ScriptedModel:
         """Serve from a background thread; returns once the port is bound."""
-        self._thread = threading.Thread(target=asyncio.run, args=(self.serve(),), name="scripted-model", daemon=True)
+        self._thread = threading.Thread(
+            target=asyncio.run, args=(self.serve(),), name="scripted-model", daemon=True
+        )
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("the scripted model did not start listening within 10 s")
@@ -135,7 +146,9 @@ class ScriptedModel:
     async def _respond(self, request: RecordedRequest, writer: asyncio.StreamWriter) -> bool:
         kind = next((k for suffix, k in ROUTES.items() if request.path.endswith(suffix)), None)
         if request.method != "POST" or kind is None:
-            await _send_json(writer, 404, {"error": {"message": f"no route for {request.method} {request.path}"}})
+            await _send_json(
+                writer, 404, {"error": {"message": f"no route for {request.method} {request.path}"}}
+            )
             return True
         with self._lock:
             turn = self.script.take(request.path)
@@ -158,7 +171,11 @@ class ScriptedModel:
         return await self._stream(writer, turn, kind, frames_of(turn, model, body))
 
     async def _stream(self, writer: asyncio.StreamWriter, turn: Turn, kind: str, frames: list[Frame]) -> bool:
-        head = {"content-type": "text/event-stream", "cache-control": "no-cache", "transfer-encoding": "chunked"}
+        head = {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            "transfer-encoding": "chunked",
+        }
         writer.write(_head(200, {**head, **turn.headers}))
         for sent, frame in enumerate(frames):
             if turn.cut_after_chunks is not None and sent >= turn.cut_after_chunks:
@@ -206,7 +223,9 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
 
 
 def _head(status: int, headers: dict[str, str]) -> bytes:
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"] + [f"{k}: {v}" for k, v in headers.items()]
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"] + [
+        f"{k}: {v}" for k, v in headers.items()
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
@@ -214,7 +233,9 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-async def _send_json(writer: asyncio.StreamWriter, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+async def _send_json(
+    writer: asyncio.StreamWriter, status: int, body: Any, headers: dict[str, str] | None = None
+) -> None:
     data = (body if isinstance(body, str) else json.dumps(body)).encode()
     head = {"content-type": "application/json", "content-length": str(len(data)), **(headers or {})}
     writer.write(_head(status, head) + data)
@@ -233,13 +254,19 @@ def demo_script() -> Script:
 
 def demo_settings(url: str) -> str:
     """The project settings that point Harnez at a scripted model served at `url`."""
-    return json.dumps({"providers": {"scripted": {"wire": "openai-chat", "base_url": f"{url}/v1"}},
-                       "model": "scripted/demo"})
+    return json.dumps(
+        {
+            "providers": {"scripted": {"wire": "openai-chat", "base_url": f"{url}/v1"}},
+            "model": "scripted/demo",
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     """`python -m harnez.testing.scripted_model (--demo | --script FILE) [--port N]`."""
-    parser = argparse.ArgumentParser(description="Serve a scripted model on 127.0.0.1 for trying or testing Harnez.")
+    parser = argparse.ArgumentParser(
+        description="Serve a scripted model on 127.0.0.1 for trying or testing Harnez."
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--demo", action="store_true", help="serve the built-in demo, round and round")
     source.add_argument("--script", type=Path, help="a JSON (or YAML) script, see docs/wires.md")
@@ -248,7 +275,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         script = demo_script() if args.demo else Script.from_file(args.script)
     except OSError as exc:
-        parser.exit(2, f"scripted model: cannot read the script {args.script} ({exc.strerror}); check the path\n")
+        parser.exit(
+            2, f"scripted model: cannot read the script {args.script} ({exc.strerror}); check the path\n"
+        )
     except HarnezError as exc:
         parser.exit(2, f"scripted model: {exc.message}\n")
     model = ScriptedModel(script, port=args.port)
@@ -268,8 +297,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.exit(0)
     except OSError as exc:  # the port is taken
-        parser.exit(2, f"scripted model: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
-                       "pick another --port (0 picks a free one)\n")
+        parser.exit(
+            2,
+            f"scripted model: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); "
+            "pick another --port (0 picks a free one)\n",
+        )
 
 
 if __name__ == "__main__":

@@ -243,9 +243,7 @@ class _Phrase:
     stems: frozenset[str]
 
 
-def _choose_phrases(
-    source: str, candidates: list[str], identifiers: dict[str, str]
-) -> list[_Phrase]:
+def _choose_phrases(source: str, candidates: list[str], identifiers: dict[str, str]) -> list[_Phrase]:
     """The best phrase, then the best one sharing no word stem with it, in prompt order."""
     chosen: list[_Phrase] = []
     for candidate in candidates:

@@ -59,7 +59,9 @@ async def _active_model(lookup: SessionModelLookup | None, session_id: str | Non
     try:
         return parse_model_ref(text)
     except SettingsError as exc:
-        raise ModelConfigError(f"the session's model {text!r} is not a valid model reference ({exc.message})") from None
+        raise ModelConfigError(
+            f"the session's model {text!r} is not a valid model reference ({exc.message})"
+        ) from None
 
 
 def resolve_naming_model(settings: Settings, ref: ModelRef, session_model: ModelRef | None) -> ResolvedModel:
@@ -77,26 +79,41 @@ def resolve_naming_model(settings: Settings, ref: ModelRef, session_model: Model
     host = settings.providers.get(session_model.provider)
     if host is None or host.wire not in OPENAI_WIRES:
         wire = "an unconfigured provider" if host is None else f"the {host.wire} wire"
-        raise ModelConfigError(_unsupported(
-            settings, ref, f"the session's model {session_model.name} is on {wire}, not an openai-compatible one, "
-            "so its base URL cannot be reused"))
+        raise ModelConfigError(
+            _unsupported(
+                settings,
+                ref,
+                f"the session's model {session_model.name} is on {wire}, not an openai-compatible one, "
+                "so its base URL cannot be reused",
+            )
+        )
     endpoint = endpoint_for(settings, session_model.provider)
     spec = model_spec(settings, ref.provider, ref.model, endpoint.wire)
     level = clamp_thinking(spec, ref.thinking or "off")
-    return ResolvedModel(ref.provider, ref.model, level, endpoint, spec, rate_for(settings, ref.provider, ref.model))
+    return ResolvedModel(
+        ref.provider, ref.model, level, endpoint, spec, rate_for(settings, ref.provider, ref.model)
+    )
 
 
 def _unsupported(settings: Settings, ref: ModelRef, why: str) -> str:
     known = ", ".join(sorted(settings.providers)) or "none configured"
-    return (f"the naming model {ref.name} is unsupported: provider {ref.provider!r} is not configured "
-            f"(known: {known}) and {why}")
+    return (
+        f"the naming model {ref.name} is unsupported: provider {ref.provider!r} is not configured "
+        f"(known: {known}) and {why}"
+    )
 
 
 def title_request(resolved: ResolvedModel, prompt: str) -> WireRequest:
     """The whole naming request: the fixed instruction, the first prompt, no tools, a small output cap."""
     conversation = Conversation(TITLE_INSTRUCTION, (UserMessage(prompt[:MAX_PROMPT_CHARS]),))
-    return WireRequest(resolved.model, conversation, tools=(), max_output=title_max_output(resolved),
-                       thinking=resolved.thinking, spec=resolved.spec)
+    return WireRequest(
+        resolved.model,
+        conversation,
+        tools=(),
+        max_output=title_max_output(resolved),
+        thinking=resolved.thinking,
+        spec=resolved.spec,
+    )
 
 
 def title_max_output(resolved: ResolvedModel) -> int:
@@ -146,4 +163,3 @@ __all__ = [
     "title_max_output",
     "title_request",
 ]
-

@@ -48,7 +48,11 @@ def usable_title(reply: str) -> str | None:
     if title.lower().startswith("title:"):
         title = title[6:].strip()
     title = title.strip(" \"'`*#").rstrip(".").strip()
-    if not title or len(title) > MAX_TITLE_CHARS or any(unicodedata.category(c) in ("Cc", "Cf") for c in title):
+    if (
+        not title
+        or len(title) > MAX_TITLE_CHARS
+        or any(unicodedata.category(c) in ("Cc", "Cf") for c in title)
+    ):
         return None
     return title
 
@@ -94,8 +98,11 @@ class TitlePolicy:
         except Exception as exc:
             log.exception("naming session %s failed", session_id)
             with contextlib.suppress(StoreError):
-                await self.store.warn(session_id, "title-failed", "Automatic naming failed unexpectedly "
-                                      f"({type(exc).__name__}); the title is unchanged.")
+                await self.store.warn(
+                    session_id,
+                    "title-failed",
+                    f"Automatic naming failed unexpectedly ({type(exc).__name__}); the title is unchanged.",
+                )
 
     async def _name_from_source(self, session_id: str, prompt: str) -> None:
         text = self.settings.source
@@ -113,9 +120,13 @@ class TitlePolicy:
         """A broken `model/...` source keeps the excerpt; any other broken source falls back to keywords."""
         if isinstance(text, str) and text.startswith(MODEL_SOURCE_PREFIX):
             await self._save_excerpt(session_id, prompt)
-            await self.store.warn(session_id, "title-failed", f"{sentence(reason)} Kept the excerpt as the title.")
+            await self.store.warn(
+                session_id, "title-failed", f"{sentence(reason)} Kept the excerpt as the title."
+            )
             return
-        await self.store.warn(session_id, "title-failed", f"{sentence(reason)} Used the keyword title instead.")
+        await self.store.warn(
+            session_id, "title-failed", f"{sentence(reason)} Used the keyword title instead."
+        )
         await self._keywords(session_id, prompt)
 
     async def _keywords(self, session_id: str, prompt: str) -> None:
@@ -134,19 +145,27 @@ class TitlePolicy:
         if await self._save_excerpt(session_id, prompt) is False:
             return  # named by the person already: no request, no cost
         if self.model_titler is None:
-            await self.store.warn(session_id, "title-failed",
-                                  f"Model titles are not available in this front end; kept the excerpt ({model}).")
+            await self.store.warn(
+                session_id,
+                "title-failed",
+                f"Model titles are not available in this front end; kept the excerpt ({model}).",
+            )
             return
         try:
             reply = await self.model_titler(model, prompt, session_id=session_id)
         except HarnezError as exc:
-            await self.store.warn(session_id, "title-failed", f"Naming with {model} failed: {sentence(exc.message)} "
-                                  "Kept the excerpt.")
+            await self.store.warn(
+                session_id,
+                "title-failed",
+                f"Naming with {model} failed: {sentence(exc.message)} Kept the excerpt.",
+            )
             return
         title = usable_title(reply)
         if title is None:
-            await self.store.warn(session_id, "title-failed",
-                                  f"{model} gave no usable title (empty, control characters or too long); "
-                                  "kept the excerpt.")
+            await self.store.warn(
+                session_id,
+                "title-failed",
+                f"{model} gave no usable title (empty, control characters or too long); kept the excerpt.",
+            )
             return
         await self.store.save_automatic_title(session_id, title, "model")

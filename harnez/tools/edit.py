@@ -57,8 +57,12 @@ def _edit(path: Path, shown: str, args: EditParams) -> ToolResult:
     path.write_bytes(after.encode("utf-8"))
     count = len(lines)
     noun, where = ("occurrence", "line") if count == 1 else ("occurrences", "lines")
-    details = {"path": shown, "replacements": count, "lines": lines,
-               "diff": unified_diff(before, after, shown)}
+    details = {
+        "path": shown,
+        "replacements": count,
+        "lines": lines,
+        "diff": unified_diff(before, after, shown),
+    }
     return ToolResult(f"Edited {shown}: replaced {count} {noun} at {where} {_join(lines)}.", details)
 
 

@@ -121,9 +121,13 @@ def unified_diff(before: str, after: str, shown: str, context: int = 3) -> str |
     if max(len(old), len(new)) - head - tail > DIFF_LINES_CAP:
         return None
     start = max(0, head - context)
-    lines = difflib.unified_diff(old[start:len(old) - max(0, tail - context)],
-                                 new[start:len(new) - max(0, tail - context)],
-                                 fromfile=f"a/{shown}", tofile=f"b/{shown}", n=context)
+    lines = difflib.unified_diff(
+        old[start : len(old) - max(0, tail - context)],
+        new[start : len(new) - max(0, tail - context)],
+        fromfile=f"a/{shown}",
+        tofile=f"b/{shown}",
+        n=context,
+    )
     marker = "\n\\ No newline at end of file\n"
     text = "".join(line if line.endswith("\n") else line + marker for line in lines)
     return _HUNK.sub(lambda m: _shifted(m, start), text) if start else text

@@ -116,7 +116,7 @@ def _is_redirection(command: str, index: int) -> bool:
 
 
 class SessionGrants:
-    """"Allow for this session" answers.
+    """ "Allow for this session" answers.
 
     A tool grant covers that tool's calls inside the workspace. A shell grant covers exact simple
     commands (each part of a compound command is granted on its own) or, when granted explicitly,
@@ -150,7 +150,7 @@ class SessionGrants:
         rebuilds grants from it, never from a provider-chosen call id.
         """
         if tool.kind == "shell":
-            grant: dict[str, Any] = {"tool": tool.name, "commands": split_command(args.command)}
+            grant: dict[str, Any] = {"tool": tool.name, "commands": split_command(_command_of(args))}
         else:
             outside = [str(t.path) for t in tool.targets(args, workspace) if not t.inside]
             grant = {"tool": tool.name, "paths": outside}
@@ -173,25 +173,37 @@ class SessionGrants:
     def covers_command(self, part: str) -> bool:
         words = part.split()
         normalized = " ".join(words)
-        return normalized in self._commands or part in self._commands or any(
-            words[: len(prefix.split())] == prefix.split() for prefix in self._prefixes
+        return (
+            normalized in self._commands
+            or part in self._commands
+            or any(words[: len(prefix.split())] == prefix.split() for prefix in self._prefixes)
         )
 
     def covers_path(self, path: Path) -> bool:
         return any(path == granted or granted in path.parents for granted in self._paths)
 
 
-def decide(tool: Tool, args: ToolParams, workspace: Path, settings: PermissionSettings,
-           grants: SessionGrants) -> Decision:
+def _command_of(args: ToolParams) -> str:
+    """The command line of a shell tool's arguments (every shell tool's parameters name it `command`)."""
+    command = args.model_dump().get("command")
+    if not isinstance(command, str):
+        raise TypeError(f"{type(args).__name__} has no command: a shell tool's parameters must have one.")
+    return command
+
+
+def decide(
+    tool: Tool, args: ToolParams, workspace: Path, settings: PermissionSettings, grants: SessionGrants
+) -> Decision:
     """Whether a validated call may run now (`allow`), needs the user (`ask`), or is refused (`deny`)."""
     if settings.mode == "read-only" and not tool.read_only:
         return Decision("deny", f"The session is in read-only mode, so {tool.name} cannot run. {MODE_HINT}")
     if settings.tools.get(tool.name) == "deny":
         return Decision("deny", f"Settings deny the {tool.name} tool (permissions.tools.{tool.name}).")
     if tool.kind == "shell":
-        return _decide_shell(args.command, settings, grants)
-    rules = [(target, _path_rule(target, workspace, settings.paths))
-             for target in tool.targets(args, workspace)]
+        return _decide_shell(_command_of(args), settings, grants)
+    rules = [
+        (target, _path_rule(target, workspace, settings.paths)) for target in tool.targets(args, workspace)
+    ]
     by_path = _decide_paths(tool, rules, workspace, grants)
     if by_path is not None:
         return by_path
@@ -201,8 +213,12 @@ def decide(tool: Tool, args: ToolParams, workspace: Path, settings: PermissionSe
     return Decision(verdict, reason)
 
 
-def _decide_paths(tool: Tool, rules: list[tuple[WorkspacePath, tuple[Verdict | None, str]]],
-                  workspace: Path, grants: SessionGrants) -> Decision | None:
+def _decide_paths(
+    tool: Tool,
+    rules: list[tuple[WorkspacePath, tuple[Verdict | None, str]]],
+    workspace: Path,
+    grants: SessionGrants,
+) -> Decision | None:
     """The decision forced by the paths a call touches, or None to fall back to the tool's rule."""
     for target, (rule, pattern) in rules:
         if rule == "deny":
@@ -214,9 +230,7 @@ def _decide_paths(tool: Tool, rules: list[tuple[WorkspacePath, tuple[Verdict | N
             return Decision("ask", f"{target.path} matches permissions.paths.ask {pattern!r}.")
     for target, (rule, _) in rules:
         if not target.inside and rule != "allow" and not grants.covers_path(target.path):
-            return Decision(
-                "ask", f"{tool.name} touches {target.path}, outside the workspace {workspace}."
-            )
+            return Decision("ask", f"{tool.name} touches {target.path}, outside the workspace {workspace}.")
     if rules and all(rule == "allow" for _, (rule, _) in rules):
         return Decision("allow", "Its paths match permissions.paths.allow.")
     return None

@@ -146,8 +146,12 @@ class ReadTool(Tool):
         target = resolve_path(ctx.workspace, args.path)
         shown = target.display(ctx.workspace)
         window = await scan_in_thread(partial(_read_window, target.path, shown, args))
-        details = {"path": shown, "start_line": args.offset, "end_line": window.last,
-                   "total_lines": window.total}
+        details = {
+            "path": shown,
+            "start_line": args.offset,
+            "end_line": window.last,
+            "total_lines": window.total,
+        }
         if window.total == 0:
             return ToolResult(f"{shown} is empty.", {**details, "end_line": 0})
         if args.offset > window.total:

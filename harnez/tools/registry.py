@@ -71,8 +71,11 @@ class ToolRegistry:
     def publish(self) -> list[dict[str, Any]]:
         """Name, description and JSON schema of every tool, as the wires send them to the model."""
         return [
-            {"name": tool.name, "description": tool.description,
-             "parameters": parameters_schema(tool.parameters)}
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters_schema(tool.parameters),
+            }
             for tool in self._tools.values()
         ]
 
@@ -133,6 +136,4 @@ def _validation_message(name: str, exc: ValidationError) -> str:
 
 
 def _plain_errors(exc: ValidationError) -> list[dict[str, Any]]:
-    return [
-        {"loc": list(error["loc"]), "msg": error["msg"], "type": error["type"]} for error in exc.errors()
-    ]
+    return [{"loc": list(error["loc"]), "msg": error["msg"], "type": error["type"]} for error in exc.errors()]

@@ -30,8 +30,10 @@ GREP_DEFAULT_LIMIT = 200
 GREP_LINE_CAP = 300
 GREP_FILE_BYTES_CAP = 10 * 1024 * 1024
 """Files larger than this are not searched by grep."""
-SKIPPED = ("Files git ignores (outside a git repository: those the workspace's .gitignore names) and folders "
-           "such as .git, .harnez, node_modules and .venv are skipped.")
+SKIPPED = (
+    "Files git ignores (outside a git repository: those the workspace's .gitignore names) and folders "
+    "such as .git, .harnez, node_modules and .venv are skipped."
+)
 
 
 def compile_glob(pattern: str) -> re.Pattern[str]:
@@ -90,9 +92,7 @@ class GlobTool(Tool):
     async def run(self, args: GlobParams, ctx: ToolContext) -> ToolResult:
         pure = PurePosixPath(args.pattern)
         if pure.is_absolute() or ".." in pure.parts:
-            raise ToolError(
-                "The pattern must be relative and without `..`; set `path` to search elsewhere."
-            )
+            raise ToolError("The pattern must be relative and without `..`; set `path` to search elsewhere.")
         root, shown = _search_root(ctx, args.path)
         if not root.is_dir():
             raise ToolError(f"{shown} is a file, not a directory; give a directory as `path`.")
@@ -100,8 +100,11 @@ class GlobTool(Tool):
 
         def find(stop: threading.Event) -> tuple[list[str], bool]:
             listing = list_workspace(root, ctx.workspace, limit=LIST_LIMIT, stop=stop)
-            found = [_shown(root / entry.path, ctx.workspace) + ("/" if entry.is_dir else "")
-                     for entry in listing.entries if regex.match(entry.path)]
+            found = [
+                _shown(root / entry.path, ctx.workspace) + ("/" if entry.is_dir else "")
+                for entry in listing.entries
+                if regex.match(entry.path)
+            ]
             return sorted(found), listing.truncated
 
         matches, incomplete = await scan_in_thread(find)
@@ -116,8 +119,10 @@ class GlobTool(Tool):
 
 
 def _incomplete_note(shown: str) -> str:
-    return (f"[The listing of {shown} stopped at {LIST_LIMIT:,} paths, so the rest was not searched; "
-            "give a narrower `path`.]")
+    return (
+        f"[The listing of {shown} stopped at {LIST_LIMIT:,} paths, so the rest was not searched; "
+        "give a narrower `path`.]"
+    )
 
 
 class GrepParams(ToolParams):
@@ -151,9 +156,15 @@ class GrepTool(Tool):
         root, shown = _search_root(ctx, args.path)
         search = _GrepSearch(root, regex, args, ctx.workspace)
         await scan_in_thread(search.run)
-        details = {"path": shown, "pattern": args.pattern, "matches": len(search.hits),
-                   "files_searched": search.files, "truncated": search.truncated,
-                   "unreadable": search.unreadable, "incomplete": search.incomplete}
+        details = {
+            "path": shown,
+            "pattern": args.pattern,
+            "matches": len(search.hits),
+            "files_searched": search.files,
+            "truncated": search.truncated,
+            "unreadable": search.unreadable,
+            "incomplete": search.incomplete,
+        }
         notes = []
         if search.truncated:
             notes.append(f"[Stopped at {args.limit} matches; narrow the pattern, path or glob.]")

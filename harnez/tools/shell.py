@@ -72,8 +72,13 @@ class StartInterrupted(asyncio.CancelledError):
 class ShellJob:
     """One running command: its process group, and a pump copying its output into a tail."""
 
-    def __init__(self, process: asyncio.subprocess.Process, transport: asyncio.ReadTransport,
-                 reader: asyncio.StreamReader, on_output: Callable[[str], None] | None) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        transport: asyncio.ReadTransport,
+        reader: asyncio.StreamReader,
+        on_output: Callable[[str], None] | None,
+    ) -> None:
         self.process = process
         self.transport = transport
         self.tail = OutputTail()
@@ -81,7 +86,10 @@ class ShellJob:
 
     @classmethod
     async def start(
-        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None,
+        cls,
+        command: str,
+        workspace: Path,
+        on_output: Callable[[str], None] | None,
         pass_env: frozenset[str] = frozenset(),
     ) -> ShellJob:
         """Start the command. A cancellation meanwhile lets the start finish, then arrives as
@@ -95,14 +103,23 @@ class ShellJob:
 
     @classmethod
     async def _start(
-        cls, command: str, workspace: Path, on_output: Callable[[str], None] | None,
+        cls,
+        command: str,
+        workspace: Path,
+        on_output: Callable[[str], None] | None,
         pass_env: frozenset[str],
     ) -> ShellJob:
         read_fd, write_fd = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                "bash", "-c", command, cwd=workspace, stdin=subprocess.DEVNULL,
-                stdout=write_fd, stderr=write_fd, start_new_session=True,
+                "bash",
+                "-c",
+                command,
+                cwd=workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,
                 preexec_fn=_die_with_harnez if _PRCTL is not None else None,
                 env={**command_environment(pass_env), **QUIET_ENV},
             )
@@ -161,8 +178,11 @@ def stop_orphaned_group(pgid: int, leader_start: int | None) -> int:
     Only processes of that group that started no earlier than its leader are touched, so a process
     group id reused by something else since is left alone. Linux only (needs /proc).
     """
-    members = [pid for pid, group, start in _processes() if group == pgid
-               and (leader_start is None or start >= leader_start)]
+    members = [
+        pid
+        for pid, group, start in _processes()
+        if group == pgid and (leader_start is None or start >= leader_start)
+    ]
     for pid in members:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -265,18 +285,28 @@ async def _stopped(job: ShellJob, args: ShellParams, started: float) -> ToolCanc
     return ToolCancelled(_result(job, args, started, cancelled=True))
 
 
-def _result(job: ShellJob, args: ShellParams, started: float, *, cancelled: bool = False,
-            timed_out: bool = False) -> ToolResult:
+def _result(
+    job: ShellJob, args: ShellParams, started: float, *, cancelled: bool = False, timed_out: bool = False
+) -> ToolResult:
     duration = round(time.monotonic() - started, 3)
     code = job.process.returncode
-    details = {"command": args.command, "exit_code": code, "duration": duration,
-               "timed_out": timed_out, "cancelled": cancelled, "dropped_bytes": job.tail.dropped}
+    details = {
+        "command": args.command,
+        "exit_code": code,
+        "duration": duration,
+        "timed_out": timed_out,
+        "cancelled": cancelled,
+        "dropped_bytes": job.tail.dropped,
+    }
     if cancelled:
-        trailer = (f"[cancelled by the user after {duration:.1f} s; the command and its process "
-                   "group were killed]")
+        trailer = (
+            f"[cancelled by the user after {duration:.1f} s; the command and its process group were killed]"
+        )
     elif timed_out:
-        trailer = (f"[timed out after {args.timeout:g} s; the command and its process group were killed. "
-                   "Raise `timeout` or run something quicker.]")
+        trailer = (
+            f"[timed out after {args.timeout:g} s; the command and its process group were killed. "
+            "Raise `timeout` or run something quicker.]"
+        )
     elif code is not None and code < 0:
         trailer = f"[killed by signal {-code} after {duration:.1f} s]"
     else:

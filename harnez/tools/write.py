@@ -43,8 +43,12 @@ def _write(path: Path, shown: str, args: WriteParams) -> ToolResult:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(args.content.encode("utf-8"))
     lines = count_lines(args.content)
-    details: dict[str, object] = {"path": shown, "created": created, "lines": lines,
-                                  "bytes": len(args.content.encode("utf-8"))}
+    details: dict[str, object] = {
+        "path": shown,
+        "created": created,
+        "lines": lines,
+        "bytes": len(args.content.encode("utf-8")),
+    }
     size = f"{lines} line" if lines == 1 else f"{lines} lines"
     if created:
         return ToolResult(f"Created {shown} ({size}).", details)

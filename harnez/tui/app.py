@@ -49,12 +49,20 @@ class HarnezApp(App[None]):
     permission_mode: reactive[str] = reactive("ask")
     """How tool calls are approved: ask, accept-edits or read-only (cycled with Shift+Tab)."""
 
-    def __init__(self, open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
-                 resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
-                 probe_ports: Mapping[int, str] | None = None,
-                 local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
-                 load_settings: Callable[[], Settings] | None = None,
-                 database: Callable[[], Path] | None = None) -> None:
+    def __init__(
+        self,
+        open_server: ServerOpener,
+        workspace: Path,
+        settings: Settings | None = None,
+        *,
+        resume: str | None = None,
+        open_picker: bool = False,
+        continue_latest: bool = False,
+        probe_ports: Mapping[int, str] | None = None,
+        local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
+        load_settings: Callable[[], Settings] | None = None,
+        database: Callable[[], Path] | None = None,
+    ) -> None:
         self._theme_settled = False
         """Whether the settings' theme has been applied: later changes are the person's, and saved."""
         super().__init__()
@@ -143,8 +151,11 @@ class HarnezApp(App[None]):
             self.theme = wanted
             return
         known = ", ".join(sorted(self.available_themes))
-        self.notify(f"Unknown theme {wanted!r} in settings.json; using {self.theme}. Themes: {known}.",
-                    severity="warning", timeout=10)
+        self.notify(
+            f"Unknown theme {wanted!r} in settings.json; using {self.theme}. Themes: {known}.",
+            severity="warning",
+            timeout=10,
+        )
 
     def watch_theme(self, theme: str) -> None:
         if self._theme_settled:
@@ -189,8 +200,10 @@ class HarnezApp(App[None]):
         if self.continue_latest:
             if self._server is None:
                 where = self._database() if self._database is not None else "this project"
-                raise SessionNotFoundError(f"No saved session in {self.workspace}: there is no database at "
-                                           f"{where}. Start one with `harnez`.")
+                raise SessionNotFoundError(
+                    f"No saved session in {self.workspace}: there is no database at "
+                    f"{where}. Start one with `harnez`."
+                )
             record = await self.server.newest_session(self.workspace)
             await self.open_session(record.id)
         elif self.resume:
@@ -221,7 +234,9 @@ class HarnezApp(App[None]):
 
         model = getattr(self.settings, "model", None)
         draft = self.server.create_session(self.workspace, model=model)
-        waiting = next((s for s in self.screen_stack if isinstance(s, SessionScreen) and not s.attached), None)
+        waiting = next(
+            (s for s in self.screen_stack if isinstance(s, SessionScreen) and not s.attached), None
+        )
         if waiting is not None:
             await waiting.attach(draft.id, draft.title, draft.model)
             return
@@ -263,8 +278,10 @@ class HarnezApp(App[None]):
         current = None if self._server is None else Path(self._server.database).resolve()
         if database is not None and database != current:
             if self._server is not None and self._server.chains.sessions():
-                raise HarnezError("A task is running here: wait for it to end (or press Esc in it), then open "
-                                  "a session of another project.")
+                raise HarnezError(
+                    "A task is running here: wait for it to end (or press Esc in it), then open "
+                    "a session of another project."
+                )
             record = await self._move_to(database, session_id)
             self.workspace = Path(record.workspace)
         await self.open_session(session_id)
@@ -416,13 +433,29 @@ SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server
 """Modules the start-up worker imports off the event loop."""
 
 
-def run_tui(open_server: ServerOpener, workspace: Path, settings: Settings | None = None, *,
-            resume: str | None = None, open_picker: bool = False, continue_latest: bool = False,
-            load_settings: Callable[[], Settings] | None = None, database: Callable[[], Path] | None = None) -> int:
+def run_tui(
+    open_server: ServerOpener,
+    workspace: Path,
+    settings: Settings | None = None,
+    *,
+    resume: str | None = None,
+    open_picker: bool = False,
+    continue_latest: bool = False,
+    load_settings: Callable[[], Settings] | None = None,
+    database: Callable[[], Path] | None = None,
+) -> int:
     """Run the TUI until the person quits; the process exit code (2 for an unknown session id or
     bad settings, whose one-line reason goes to stderr once the screen is restored)."""
-    app = HarnezApp(open_server, workspace, settings, resume=resume, open_picker=open_picker,
-                    continue_latest=continue_latest, load_settings=load_settings, database=database)
+    app = HarnezApp(
+        open_server,
+        workspace,
+        settings,
+        resume=resume,
+        open_picker=open_picker,
+        continue_latest=continue_latest,
+        load_settings=load_settings,
+        database=database,
+    )
     app.run()
     if app.failure:
         print(f"harnez: {app.failure}", file=sys.stderr)

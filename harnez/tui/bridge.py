@@ -36,7 +36,9 @@ async def newest_events(server: Server, session_id: str, limit: int = WINDOW_EVE
     return await events_before(server, session_id, _NEWEST, limit)
 
 
-async def events_before(server: Server, session_id: str, before: int, limit: int = WINDOW_EVENTS) -> EventWindow:
+async def events_before(
+    server: Server, session_id: str, before: int, limit: int = WINDOW_EVENTS
+) -> EventWindow:
     """Up to `limit` events older than `before`, oldest first."""
     events = await server.events_before(session_id, before, limit)
     return EventWindow(events, bool(events) and events[0].seq > 1)

@@ -18,8 +18,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("session-name", "/session-name <name>", "Rename this session (saved at once)."),
     SlashCommand("new", "/new", "Start a new session in this workspace."),
     SlashCommand("resume", "/resume", "Open the resume picker."),
-    SlashCommand("model", "/model [<provider>/<model>[:<thinking>]]",
-                 "Change this session's model; without an argument, pick from a list."),
+    SlashCommand(
+        "model",
+        "/model [<provider>/<model>[:<thinking>]]",
+        "Change this session's model; without an argument, pick from a list.",
+    ),
     SlashCommand("compact", "/compact", "Summarise the older conversation now (the full history is kept)."),
     SlashCommand("help", "/help", "List keys and commands."),
     SlashCommand("quit", "/quit", "Quit Harnez."),
@@ -90,4 +93,3 @@ def help_markdown() -> str:
     lines += ["", "# Approval prompt", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in APPROVAL_KEYS]
     return "\n".join(lines)
-

@@ -38,5 +38,9 @@ class SlashCommandProvider(Provider):
         for command in COMMANDS:
             score = matcher.match(command.usage)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.usage), partial(screen.run_command, command, ""),
-                          help=command.help)
+                yield Hit(
+                    score,
+                    matcher.highlight(command.usage),
+                    partial(screen.run_command, command, ""),
+                    help=command.help,
+                )

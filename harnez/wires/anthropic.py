@@ -47,7 +47,11 @@ def anthropic_messages(request: WireRequest) -> list[dict[str, Any]]:
         elif isinstance(item, UserMessage):
             _add(messages, "user", [{"type": "text", "text": item.text}])
         elif isinstance(item, ToolResult):
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": item.content}
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": item.call_id,
+                "content": item.content,
+            }
             if item.is_error:
                 block["is_error"] = True
             _add(messages, "user", [block])
@@ -67,7 +71,9 @@ def _assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
     blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE]
     if item.text:
         blocks.append({"type": "text", "text": item.text})
-    blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls]
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls
+    ]
     return blocks
 
 
@@ -86,13 +92,19 @@ class AnthropicWire(HttpWire):
 
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         max_tokens = request.max_output or spec.max_output
-        body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens,
-                                "messages": anthropic_messages(request), "stream": True}
+        body: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": max_tokens,
+            "messages": anthropic_messages(request),
+            "stream": True,
+        }
         if request.conversation.system:
             body["system"] = request.conversation.system
         if request.tools:
-            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.schema}
-                             for t in request.tools]
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.schema}
+                for t in request.tools
+            ]
         thinking = anthropic_thinking(clamp_thinking(spec, request.thinking), max_tokens)
         if thinking is not None:
             body["thinking"] = thinking
@@ -117,7 +129,13 @@ class AnthropicTranslator(Translator):
         kind = payload.get("type", event)
         handler = self._handlers.get(kind)
         if handler is None:
-            return [WireWarning("unknown-stream-event", f"an unknown stream item {kind!r} was kept, not understood", payload)]
+            return [
+                WireWarning(
+                    "unknown-stream-event",
+                    f"an unknown stream item {kind!r} was kept, not understood",
+                    payload,
+                )
+            ]
         return handler(self, payload)
 
     def _message_start(self, payload: dict[str, Any]) -> list[WireEvent]:
@@ -149,7 +167,11 @@ class AnthropicTranslator(Translator):
         if kind == "input_json_delta":
             block["partial_json"] = block.get("partial_json", "") + delta["partial_json"]
             return [ToolCallDelta(block.get("id", ""), delta["partial_json"])]
-        return [WireWarning("unknown-stream-event", f"an unknown delta {kind!r} was kept, not understood", payload)]
+        return [
+            WireWarning(
+                "unknown-stream-event", f"an unknown delta {kind!r} was kept, not understood", payload
+            )
+        ]
 
     def _block_stop(self, payload: dict[str, Any]) -> list[WireEvent]:
         block = self.blocks.pop(payload.get("index", -1), {})
@@ -177,7 +199,9 @@ class AnthropicTranslator(Translator):
         error = payload.get("error") or {}
         kind = error.get("type", "error")
         message = f"the provider reported {kind} mid-stream: {error.get('message', '')}"
-        return [Failure(message, 529 if kind == "overloaded_error" else None, retryable=kind in RETRYABLE_ERRORS)]
+        return [
+            Failure(message, 529 if kind == "overloaded_error" else None, retryable=kind in RETRYABLE_ERRORS)
+        ]
 
     def _ping(self, payload: dict[str, Any]) -> list[WireEvent]:
         return []

@@ -157,8 +157,17 @@ class WireWarning:
 
 
 WireEvent = (
-    TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | UsageReport | OpaqueItem
-    | Stop | Failure | Retry | WireWarning
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | UsageReport
+    | OpaqueItem
+    | Stop
+    | Failure
+    | Retry
+    | WireWarning
 )
 
 

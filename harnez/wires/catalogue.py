@@ -43,8 +43,22 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
 UNKNOWN_MODEL = ModelSpec(context_window=32_000, max_output=4_096)
 """Conservative defaults for a model nobody described: a small window, no thinking."""
 
-ANTHROPIC_BUDGETS = {"minimal": 1_024, "low": 2_048, "medium": 8_192, "high": 16_384, "xhigh": 32_000, "max": 64_000}
-OPENAI_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+ANTHROPIC_BUDGETS = {
+    "minimal": 1_024,
+    "low": 2_048,
+    "medium": 8_192,
+    "high": 16_384,
+    "xhigh": 32_000,
+    "max": 64_000,
+}
+OPENAI_EFFORTS = {
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +92,9 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
     found = settings.providers.get(provider)
     if found is None:
         known = ", ".join(sorted(settings.providers)) or "none configured"
-        raise ModelConfigError(f"unknown provider {provider!r}: add it under `providers` in settings.json (known: {known})")
+        raise ModelConfigError(
+            f"unknown provider {provider!r}: add it under `providers` in settings.json (known: {known})"
+        )
     key = None
     if found.api_key_env is not None:
         SECRETS.learn(found.api_key_env)

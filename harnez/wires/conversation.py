@@ -64,7 +64,12 @@ class ToolResult:
     is_error: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "tool_result", "call_id": self.call_id, "content": self.content, "is_error": self.is_error}
+        return {
+            "type": "tool_result",
+            "call_id": self.call_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
 
 
 Item = UserMessage | AssistantMessage | ToolResult
@@ -81,7 +86,9 @@ def item_from_json(data: dict[str, Any]) -> Item:
         calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in data.get("tool_calls", ()))
         opaque = tuple(Opaque.from_json(o) for o in data.get("opaque", ()))
         return AssistantMessage(data.get("text", ""), data.get("reasoning", ""), calls, opaque)
-    raise HarnezError(f"unknown conversation item type {kind!r}: the record was written by a newer Harnez or is corrupt")
+    raise HarnezError(
+        f"unknown conversation item type {kind!r}: the record was written by a newer Harnez or is corrupt"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,5 +111,9 @@ class Conversation:
     def foreign_opaque(self, wire: str) -> list[Opaque]:
         """The opaque items that another wire produced; they cannot be replayed on `wire`."""
         return [
-            o for item in self.items if isinstance(item, AssistantMessage) for o in item.opaque if o.wire != wire
+            o
+            for item in self.items
+            if isinstance(item, AssistantMessage)
+            for o in item.opaque
+            if o.wire != wire
         ]

@@ -43,9 +43,17 @@ class HostedProvider:
 
 
 HOSTED_PROVIDERS: tuple[HostedProvider, ...] = (
-    HostedProvider("openai", "OpenAI", "OPENAI_API_KEY", "openai-responses", "https://api.openai.com/v1", "gpt-5"),
-    HostedProvider("anthropic", "Anthropic", "ANTHROPIC_API_KEY", "anthropic-messages", "https://api.anthropic.com",
-                   "claude-sonnet-4-5"),
+    HostedProvider(
+        "openai", "OpenAI", "OPENAI_API_KEY", "openai-responses", "https://api.openai.com/v1", "gpt-5"
+    ),
+    HostedProvider(
+        "anthropic",
+        "Anthropic",
+        "ANTHROPIC_API_KEY",
+        "anthropic-messages",
+        "https://api.anthropic.com",
+        "claude-sonnet-4-5",
+    ),
 )
 
 
@@ -67,8 +75,9 @@ def detect_keys(env: Mapping[str, str] | None = None) -> list[HostedProvider]:
     return [provider for provider in HOSTED_PROVIDERS if env.get(provider.key_env)]
 
 
-async def probe_local_servers(ports: Mapping[int, str] = DEFAULT_PORTS, host: str = "127.0.0.1",
-                              timeout: float = DEFAULT_TIMEOUT) -> list[LocalServer]:
+async def probe_local_servers(
+    ports: Mapping[int, str] = DEFAULT_PORTS, host: str = "127.0.0.1", timeout: float = DEFAULT_TIMEOUT
+) -> list[LocalServer]:
     """Ask every port for `GET /v1/models` in parallel; the servers that answered with a model list.
 
     Refused connections, timeouts, errors and answers that are not an OpenAI model list are
@@ -76,8 +85,9 @@ async def probe_local_servers(ports: Mapping[int, str] = DEFAULT_PORTS, host: st
     """
     # trust_env=False: a proxy from the environment must not see (or answer for) loopback probes.
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
-        found = await asyncio.gather(*(_probe(client, _base_url(host, port), name, timeout)
-                                       for port, name in ports.items()))
+        found = await asyncio.gather(
+            *(_probe(client, _base_url(host, port), name, timeout) for port, name in ports.items())
+        )
     return [server for server in found if server is not None]
 
 

@@ -89,11 +89,14 @@ class HttpWire:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout), verify=tls_context()
+            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout),
+            verify=tls_context(),
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(provider={self.endpoint.provider!r}, base_url={self.endpoint.base_url!r})"
+        return (
+            f"{type(self).__name__}(provider={self.endpoint.provider!r}, base_url={self.endpoint.base_url!r})"
+        )
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -129,41 +132,61 @@ class HttpWire:
                 f"{len(dropped)} provider item(s) from {wires} cannot be replayed on {self.name} and were left out",
                 [o.to_json() for o in dropped],
             )
-        spec = request.spec or known_spec(request.model) or UNKNOWN_MODEL
-        body = self.body(request, spec)
         url = self.endpoint.base_url + self.path
-        headers = {**self.endpoint.headers, **self.headers()}
-        deadline = asyncio.get_running_loop().time() + self.request_timeout
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout_at(deadline):
-                    response = await stack.enter_async_context(
-                        self._client.stream("POST", url, json=body, headers=headers))
-                    if response.status_code >= 400:
-                        await response.aread()
-                if response.status_code >= 400:
-                    yield self._status_failure(response, request.model)
-                    return
-                events = await stack.enter_async_context(
-                    contextlib.aclosing(self._events(response, self.translator(request), deadline)))
+            async with contextlib.aclosing(self._exchange(request, url)) as events:
                 async for event in events:
                     yield event
-        except TimeoutError:
-            yield Failure(f"the request to {url} took longer than retry.request_timeout "
-                          f"({self.request_timeout:g} s) and was stopped", retryable=True)
-        except httpx.TimeoutException as exc:
-            yield Failure(self._redact(f"the request to {url} timed out ({type(exc).__name__})"), retryable=True)
-        except httpx.ConnectError as exc:
-            yield Failure(self._redact(f"cannot connect to {url}: {exc}. Is the model server running, and is "
-                                      f"the provider's base_url in settings.json right?"), retryable=True)
-        except httpx.TransportError as exc:
-            yield Failure(self._redact(f"the connection to {url} broke: {exc or type(exc).__name__}"), retryable=True)
+        except (TimeoutError, httpx.TransportError) as exc:
+            yield self._transport_failure(url, exc)
 
-    async def _events(self, response: httpx.Response, translator: Translator,
-                      deadline: float) -> AsyncGenerator[WireEvent, None]:
+    async def _exchange(self, request: WireRequest, url: str) -> AsyncGenerator[WireEvent, None]:
+        """POST the request and translate its stream, the whole of it within `request_timeout`."""
+        body = self.body(request, request.spec or known_spec(request.model) or UNKNOWN_MODEL)
+        headers = {**self.endpoint.headers, **self.headers()}
+        deadline = asyncio.get_running_loop().time() + self.request_timeout
+        async with contextlib.AsyncExitStack() as stack:
+            async with asyncio.timeout_at(deadline):
+                response = await stack.enter_async_context(
+                    self._client.stream("POST", url, json=body, headers=headers)
+                )
+                if response.status_code >= 400:
+                    await response.aread()
+            if response.status_code >= 400:
+                yield self._status_failure(response, request.model)
+                return
+            events = await stack.enter_async_context(
+                contextlib.aclosing(self._events(response, self.translator(request), deadline))
+            )
+            async for event in events:
+                yield event
+
+    def _transport_failure(self, url: str, exc: BaseException) -> Failure:
+        """A request that never completed, as a retryable failure saying what went wrong."""
+        if isinstance(exc, TimeoutError):
+            text = (
+                f"the request to {url} took longer than retry.request_timeout "
+                f"({self.request_timeout:g} s) and was stopped"
+            )
+        elif isinstance(exc, httpx.TimeoutException):
+            text = f"the request to {url} timed out ({type(exc).__name__})"
+        elif isinstance(exc, httpx.ConnectError):
+            text = (
+                f"cannot connect to {url}: {exc}. Is the model server running, and is "
+                f"the provider's base_url in settings.json right?"
+            )
+        else:
+            text = f"the connection to {url} broke: {exc or type(exc).__name__}"
+        return Failure(self._redact(text), retryable=True)
+
+    async def _events(
+        self, response: httpx.Response, translator: Translator, deadline: float
+    ) -> AsyncGenerator[WireEvent, None]:
         async for item in iter_sse(_lines_before(response.aiter_text(), deadline, self.read_timeout)):
             if isinstance(item, SseMalformed):
-                yield WireWarning("malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line)
+                yield WireWarning(
+                    "malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line
+                )
                 continue
             if item.data == "[DONE]":
                 events = translator.done()
@@ -171,7 +194,9 @@ class HttpWire:
                 try:
                     payload = provider_json(item.data)
                 except json.JSONDecodeError:
-                    yield WireWarning("malformed-sse-data", "a stream item was not valid JSON; skipped", item.data)
+                    yield WireWarning(
+                        "malformed-sse-data", "a stream item was not valid JSON; skipped", item.data
+                    )
                     continue
                 events = translator.feed(item.event, payload)
             for event in events:
@@ -184,7 +209,11 @@ class HttpWire:
         said = self._redact(provider_message(response.text))
         ep = self.endpoint
         if status == 401:
-            where = f"check the environment variable {ep.key_env}" if ep.key_env else "this provider has no api_key_env set"
+            where = (
+                f"check the environment variable {ep.key_env}"
+                if ep.key_env
+                else "this provider has no api_key_env set"
+            )
             message = f"{ep.provider} rejected the credentials (401): {where}. The provider said: {said}"
         elif status == 403:
             message = f"{ep.provider} refused access (403) to model {model!r}: check the key's permissions. The provider said: {said}"
@@ -205,13 +234,21 @@ class HttpWire:
 def scrub(event: WireEvent) -> WireEvent:
     """The event with known credentials masked in every text a provider could have put in it."""
     if isinstance(event, (TextDelta, ReasoningDelta)):
-        return event if not SECRETS.holds_secret(event.text) else replace(event, text=SECRETS.redact(event.text))
+        return (
+            event if not SECRETS.holds_secret(event.text) else replace(event, text=SECRETS.redact(event.text))
+        )
     if isinstance(event, ToolCallDelta):
-        return event if not SECRETS.holds_secret(event.arguments) else replace(
-            event, arguments=SECRETS.redact(event.arguments))
+        return (
+            event
+            if not SECRETS.holds_secret(event.arguments)
+            else replace(event, arguments=SECRETS.redact(event.arguments))
+        )
     if isinstance(event, ToolCallEnd) and SECRETS.holds_secret(event.raw_arguments):
-        return replace(event, arguments=SECRETS.redact_json(event.arguments),
-                       raw_arguments=SECRETS.redact(event.raw_arguments))
+        return replace(
+            event,
+            arguments=SECRETS.redact_json(event.arguments),
+            raw_arguments=SECRETS.redact(event.raw_arguments),
+        )
     if isinstance(event, Failure):
         return replace(event, message=SECRETS.redact(event.message))
     if isinstance(event, WireWarning):
@@ -219,7 +256,9 @@ def scrub(event: WireEvent) -> WireEvent:
     return event
 
 
-async def _lines_before(chunks: AsyncIterator[str], deadline: float, read_timeout: float) -> AsyncIterator[str]:
+async def _lines_before(
+    chunks: AsyncIterator[str], deadline: float, read_timeout: float
+) -> AsyncIterator[str]:
     """The body's lines, without their endings (CRLF, LF or CR, as SSE allows), read chunk by chunk;
     TimeoutError once the deadline passes, however steadily the bytes drip in.
 
@@ -327,4 +366,3 @@ def openai_usage(raw: dict[str, Any], prompt: str, completion: str) -> Usage:
     if given is not None and cached is not None:
         given -= cached
     return Usage(input=given, output=raw.get(completion), cache_read=cached, reasoning=reasoning)
-

@@ -53,7 +53,11 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     if item.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
             for c in item.tool_calls
         ]
     return message
@@ -83,7 +87,10 @@ class OpenAIChatWire(HttpWire):
         }
         if request.tools:
             body["tools"] = [
-                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.schema},
+                }
                 for t in request.tools
             ]
         if request.max_output is not None:
@@ -113,7 +120,11 @@ class ChatTranslator(Translator):
         if "error" in payload:
             return [self._error(payload["error"])]
         if "choices" not in payload:
-            return [WireWarning("unknown-stream-event", "an unknown chat stream item was kept, not understood", payload)]
+            return [
+                WireWarning(
+                    "unknown-stream-event", "an unknown chat stream item was kept, not understood", payload
+                )
+            ]
         self.model = payload.get("model") or self.model
         out: list[WireEvent] = []
         for choice in payload["choices"][:1]:
@@ -162,8 +173,11 @@ class ChatTranslator(Translator):
         self.finished = True
         message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         code = error.get("code") if isinstance(error, dict) else None
-        return Failure(f"the provider reported an error mid-stream: {message}", code if isinstance(code, int) else None,
-                       retryable=code in RETRYABLE_STATUSES)
+        return Failure(
+            f"the provider reported an error mid-stream: {message}",
+            code if isinstance(code, int) else None,
+            retryable=code in RETRYABLE_STATUSES,
+        )
 
     def done(self) -> list[WireEvent]:
         return self._stop()

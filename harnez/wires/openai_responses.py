@@ -31,12 +31,21 @@ from harnez.wires.http import HttpWire, Translator, openai_usage, parse_argument
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
 RETRYABLE_CODES = frozenset(("server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"))
-QUIET_EVENTS = frozenset((
-    "response.in_progress", "response.queued", "response.content_part.added", "response.content_part.done",
-    "response.output_text.done", "response.output_text.annotation.added", "response.function_call_arguments.done",
-    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
-    "response.reasoning_summary_text.done", "response.reasoning_text.done",
-))
+QUIET_EVENTS = frozenset(
+    (
+        "response.in_progress",
+        "response.queued",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.output_text.annotation.added",
+        "response.function_call_arguments.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    )
+)
 
 
 def responses_input(request: WireRequest) -> list[dict[str, Any]]:
@@ -52,8 +61,15 @@ def responses_input(request: WireRequest) -> list[dict[str, Any]]:
             items += [dict(o.item) for o in item.opaque if o.wire == WIRE]
             if item.text:
                 items.append({"role": "assistant", "content": item.text})
-            items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)}
-                      for c in item.tool_calls]
+            items += [
+                {
+                    "type": "function_call",
+                    "call_id": c.id,
+                    "name": c.name,
+                    "arguments": json.dumps(c.arguments),
+                }
+                for c in item.tool_calls
+            ]
     return items
 
 
@@ -73,13 +89,25 @@ class OpenAIResponsesWire(HttpWire):
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": request.model, "input": responses_input(request), "stream": True,
-                                "store": False}
+        body: dict[str, Any] = {
+            "model": request.model,
+            "input": responses_input(request),
+            "stream": True,
+            "store": False,
+        }
         if request.conversation.system:
             body["instructions"] = request.conversation.system
         if request.tools:
-            body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                              "parameters": t.schema, "strict": False} for t in request.tools]
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.schema,
+                    "strict": False,
+                }
+                for t in request.tools
+            ]
         if request.max_output is not None:
             body["max_output_tokens"] = request.max_output
         effort = openai_effort(clamp_thinking(spec, request.thinking))
@@ -110,7 +138,11 @@ class ResponsesTranslator(Translator):
             return handler(self, payload)
         if kind in QUIET_EVENTS:
             return []
-        return [WireWarning("unknown-stream-event", f"an unknown stream item {kind!r} was kept, not understood", payload)]
+        return [
+            WireWarning(
+                "unknown-stream-event", f"an unknown stream item {kind!r} was kept, not understood", payload
+            )
+        ]
 
     def _created(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.model = (payload.get("response") or {}).get("model") or self.model

@@ -17,19 +17,30 @@ PROVIDERS = {"chat": "openai-chat", "resp": "openai-responses", "anth": "anthrop
 WIRE_PROVIDER = {wire: name for name, wire in PROVIDERS.items()}
 
 
-def make_settings(model: ScriptedModel, wire: str = "openai-chat", *, window: int | None = None,
-                  permissions: dict[str, Any] | None = None) -> Settings:
+def make_settings(
+    model: ScriptedModel,
+    wire: str = "openai-chat",
+    *,
+    window: int | None = None,
+    permissions: dict[str, Any] | None = None,
+) -> Settings:
     """Three providers (one per wire) at the scripted model; the default model is on `wire`."""
     providers = {name: ProviderSettings(wire=w, base_url=model.base_url(w)) for name, w in PROVIDERS.items()}
     models = {"test-model": ModelInfo(context_window=window)} if window else {}
-    return Settings(providers=providers, model=f"{WIRE_PROVIDER[wire]}/test-model", models=models,
-                    permissions=PermissionSettings(**(permissions or {})))
+    return Settings(
+        providers=providers,
+        model=f"{WIRE_PROVIDER[wire]}/test-model",
+        models=models,
+        permissions=PermissionSettings(**(permissions or {})),
+    )
 
 
 def tool_call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
     """A scripted turn that calls one tool."""
-    return {"reply": [{"tool_call": {"name": name, "id": call_id, "arguments": arguments}}],
-            "usage": {"input": 100, "output": 10}}
+    return {
+        "reply": [{"tool_call": {"name": name, "id": call_id, "arguments": arguments}}],
+        "usage": {"input": 100, "output": 10},
+    }
 
 
 def answer(text: str, **turn: Any) -> dict[str, Any]:
@@ -37,8 +48,9 @@ def answer(text: str, **turn: Any) -> dict[str, Any]:
     return {"reply": [{"text": text}], "usage": {"input": 120, "output": 20}, **turn}
 
 
-async def run_task(server: Server, workspace: Path, prompt: str, session_id: str | None = None,
-                   **options: Any) -> tuple[str, Any]:
+async def run_task(
+    server: Server, workspace: Path, prompt: str, session_id: str | None = None, **options: Any
+) -> tuple[str, Any]:
     """Submit a prompt (in a new session unless given) and wait for it; (session id, outcome)."""
     if session_id is None:
         session_id = server.create_session(workspace).id
@@ -55,8 +67,9 @@ async def events(server: Server, session_id: str, kind: str) -> list[StoredEvent
     return [e for e in await server.events_after(session_id) if e.kind == kind]
 
 
-async def first_event(server: Server, session_id: str, match: Callable[[StoredEvent], bool],
-                      after: int = 0) -> StoredEvent:
+async def first_event(
+    server: Server, session_id: str, match: Callable[[StoredEvent], bool], after: int = 0
+) -> StoredEvent:
     """The first stored or live event that matches (the test's timeout bounds the wait)."""
     async for event in server.subscribe(session_id, after):
         if match(event):
@@ -64,8 +77,9 @@ async def first_event(server: Server, session_id: str, match: Callable[[StoredEv
     raise AssertionError("the event stream ended before a matching event")
 
 
-def answer_approvals(server: Server, session_id: str, verdicts: dict[str, tuple[str, str | None]]
-                     ) -> asyncio.Task[list[str]]:
+def answer_approvals(
+    server: Server, session_id: str, verdicts: dict[str, tuple[str, str | None]]
+) -> asyncio.Task[list[str]]:
     """Answer approval prompts as they come: tool name → (verdict, reason). Returns the answered ids."""
 
     async def answering() -> list[str]:

@@ -1,6 +1,6 @@
 """A process that runs one agent task through a real server, to be killed mid-way by a test.
 
-    python -m tests.agent.task_process DATABASE WORKSPACE SETTINGS_JSON PROMPT
+python -m tests.agent.task_process DATABASE WORKSPACE SETTINGS_JSON PROMPT
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from tests.agent.helpers import answer, events, make_settings, run_task, tool_ca
 
 
 async def test_ledger_rows_hold_usage_and_no_cost_for_an_unpriced_model(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "a.txt").write_text("a\n")
     scripted_model.add(tool_call("read", "l1", path="a.txt"), answer("done", model="served-model-7"))
     server = await open_server(make_settings(scripted_model, "anthropic-messages"))
@@ -18,10 +19,13 @@ async def test_ledger_rows_hold_usage_and_no_cost_for_an_unpriced_model(
     record = await server.get_session(session_id)
     calls = await server.store.ledger.model_calls(record.num)
     assert [(c["outcome"], c["input_tokens"], c["output_tokens"], c["cost_usd"]) for c in calls] == [
-        ("completed", 100, 10, None), ("completed", 120, 20, None)]
+        ("completed", 100, 10, None),
+        ("completed", 120, 20, None),
+    ]
     assert calls[1]["model_served"] == "served-model-7" and calls[0]["model_requested"] == "anth/test-model"
-    assert all(c["latency_ms"] is not None and c["first_token_ms"] is not None and c["attempts"] == 1
-               for c in calls)
+    assert all(
+        c["latency_ms"] is not None and c["first_token_ms"] is not None and c["attempts"] == 1 for c in calls
+    )
     (tool,) = await server.store.ledger.tool_executions(record.num)
     assert tool["tool"] == "read" and '"path": "a.txt"' in tool["arguments"] and tool["duration_ms"] >= 0
     usages = await events(server, session_id, "usage")
@@ -32,11 +36,15 @@ async def test_ledger_rows_hold_usage_and_no_cost_for_an_unpriced_model(
 
 
 async def test_a_priced_model_costs_money_and_a_retry_is_announced(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add({"status": 503}, answer("after retry"))
-    settings = make_settings(scripted_model).model_copy(update={
-        "rates": {"chat/test-model": Rate(input=1.0, output=2.0)},
-        "retry": make_settings(scripted_model).retry.model_copy(update={"base_delay": 0.01})})
+    settings = make_settings(scripted_model).model_copy(
+        update={
+            "rates": {"chat/test-model": Rate(input=1.0, output=2.0)},
+            "retry": make_settings(scripted_model).retry.model_copy(update={"base_delay": 0.01}),
+        }
+    )
     server = await open_server(settings)
     session_id, outcome = await run_task(server, workspace, "hi")
     assert outcome.stop == "completed"
@@ -50,7 +58,8 @@ async def test_a_priced_model_costs_money_and_a_retry_is_announced(
 
 
 async def test_budgets_end_a_task_as_incomplete(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "a.txt").write_text("a\n")
     scripted_model.add(*[tool_call("read", f"r{n}", path="a.txt") for n in range(3)])
     server = await open_server(make_settings(scripted_model))
@@ -63,7 +72,8 @@ async def test_budgets_end_a_task_as_incomplete(
 
 
 async def test_a_wire_failure_fails_the_task_with_its_message(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add({"status": 401})
     server = await open_server(make_settings(scripted_model))
     session_id, outcome = await run_task(server, workspace, "hi")

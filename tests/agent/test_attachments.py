@@ -14,7 +14,7 @@ def test_a_named_file_is_appended_in_a_file_block(workspace: Path) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text("print('hello')\n")
     expanded = expand_attachments("explain @src/app.py please", workspace)
-    assert expanded == 'explain @src/app.py please\n\n<file path="src/app.py">\nprint(\'hello\')\n</file>'
+    assert expanded == "explain @src/app.py please\n\n<file path=\"src/app.py\">\nprint('hello')\n</file>"
 
 
 def test_a_prompt_without_mentions_is_unchanged(workspace: Path) -> None:
@@ -30,7 +30,9 @@ def test_trailing_punctuation_ends_the_path_and_each_file_is_attached_once(works
     assert mentions("read @notes.md, then (@notes.md).") == ["notes.md,", "notes.md)."]
 
 
-def test_missing_binary_directory_and_outside_files_are_skipped_with_a_note(workspace: Path, tmp_path: Path) -> None:
+def test_missing_binary_directory_and_outside_files_are_skipped_with_a_note(
+    workspace: Path, tmp_path: Path
+) -> None:
     (workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
     (workspace / "docs").mkdir()
     secret = tmp_path / "outside.txt"
@@ -60,12 +62,16 @@ def test_a_long_file_is_cut_and_the_total_is_capped(workspace: Path) -> None:
     prompt = " ".join(f"@big{index}.txt" for index in range(count))
     expanded = expand_attachments(prompt, workspace)
     assert expanded.count(f'truncated="first {FILE_CAP_BYTES} of {len(big)} bytes"') == count - 1
-    assert f'<file path="big{count - 1}.txt" skipped="over the 256 KiB attachment limit of one prompt"/>' in expanded
+    assert (
+        f'<file path="big{count - 1}.txt" skipped="over the 256 KiB attachment limit of one prompt"/>'
+        in expanded
+    )
     assert len(expanded) < TOTAL_CAP_BYTES + 4096
 
 
 async def test_the_model_receives_the_file_and_the_stored_prompt_stays_as_typed(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "main.py").write_text("def greet():\n    return 'attached-marker-42'\n")
     scripted_model.add(answer("It returns a marker."))
     server: Server = await open_server(make_settings(scripted_model))
@@ -73,19 +79,28 @@ async def test_the_model_receives_the_file_and_the_stored_prompt_stays_as_typed(
     assert outcome.stop == "completed"
     (request,) = scripted_model.requests
     (sent,) = user_texts(request.body)
-    assert sent.startswith("what does @main.py return?\n\n<file path=\"main.py\">\n")
+    assert sent.startswith('what does @main.py return?\n\n<file path="main.py">\n')
     assert "return 'attached-marker-42'" in sent
     (typed,) = await events(server, session_id, "user-message")
     assert typed.body.text == "what does @main.py return?"
 
 
 async def test_a_steering_message_gets_its_files_attached_too(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "notes.md").write_text("steer-attached-marker-7\n")
-    scripted_model.add({"reply": [{"text": "Looking around first."}, {"tool_call": {
-                            "name": "list", "id": "l1", "arguments": {"path": "."}}}],
-                        "hold": "steer", "hold_after_chunks": 1, "usage": {"input": 10, "output": 5}},
-                       answer("Read your notes."))
+    scripted_model.add(
+        {
+            "reply": [
+                {"text": "Looking around first."},
+                {"tool_call": {"name": "list", "id": "l1", "arguments": {"path": "."}}},
+            ],
+            "hold": "steer",
+            "hold_after_chunks": 1,
+            "usage": {"input": 10, "output": 5},
+        },
+        answer("Read your notes."),
+    )
     server: Server = await open_server(make_settings(scripted_model))
     session_id = server.create_session(workspace).id
     await server.submit(session_id, "start")

@@ -21,14 +21,22 @@ from tests.agent.helpers import (
 
 
 async def test_cancel_during_a_held_stream_ends_quickly_and_keeps_the_partial_text(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
-    scripted_model.add({"reply": [{"text": ["Half ", "an ", "answer ", "never ", "finished"]}],
-                        "hold": "stuck", "hold_after_chunks": 4},
-                       answer("fresh start"))
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    scripted_model.add(
+        {
+            "reply": [{"text": ["Half ", "an ", "answer ", "never ", "finished"]}],
+            "hold": "stuck",
+            "hold_after_chunks": 4,
+        },
+        answer("fresh start"),
+    )
     server = await open_server(make_settings(scripted_model))
     session = server.create_session(workspace)
     await server.submit(session.id, "tell me")
-    await first_event(server, session.id, lambda e: e.kind == "text-delta" and e.body.text.endswith("answer "))
+    await first_event(
+        server, session.id, lambda e: e.kind == "text-delta" and e.body.text.endswith("answer ")
+    )
     assert await server.cancel(session.id)  # returns although the provider still holds the stream
     scripted_model.release("stuck")
     (finished,) = await events(server, session.id, "finished")
@@ -44,15 +52,25 @@ async def test_cancel_during_a_held_stream_ends_quickly_and_keeps_the_partial_te
     await server.wait(session.id)
     messages = scripted_model.requests[-1].body["messages"]
     assert [(m["role"], m["content"]) for m in messages[1:]] == [
-        ("user", "tell me"), ("assistant", "Half an answer "), ("user", "again")]
+        ("user", "tell me"),
+        ("assistant", "Half an answer "),
+        ("user", "again"),
+    ]
 
 
 async def test_cancel_during_a_long_shell_command_kills_it_and_keeps_its_output(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     command = "echo $$ > shell.pid; echo started; sleep 30 & echo $! > child.pid; wait"
-    scripted_model.add({"reply": [{"tool_call": {"name": "shell", "id": "s1", "arguments": {"command": command}}},
-                                  {"tool_call": {"name": "read", "id": "s2", "arguments": {"path": "shell.pid"}}}]},
-                       answer("after the cancel"))
+    scripted_model.add(
+        {
+            "reply": [
+                {"tool_call": {"name": "shell", "id": "s1", "arguments": {"command": command}}},
+                {"tool_call": {"name": "read", "id": "s2", "arguments": {"path": "shell.pid"}}},
+            ]
+        },
+        answer("after the cancel"),
+    )
     server = await open_server(make_settings(scripted_model, permissions={"tools": {"shell": "allow"}}))
     session = server.create_session(workspace)
     await server.submit(session.id, "run it")
@@ -80,7 +98,8 @@ async def test_cancel_during_a_long_shell_command_kills_it_and_keeps_its_output(
 
 
 async def test_cancel_while_an_approval_waits_withdraws_it_and_answers_the_call(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "w1", command="touch never.txt"), answer("resumed"))
     server = await open_server(make_settings(scripted_model))
     session = server.create_session(workspace)

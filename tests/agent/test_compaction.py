@@ -20,8 +20,10 @@ WINDOW = 4000
 def _reads(count: int, size: int) -> list:
     items: list = [UserMessage("look at everything")]
     for n in range(count):
-        items += [AssistantMessage("", "", (ToolCall(f"c{n}", "read", {"path": f"f{n}"}),)),
-                  ToolResult(f"c{n}", f"{n}" * size)]
+        items += [
+            AssistantMessage("", "", (ToolCall(f"c{n}", "read", {"path": f"f{n}"}),)),
+            ToolResult(f"c{n}", f"{n}" * size),
+        ]
     return items
 
 
@@ -35,10 +37,14 @@ def test_elision_keeps_the_newest_results_and_shrinks_the_rest() -> None:
 
 
 async def test_a_task_on_a_small_window_is_summarised_and_completes(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "big.txt").write_text("line of a big file\n" * 700)
-    scripted_model.add(tool_call("read", "b1", path="big.txt"), answer("SUMMARY: user wants big.txt read; done."),
-                       answer("The file repeats one line."))
+    scripted_model.add(
+        tool_call("read", "b1", path="big.txt"),
+        answer("SUMMARY: user wants big.txt read; done."),
+        answer("The file repeats one line."),
+    )
     server = await open_server(make_settings(scripted_model, window=WINDOW))
     session_id, outcome = await run_task(server, workspace, "what is in big.txt?")
     assert outcome.stop == "completed"
@@ -61,7 +67,8 @@ async def test_a_task_on_a_small_window_is_summarised_and_completes(
 
 
 async def test_a_failed_summary_warns_and_keeps_the_elided_form(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     settings = make_settings(scripted_model, window=WINDOW)
     model = resolve_ref(settings, parse_model_ref(settings.model or ""))
     store = await Store.open(db_path)
@@ -70,8 +77,9 @@ async def test_a_failed_summary_warns_and_keeps_the_elided_form(
     seen: list[ev.EventBody] = []
     scripted_model.add({"status": 400})
     wire = open_wire(model.endpoint, settings.retry)
-    compactor = Compactor(model, wire.stream, lambda body, **_: seen.append(body), TaskAccounting(),
-                          keep_results=2)
+    compactor = Compactor(
+        model, wire.stream, lambda body, **_: seen.append(body), TaskAccounting(), keep_results=2
+    )
     try:
         await compactor.fit(history, "system")
     finally:
@@ -86,11 +94,14 @@ async def test_a_failed_summary_warns_and_keeps_the_elided_form(
 
 
 async def test_a_conversation_still_over_the_window_after_compaction_is_never_sent(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     for name in ("a", "b", "c"):  # three results the elision keeps (the newest), each a third of the window
         (workspace / f"{name}.txt").write_text(f"{name} line of a big file\n" * 200)
     reads = [{"tool_call": {"name": "read", "id": f"r{n}", "arguments": {"path": f"{n}.txt"}}} for n in "abc"]
-    scripted_model.add({"reply": reads, "usage": {"input": 900, "output": 30}}, {"status": 400}, answer("never"))
+    scripted_model.add(
+        {"reply": reads, "usage": {"input": 900, "output": 30}}, {"status": 400}, answer("never")
+    )
     server = await open_server(make_settings(scripted_model, window=WINDOW))
     session_id, outcome = await run_task(server, workspace, "read them all")
     assert outcome.stop == "failed" and "was not sent" in outcome.error and "/model" in outcome.error

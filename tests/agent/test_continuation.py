@@ -19,27 +19,56 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_repair_answers_every_dangling_call_in_place_and_drops_orphans() -> None:
     calls = (ToolCall("a", "read", {}), ToolCall("b", "shell", {}))
-    items = [UserMessage("go"), AssistantMessage("", "", calls), ToolResult("a", "done"),
-             ToolResult("zz", "orphan"), UserMessage("next")]
+    items = [
+        UserMessage("go"),
+        AssistantMessage("", "", calls),
+        ToolResult("a", "done"),
+        ToolResult("zz", "orphan"),
+        UserMessage("next"),
+    ]
     repaired, added = repair(items)
     assert added == 1
-    assert repaired == [UserMessage("go"), AssistantMessage("", "", calls), ToolResult("a", "done"),
-                        ToolResult("b", INTERRUPTED, is_error=True), UserMessage("next")]
+    assert repaired == [
+        UserMessage("go"),
+        AssistantMessage("", "", calls),
+        ToolResult("a", "done"),
+        ToolResult("b", INTERRUPTED, is_error=True),
+        UserMessage("next"),
+    ]
 
 
 async def test_a_run_killed_mid_tool_call_continues_on_another_wire(
-        scripted_model: ScriptedModel, open_server, workspace: Path, db_path: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path, db_path: Path
+) -> None:
     command = "echo $$ > shell.pid; exec sleep 30"
-    scripted_model.add({"reply": [{"text": "Let me wait."}, {"reasoning": "thinking hard", "signature": "sig-x"},
-                                  {"tool_call": {"name": "shell", "id": "k1", "arguments": {"command": command}}}],
-                        "path": "/responses", "usage": {"input": 50, "output": 5}},
-                       answer("Continued on anthropic.", path="/messages"))
+    scripted_model.add(
+        {
+            "reply": [
+                {"text": "Let me wait."},
+                {"reasoning": "thinking hard", "signature": "sig-x"},
+                {"tool_call": {"name": "shell", "id": "k1", "arguments": {"command": command}}},
+            ],
+            "path": "/responses",
+            "usage": {"input": 50, "output": 5},
+        },
+        answer("Continued on anthropic.", path="/messages"),
+    )
     first = make_settings(scripted_model, "openai-responses", permissions={"tools": {"shell": "allow"}})
     db_path.parent.mkdir(parents=True, exist_ok=True)
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.agent.task_process", str(db_path), str(workspace),
-         first.model_dump_json(exclude_defaults=True), "wait for it"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "tests.agent.task_process",
+            str(db_path),
+            str(workspace),
+            first.model_dump_json(exclude_defaults=True),
+            "wait for it",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     pid_file = workspace / "shell.pid"
     try:
         session_id = (await asyncio.to_thread(child.stdout.readline)).strip()  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-""""Allow for this session" survives a restart: the grants are rebuilt from the stored events."""
+""" "Allow for this session" survives a restart: the grants are rebuilt from the stored events."""
 
 from __future__ import annotations
 
@@ -11,10 +11,16 @@ from tests.agent.helpers import answer, answer_approvals, events, make_settings,
 
 
 async def test_a_session_grant_still_covers_the_command_after_a_restart(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
-    scripted_model.add(tool_call("shell", "c1", command="echo granted-once >> log.txt"), answer("first"),
-                       tool_call("shell", "c2", command="echo granted-once >> log.txt"), answer("second"),
-                       tool_call("shell", "c3", command="echo other >> log.txt"), answer("third"))
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
+    scripted_model.add(
+        tool_call("shell", "c1", command="echo granted-once >> log.txt"),
+        answer("first"),
+        tool_call("shell", "c2", command="echo granted-once >> log.txt"),
+        answer("second"),
+        tool_call("shell", "c3", command="echo other >> log.txt"),
+        answer("third"),
+    )
     settings = make_settings(scripted_model)
 
     first = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
@@ -42,11 +48,17 @@ async def test_a_session_grant_still_covers_the_command_after_a_restart(
 
 
 async def test_a_provider_repeating_call_ids_cannot_widen_a_restored_grant(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     # Local OpenAI-compatible servers number calls per response, so `call_0` comes back every turn.
-    scripted_model.add(tool_call("shell", "call_0", command="ls"), answer("listed"),
-                       tool_call("shell", "call_0", command="touch PWNED"), answer("refused"),
-                       tool_call("shell", "call_0", command="touch PWNED"), answer("refused again"))
+    scripted_model.add(
+        tool_call("shell", "call_0", command="ls"),
+        answer("listed"),
+        tool_call("shell", "call_0", command="touch PWNED"),
+        answer("refused"),
+        tool_call("shell", "call_0", command="touch PWNED"),
+        answer("refused again"),
+    )
     settings = make_settings(scripted_model)
 
     first = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
@@ -72,7 +84,8 @@ async def test_a_provider_repeating_call_ids_cannot_widen_a_restored_grant(
 
 
 async def test_the_answer_stores_the_grant_the_person_gave(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="git status && ls -la"), answer("done"))
     settings = make_settings(scripted_model)
     server = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))

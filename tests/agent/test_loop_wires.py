@@ -22,7 +22,8 @@ from tests.agent.helpers import (
 
 @pytest.mark.parametrize("wire", sorted(PROVIDERS.values()))
 async def test_a_multi_step_task_reads_edits_runs_and_hears_a_denial(
-        wire: str, scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    wire: str, scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "notes.txt").write_text("colour: old\n")
     scripted_model.add(
         tool_call("read", "c1", path="notes.txt"),
@@ -33,8 +34,11 @@ async def test_a_multi_step_task_reads_edits_runs_and_hears_a_denial(
     )
     server = await open_server(make_settings(scripted_model, wire))
     session = server.create_session(workspace)
-    answering = answer_approvals(server, session.id, {
-        "edit": ("allow", None), "shell": ("allow-session", None), "write": ("deny", "keep the tree clean")})
+    answering = answer_approvals(
+        server,
+        session.id,
+        {"edit": ("allow", None), "shell": ("allow-session", None), "write": ("deny", "keep the tree clean")},
+    )
     _, outcome = await run_task(server, workspace, "make the colour new", session.id)
 
     assert outcome.stop == "completed" and outcome.turns == 5
@@ -58,17 +62,25 @@ async def test_a_multi_step_task_reads_edits_runs_and_hears_a_denial(
     assert text == "The colour is new now."
     rows = await server.store.ledger.tool_executions((await server.get_session(session.id)).num)
     assert [(r["tool"], r["outcome"]) for r in rows] == [
-        ("read", "completed"), ("edit", "completed"), ("shell", "completed"), ("write", "denied")]
+        ("read", "completed"),
+        ("edit", "completed"),
+        ("shell", "completed"),
+        ("write", "denied"),
+    ]
     assert rows[1]["approval"] == "allow (user)" and rows[0]["approval"] == "rule"
 
 
 async def test_the_history_continues_in_the_next_task_of_the_session(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(answer("first answer"), answer("second answer"))
     server = await open_server(make_settings(scripted_model))
     session_id, _ = await run_task(server, workspace, "first question")
     await run_task(server, workspace, "second question", session_id)
     messages = scripted_model.requests[-1].body["messages"]
     assert [(m["role"], m.get("content")) for m in messages[1:]] == [
-        ("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
+        ("user", "first question"),
+        ("assistant", "first answer"),
+        ("user", "second question"),
+    ]
     assert messages[0]["role"] == "system" and "# Environment" in messages[0]["content"]

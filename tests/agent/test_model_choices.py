@@ -16,7 +16,8 @@ async def _run_with(server: Server, workspace: Path, model: str):
 
 
 async def test_a_model_that_only_failed_is_not_offered_but_one_that_answered_is(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(answer("Fine."), {"status": 404, "body": {"error": {"message": "no such model"}}})
     server = await open_server(make_settings(scripted_model))
     worked = await _run_with(server, workspace, "chat/answers-well")

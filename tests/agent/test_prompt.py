@@ -40,12 +40,20 @@ async def test_claude_md_is_a_fallback_and_a_plain_folder_is_no_git_repository(t
 
 
 async def test_skills_are_offered_by_name_and_description(workspace: Path) -> None:
-    _skill(paths.project_skills_dir(workspace), "deploy", "---\nname: deploy\ndescription: Ship it safely\n---\nsteps")
+    _skill(
+        paths.project_skills_dir(workspace),
+        "deploy",
+        "---\nname: deploy\ndescription: Ship it safely\n---\nsteps",
+    )
     _skill(paths.global_skills_dir(), "deploy", "---\nname: deploy\ndescription: global one\n---\n")
     _skill(paths.global_skills_dir(), "review", "# no frontmatter\n")
     skills = find_skills(workspace)
-    assert [(s.name, s.description) for s in skills] == [("deploy", "Ship it safely"),
-                                                         ("review", "(no description given)")]
+    assert [(s.name, s.description) for s in skills] == [
+        ("deploy", "Ship it safely"),
+        ("review", "(no description given)"),
+    ]
     prompt = await build_system_prompt(workspace, [], today=TODAY)
-    assert f"- deploy: Ship it safely ({paths.project_skills_dir(workspace) / 'deploy' / 'SKILL.md'})" in prompt
+    assert (
+        f"- deploy: Ship it safely ({paths.project_skills_dir(workspace) / 'deploy' / 'SKILL.md'})" in prompt
+    )
     assert "global one" not in prompt

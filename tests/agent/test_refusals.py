@@ -13,15 +13,21 @@ from tests.agent.helpers import answer, events, make_settings, run_task, tool_ca
 
 
 async def test_outside_paths_are_denied_headless_and_the_model_hears_why(
-        scripted_model: ScriptedModel, open_server, workspace: Path, tmp_path: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path, tmp_path: Path
+) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("the secret value\n")
     os.symlink(secret, workspace / "link.txt")
-    scripted_model.add({"reply": [
-        {"tool_call": {"name": "read", "id": "p1", "arguments": {"path": "../secret.txt"}}},
-        {"tool_call": {"name": "read", "id": "p2", "arguments": {"path": str(secret)}}},
-        {"tool_call": {"name": "read", "id": "p3", "arguments": {"path": "link.txt"}}}]},
-        answer("I may not read those."))
+    scripted_model.add(
+        {
+            "reply": [
+                {"tool_call": {"name": "read", "id": "p1", "arguments": {"path": "../secret.txt"}}},
+                {"tool_call": {"name": "read", "id": "p2", "arguments": {"path": str(secret)}}},
+                {"tool_call": {"name": "read", "id": "p3", "arguments": {"path": "link.txt"}}},
+            ]
+        },
+        answer("I may not read those."),
+    )
     server = await open_server(make_settings(scripted_model), approve="deny")
     session_id, outcome = await run_task(server, workspace, "read the secret")
     assert outcome.stop == "completed"
@@ -37,7 +43,8 @@ async def test_outside_paths_are_denied_headless_and_the_model_hears_why(
 
 
 async def test_read_only_mode_denies_the_shell_by_rule_without_asking(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "m1", command="touch made.txt"), answer("ok"))
     server = await open_server(make_settings(scripted_model), approve="allow")
     session_id, _ = await run_task(server, workspace, "make a file", mode="read-only")
@@ -47,7 +54,8 @@ async def test_read_only_mode_denies_the_shell_by_rule_without_asking(
 
 
 async def test_an_unpublished_tool_runs_nothing_and_warns(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(tool_call("teleport", "u1", to="mars"), answer("Fine, no teleport."))
     settings = make_settings(scripted_model, permissions={"tools": {"write": "deny"}})
     server = await open_server(settings)
@@ -66,7 +74,8 @@ async def test_an_unpublished_tool_runs_nothing_and_warns(
 
 
 async def test_answering_an_unknown_call_is_a_clear_error(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     server = await open_server(make_settings(scripted_model))
     with pytest.raises(ApprovalError, match="No tool call 'nope' waits for approval"):
         server.answer_approval("s" * 32, "nope", "allow")

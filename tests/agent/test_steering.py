@@ -9,10 +9,14 @@ from tests.agent.helpers import answer, events, first_event, make_settings, tool
 
 
 async def test_steering_reaches_the_next_turn_and_a_queued_prompt_the_next_task(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha\n")
-    scripted_model.add({**tool_call("read", "r1", path="a.txt"), "hold": "first"},
-                       answer("Read a.txt, and noted B."), answer("Queued one done."))
+    scripted_model.add(
+        {**tool_call("read", "r1", path="a.txt"), "hold": "first"},
+        answer("Read a.txt, and noted B."),
+        answer("Queued one done."),
+    )
     server = await open_server(make_settings(scripted_model))
     session = server.create_session(workspace)
     task = await server.submit(session.id, "read a")
@@ -35,9 +39,11 @@ async def test_steering_reaches_the_next_turn_and_a_queued_prompt_the_next_task(
 
 
 async def test_steering_that_arrives_as_the_model_finishes_still_gets_a_turn(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
-    scripted_model.add({**answer("Done, I think."), "hold": "end", "hold_after_chunks": 3},
-                       answer("Now with C as well."))
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    scripted_model.add(
+        {**answer("Done, I think."), "hold": "end", "hold_after_chunks": 3}, answer("Now with C as well.")
+    )
     server = await open_server(make_settings(scripted_model))
     session = server.create_session(workspace)
     await server.submit(session.id, "do it")

@@ -24,16 +24,27 @@ def _write(path: Path, data: dict) -> None:
 
 
 async def test_a_session_resumed_from_another_folder_keeps_its_own_permissions(
-        scripted_model: ScriptedModel, db_path: Path, tmp_path: Path, isolated_home: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, tmp_path: Path, isolated_home: Path
+) -> None:
     home_ws, other_ws = tmp_path / "a", tmp_path / "b"
     home_ws.mkdir(), other_ws.mkdir()
-    _write(isolated_home / "settings.json", {
-        "providers": {"chat": {"wire": "openai-chat", "base_url": scripted_model.base_url("openai-chat")}},
-        "model": "chat/test-model"})
+    _write(
+        isolated_home / "settings.json",
+        {
+            "providers": {
+                "chat": {"wire": "openai-chat", "base_url": scripted_model.base_url("openai-chat")}
+            },
+            "model": "chat/test-model",
+        },
+    )
     _write(other_ws / ".harnez" / "settings.json", {"permissions": {"tools": {"shell": "allow"}}})
-    scripted_model.add(answer("hello"),
-                       tool_call("shell", "c1", command="touch RAN"), answer("refused"),
-                       tool_call("shell", "c2", command="touch RAN"), answer("ran"))
+    scripted_model.add(
+        answer("hello"),
+        tool_call("shell", "c1", command="touch RAN"),
+        answer("refused"),
+        tool_call("shell", "c2", command="touch RAN"),
+        answer("ran"),
+    )
 
     settings_a = load_settings(home_ws)
     first = await Server.open(db_path, settings_a, AgentWork(settings_a, approve="deny"))
@@ -75,19 +86,22 @@ def _database_texts(db_path: Path) -> list[bytes]:
 @pytest.fixture
 def keyed_settings(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("TEST_PROVIDER_KEY", KEY)
-    provider = ProviderSettings(wire="openai-chat", base_url=scripted_model.base_url("openai-chat"),
-                                api_key_env="TEST_PROVIDER_KEY")
+    provider = ProviderSettings(
+        wire="openai-chat", base_url=scripted_model.base_url("openai-chat"), api_key_env="TEST_PROVIDER_KEY"
+    )
     return Settings(providers={"chat": provider}, model="chat/test-model")
 
 
 async def test_an_api_key_planted_in_every_provider_path_never_reaches_the_database(
-        scripted_model: ScriptedModel, keyed_settings: Settings, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, keyed_settings: Settings, db_path: Path, workspace: Path
+) -> None:
     shell = tool_call("shell", "c1", command="echo key=$TEST_PROVIDER_KEY; echo pasted=" + KEY)
     scripted_model.add(
         {**shell, "malformed_line": f"oops {KEY}", "unknown_item": {"type": "novel", "echo": KEY}},
         answer(f"the key is {KEY}"),
         {"reply": [{"text": "partial"}], "unknown_item": {"error": {"message": f"bad key {KEY}"}}},
-        {"status": 401, "body": {"error": {"message": f"Incorrect API key provided: {KEY}"}}})
+        {"status": 401, "body": {"error": {"message": f"Incorrect API key provided: {KEY}"}}},
+    )
     server = await Server.open(db_path, keyed_settings, AgentWork(keyed_settings, approve="allow"))
     seen = []
     try:
@@ -107,11 +121,22 @@ async def test_an_api_key_planted_in_every_provider_path_never_reaches_the_datab
 
 
 async def test_a_setting_passes_a_key_variable_to_commands_on_purpose(
-        scripted_model: ScriptedModel, keyed_settings: Settings, db_path: Path, workspace: Path) -> None:
-    settings = keyed_settings.model_copy(update={"permissions": keyed_settings.permissions.model_copy(
-        update={"shell": keyed_settings.permissions.shell.model_copy(update={"pass_env": ["TEST_PROVIDER_KEY"]})})})
-    scripted_model.add(tool_call("shell", "c1", command="test -n \"$TEST_PROVIDER_KEY\" && echo present"),
-                       answer("ok"))
+    scripted_model: ScriptedModel, keyed_settings: Settings, db_path: Path, workspace: Path
+) -> None:
+    settings = keyed_settings.model_copy(
+        update={
+            "permissions": keyed_settings.permissions.model_copy(
+                update={
+                    "shell": keyed_settings.permissions.shell.model_copy(
+                        update={"pass_env": ["TEST_PROVIDER_KEY"]}
+                    )
+                }
+            )
+        }
+    )
+    scripted_model.add(
+        tool_call("shell", "c1", command='test -n "$TEST_PROVIDER_KEY" && echo present'), answer("ok")
+    )
     server = await Server.open(db_path, settings, AgentWork(settings, approve="allow"))
     try:
         session = server.create_session(workspace).id

@@ -14,7 +14,8 @@ WINDOW = 8000
 
 
 async def test_a_prompt_larger_than_the_window_is_refused_and_not_kept(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(answer("A short answer."))
     server = await open_server(make_settings(scripted_model, window=WINDOW))
     session_id, outcome = await run_task(server, workspace, "explain this log: " + "error line\n" * 5000)
@@ -29,7 +30,8 @@ async def test_a_prompt_larger_than_the_window_is_refused_and_not_kept(
 
 
 async def test_an_attached_file_counts_towards_the_prompt(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     (workspace / "dump.sql").write_text("INSERT INTO t VALUES (1);\n" * 2000)
     server = await open_server(make_settings(scripted_model, window=WINDOW))
     _, outcome = await run_task(server, workspace, "what does @dump.sql insert?")
@@ -37,7 +39,9 @@ async def test_an_attached_file_counts_towards_the_prompt(
     assert scripted_model.requests == []
 
 
-async def test_a_prompt_that_fits_is_sent_whole(scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+async def test_a_prompt_that_fits_is_sent_whole(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     scripted_model.add(answer("Read it."))
     server = await open_server(make_settings(scripted_model, window=WINDOW))
     prompt = "explain this log: " + "error line\n" * 1000
@@ -47,7 +51,8 @@ async def test_a_prompt_that_fits_is_sent_whole(scripted_model: ScriptedModel, o
 
 
 async def test_huge_tool_arguments_are_cut_in_the_conversation_with_a_warning(
-        scripted_model: ScriptedModel, open_server, workspace: Path) -> None:
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
     content = "".join(f"row {n}\n" for n in range(12_000))
     scripted_model.add(tool_call("write", "w1", path="table.txt", content=content), answer("Written."))
     server = await open_server(make_settings(scripted_model, window=WINDOW), approve="allow")
@@ -56,12 +61,19 @@ async def test_huge_tool_arguments_are_cut_in_the_conversation_with_a_warning(
     assert (workspace / "table.txt").read_text() == content, "the tool must receive the arguments whole"
     (requested,) = await events(server, session_id, "tool-requested")
     assert requested.body.arguments["content"] == content
-    (warning,) = [e for e in await events(server, session_id, "warning") if e.body.code == "truncated-for-window"]
+    (warning,) = [
+        e for e in await events(server, session_id, "warning") if e.body.code == "truncated-for-window"
+    ]
     assert "write call w1" in warning.body.message and "received them whole" in warning.body.message
     second = scripted_model.requests[1].body
-    (sent,) = [json.loads(call["function"]["arguments"]) for message in second["messages"]
-               for call in message.get("tool_calls") or []]
+    (sent,) = [
+        json.loads(call["function"]["arguments"])
+        for message in second["messages"]
+        for call in message.get("tool_calls") or []
+    ]
     assert sent["path"] == "table.txt" and sent["content"].startswith("row 0\nrow 1\n")
     assert "characters cut here to fit the model's window" in sent["content"]
-    assert len(json.dumps(sent, ensure_ascii=False)) <= WINDOW  # a quarter of the window, 4 characters a token
+    assert (
+        len(json.dumps(sent, ensure_ascii=False)) <= WINDOW
+    )  # a quarter of the window, 4 characters a token
     assert await events(server, session_id, "compacted") == []

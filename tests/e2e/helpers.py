@@ -26,15 +26,31 @@ class HeadlessWorkspace:
     def database(self) -> Path:
         return self.path / ".harnez" / "harnez.sqlite"
 
-    def harnez(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def harnez(
+        self, *args: str, input: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         """Run `harnez ARGS` here and wait for it."""
-        return subprocess.run([str(HARNEZ), *args], cwd=self.path, env=self.env, input=input,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(HARNEZ), *args],
+            cwd=self.path,
+            env=self.env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
         """Start `harnez ARGS` here with pipes."""
-        return subprocess.Popen([str(HARNEZ), *args], cwd=self.path, env=self.env, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(
+            [str(HARNEZ), *args],
+            cwd=self.path,
+            env=self.env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
 
 
 def json_lines(text: str) -> list[dict]:

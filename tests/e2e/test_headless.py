@@ -17,9 +17,13 @@ DOCS = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
 
 def _read_then_answer(path: str, answer: str) -> list[dict]:
     return [
-        {"reply": [{"text": "Let me look."},
-                   {"tool_call": {"id": "call_1", "name": "read", "arguments": {"path": path}, "chunks": 3}}],
-         "usage": {"input": 50, "output": 10}},
+        {
+            "reply": [
+                {"text": "Let me look."},
+                {"tool_call": {"id": "call_1", "name": "read", "arguments": {"path": path}, "chunks": 3}},
+            ],
+            "usage": {"input": 50, "output": 10},
+        },
         {"reply": [{"text": answer}], "usage": {"input": 80, "output": 12}},
     ]
 
@@ -33,7 +37,7 @@ def test_run_json_streams_documented_events_in_order_without_gaps(headless: Head
     kinds = [e["kind"] for e in events]
     assert kinds[0] == "user-message" and events[0]["text"] == "what does notes.txt say?"
     (finished,) = [e for e in events if e["kind"] == "finished"]
-    after_end = kinds[kinds.index("finished") + 1:]
+    after_end = kinds[kinds.index("finished") + 1 :]
     assert set(after_end) <= {"title-changed", "warning"} and kinds.index("started") < kinds.index("finished")
     assert finished["stop"] == "completed" and finished["turns"] == 2
     started = events[kinds.index("started")]
@@ -62,14 +66,16 @@ def test_run_prints_the_answer_and_keeps_no_key_anywhere(headless: HeadlessWorks
 
 
 def test_a_broken_stream_is_retried_without_duplicated_text(headless: HeadlessWorkspace) -> None:
-    headless.model.add({"reply": [{"text": ["one ", "two ", "three ", "four"]}], "cut_after_chunks": 3},
-                       {"reply": [{"text": ["one ", "two ", "three ", "four"]}]})
+    headless.model.add(
+        {"reply": [{"text": ["one ", "two ", "three ", "four"]}], "cut_after_chunks": 3},
+        {"reply": [{"text": ["one ", "two ", "three ", "four"]}]},
+    )
     done = headless.harnez("run", "--json", "--input", "count")
     assert done.returncode == 0, done.stderr
     events = json_lines(done.stdout)
     retried = [i for i, e in enumerate(events) if e["kind"] == "turn-retried"]
     assert len(retried) == 1
-    after_retry = "".join(e["text"] for e in events[retried[0]:] if e["kind"] == "text-delta")
+    after_retry = "".join(e["text"] for e in events[retried[0] :] if e["kind"] == "text-delta")
     assert after_retry == "one two three four"
     shown = headless.harnez("sessions", "show", events[0]["session"])
     assert shown.stdout.count("one two three four") == 1
@@ -112,7 +118,10 @@ def test_chat_over_a_pipe_gives_three_answers_in_one_session(headless: HeadlessW
     done = headless.harnez("chat", input="one\ntwo\nthree\n")
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stdout.splitlines() if line.startswith("Answer")] == [
-        "Answer 1.", "Answer 2.", "Answer 3."]
+        "Answer 1.",
+        "Answer 2.",
+        "Answer 3.",
+    ]
     listed = json_lines(headless.harnez("sessions", "--json").stdout)
     assert len(listed) == 1
     assert len(headless.model.requests) == 3
@@ -121,8 +130,10 @@ def test_chat_over_a_pipe_gives_three_answers_in_one_session(headless: HeadlessW
 
 def test_a_failing_provider_mid_run_keeps_the_completed_turns(headless: HeadlessWorkspace) -> None:
     (headless.path / "a.txt").write_text("alpha\n")
-    headless.model.add({"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": {"path": "a.txt"}}}]},
-                       {"status": 401})
+    headless.model.add(
+        {"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": {"path": "a.txt"}}}]},
+        {"status": 401},
+    )
     done = headless.harnez("run", "--json", "--input", "read a.txt")
     assert done.returncode == 1
     events = json_lines(done.stdout)
@@ -144,8 +155,9 @@ def test_events_after_a_cursor_returns_exactly_the_later_events(headless: Headle
 
 
 def test_ctrl_c_cancels_cleanly_with_exit_130_and_keeps_output(headless: HeadlessWorkspace) -> None:
-    headless.model.add({"reply": [{"text": "partial answer that never ends"}], "hold_after_chunks": 2,
-                        "hold": "never"})
+    headless.model.add(
+        {"reply": [{"text": "partial answer that never ends"}], "hold_after_chunks": 2, "hold": "never"}
+    )
     proc = headless.popen("run", "--json", "--input", "long job")
     assert proc.stdout is not None
     lines = []
@@ -207,24 +219,34 @@ def test_input_on_stdin_and_a_session_dir(headless: HeadlessWorkspace, tmp_path:
 
 def test_a_step_budget_ends_incomplete_with_exit_3(headless: HeadlessWorkspace) -> None:
     (headless.path / "a.txt").write_text("a\n")
-    headless.model.add(*({"reply": [{"tool_call": {"id": f"c{i}", "name": "read", "arguments": {"path": "a.txt"}}}]}
-                         for i in range(3)))
+    headless.model.add(
+        *(
+            {"reply": [{"tool_call": {"id": f"c{i}", "name": "read", "arguments": {"path": "a.txt"}}}]}
+            for i in range(3)
+        )
+    )
     done = headless.harnez("run", "--json", "--max-steps", "2", "--input", "loop")
     assert done.returncode == 3, done.stderr
     assert finished(json_lines(done.stdout))["stop"] == "incomplete"
 
 
 def test_the_json_stream_is_gapless_from_the_prompt_through_a_title_and_a_model_change(
-        headless: HeadlessWorkspace) -> None:
+    headless: HeadlessWorkspace,
+) -> None:
     settings = json.loads((headless.path / ".harnez" / "settings.json").read_text())
     settings["session"] = {"title": {"source": "model/responses/namer"}}  # a title that arrives late
     (headless.path / ".harnez" / "settings.json").write_text(json.dumps(settings))
-    headless.model.add({"path": "/chat/completions", "reply": [{"text": "first answer"}]},
-                       {"path": "/responses", "reply": [{"text": "Named Late"}], "delay_per_chunk": 0.3})
+    headless.model.add(
+        {"path": "/chat/completions", "reply": [{"text": "first answer"}]},
+        {"path": "/responses", "reply": [{"text": "Named Late"}], "delay_per_chunk": 0.3},
+    )
     first = json_lines(headless.harnez("run", "--json", "--input", "start something").stdout)
     headless.model.add({"reply": [{"text": "second answer"}]})
-    second = json_lines(headless.harnez("run", "--json", "--resume", first[0]["session"],
-                                        "--model", "responses/other", "--input", "go on").stdout)
+    second = json_lines(
+        headless.harnez(
+            "run", "--json", "--resume", first[0]["session"], "--model", "responses/other", "--input", "go on"
+        ).stdout
+    )
     for run in (first, second):
         seqs = [e["seq"] for e in run]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))

@@ -45,7 +45,9 @@ def test_a_hostile_stored_title_and_workspace_are_printed_escaped(headless: Head
     assert_no_raw_controls(listed.stdout)
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\u202etitle\\nsecond line" in listed.stdout
     assert len(listed.stdout.splitlines()) == 1
-    shown = headless.harnez("sessions", "show", json_lines(headless.harnez("sessions", "--json").stdout)[0]["id"])
+    shown = headless.harnez(
+        "sessions", "show", json_lines(headless.harnez("sessions", "--json").stdout)[0]["id"]
+    )
     assert_no_raw_controls(shown.stdout)
     as_json = headless.harnez("sessions", "--json")
     assert_no_raw_controls(as_json.stdout)
@@ -61,21 +63,39 @@ def test_json_lines_escape_what_json_leaves_raw(headless: HeadlessWorkspace) -> 
     assert text == "a\x9b2Jb\u202ec\x7f"
 
 
-def test_invalid_utf8_on_stdin_and_in_input_becomes_replacement_characters(headless: HeadlessWorkspace) -> None:
-    headless.model.add({"reply": [{"text": "one"}]}, {"reply": [{"text": "two"}]}, {"reply": [{"text": "three"}]})
+def test_invalid_utf8_on_stdin_and_in_input_becomes_replacement_characters(
+    headless: HeadlessWorkspace,
+) -> None:
+    headless.model.add(
+        {"reply": [{"text": "one"}]}, {"reply": [{"text": "two"}]}, {"reply": [{"text": "three"}]}
+    )
     env = {**headless.env, "PYTHONIOENCODING": "utf-8:strict"}  # a locale that refuses bad bytes
-    piped = subprocess.run([str(HARNEZ), "run"], cwd=headless.path, env=env, input=b"bad \xff\xfe byte\n",
-                           capture_output=True, timeout=60)
+    piped = subprocess.run(
+        [str(HARNEZ), "run"],
+        cwd=headless.path,
+        env=env,
+        input=b"bad \xff\xfe byte\n",
+        capture_output=True,
+        timeout=60,
+    )
     assert piped.returncode == 0, piped.stderr
     assert "bad \ufffd\ufffd byte" in str(headless.model.requests[-1].body)
     argument = headless.harnez("run", "--input", os.fsdecode(b"arg \xff here"))
     assert argument.returncode == 0, argument.stderr
     assert "arg \ufffd here" in str(headless.model.requests[-1].body)
-    chat = subprocess.run([str(HARNEZ), "chat"], cwd=headless.path, env=env, input=b"line \xc3\n",
-                          capture_output=True, timeout=60)
+    chat = subprocess.run(
+        [str(HARNEZ), "chat"],
+        cwd=headless.path,
+        env=env,
+        input=b"line \xc3\n",
+        capture_output=True,
+        timeout=60,
+    )
     assert chat.returncode == 0, chat.stderr
     assert "line \ufffd" in str(headless.model.requests[-1].body)
-    shown = headless.harnez("sessions", "show", json_lines(headless.harnez("sessions", "--json").stdout)[0]["id"])
+    shown = headless.harnez(
+        "sessions", "show", json_lines(headless.harnez("sessions", "--json").stdout)[0]["id"]
+    )
     assert "Traceback" not in shown.stderr and shown.returncode == 0
 
 
@@ -83,7 +103,8 @@ def test_a_lone_surrogate_in_tool_arguments_keeps_the_tool_request(headless: Hea
     (headless.path / "a\ufffdb.txt").write_text("found it\n")
     headless.model.add(
         {"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": '{"path": "a\\udcffb.txt"}'}}]},
-        {"reply": [{"text": "done"}]})
+        {"reply": [{"text": "done"}]},
+    )
     done = headless.harnez("run", "--json", "--input", "read it")
     assert done.returncode == 0, done.stderr
     events = json_lines(done.stdout)
@@ -93,7 +114,9 @@ def test_a_lone_surrogate_in_tool_arguments_keeps_the_tool_request(headless: Hea
     assert "found it" in completed["content"]
 
 
-def test_a_lone_surrogate_in_streamed_text_is_kept_as_a_replacement_character(headless: HeadlessWorkspace) -> None:
+def test_a_lone_surrogate_in_streamed_text_is_kept_as_a_replacement_character(
+    headless: HeadlessWorkspace,
+) -> None:
     headless.model.add({"reply": [{"text": "broken \udcff byte"}]})
     done = headless.harnez("run", "--json", "--input", "hi")
     assert done.returncode == 0, done.stderr

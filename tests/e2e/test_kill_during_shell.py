@@ -13,8 +13,9 @@ from pathlib import Path
 from tests.agent.helpers import answer, process_alive, tool_call
 from tests.e2e.helpers import HeadlessWorkspace
 
-LOOP = ("echo $$ > bash.pid; (while true; do echo tick >> ticks.txt; sleep 0.05; done) & "
-        "echo $! > loop.pid; wait")
+LOOP = (
+    "echo $$ > bash.pid; (while true; do echo tick >> ticks.txt; sleep 0.05; done) & echo $! > loop.pid; wait"
+)
 
 
 def _wait_for(check, what: str, seconds: float = 20) -> None:  # type: ignore[no-untyped-def]
@@ -58,8 +59,9 @@ def test_a_command_does_not_outlive_a_killed_harnez(headless: HeadlessWorkspace)
 
 
 def test_a_second_process_cannot_run_a_task_in_a_busy_session(headless: HeadlessWorkspace) -> None:
-    headless.model.add({"reply": [{"text": "thinking very slowly"}], "hold_after_chunks": 1, "hold": "gate"},
-                       answer("later"))
+    headless.model.add(
+        {"reply": [{"text": "thinking very slowly"}], "hold_after_chunks": 1, "hold": "gate"}, answer("later")
+    )
     first = headless.popen("run", "--json", "--input", "a long task")
     assert first.stdout is not None
     session = json.loads(first.stdout.readline())["session"]
@@ -71,5 +73,8 @@ def test_a_second_process_cannot_run_a_task_in_a_busy_session(headless: Headless
 
     assert second.returncode == 2 and "Another Harnez process" in second.stderr
     assert len(headless.model.requests) == 1  # the refused prompt never reached the model
-    stored = [json.loads(line) for line in headless.harnez("sessions", "show", session, "--json").stdout.splitlines()]
+    stored = [
+        json.loads(line)
+        for line in headless.harnez("sessions", "show", session, "--json").stdout.splitlines()
+    ]
     assert [e["text"] for e in stored if e["kind"] == "user-message"] == ["a long task"]

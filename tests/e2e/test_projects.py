@@ -19,16 +19,24 @@ class Machine:
 
     def __init__(self, home: Path, model: ScriptedModel) -> None:
         self.home, self.model = home, model
-        settings = {"providers": {"chat": {"wire": "openai-chat", "base_url": model.base_url("openai-chat"),
-                                           "api_key_env": "HARNEZ_TEST_KEY"}},
-                    "model": "chat/scripted-model"}
+        settings = {
+            "providers": {
+                "chat": {
+                    "wire": "openai-chat",
+                    "base_url": model.base_url("openai-chat"),
+                    "api_key_env": "HARNEZ_TEST_KEY",
+                }
+            },
+            "model": "chat/scripted-model",
+        }
         (home / "settings.json").write_text(json.dumps(settings))
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
         self.env.update(HARNEZ_TEST_KEY=SECRET, HARNEZ_HOME=str(home), PYTHONUNBUFFERED="1")
 
     def harnez(self, where: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(HARNEZ), *args], cwd=where, env=self.env, capture_output=True, text=True,
-                              timeout=60)
+        return subprocess.run(
+            [str(HARNEZ), *args], cwd=where, env=self.env, capture_output=True, text=True, timeout=60
+        )
 
     def ask(self, where: Path, prompt: str, answer: str, *args: str) -> str:
         """`harnez run PROMPT` in a folder; the id of the session it ran in."""
@@ -74,7 +82,8 @@ def test_every_folder_of_a_git_project_shares_the_root_database(machine: Machine
 
 
 def test_sessions_all_lists_every_project_newest_first_and_finds_one_elsewhere(
-        machine: Machine, tmp_path: Path) -> None:
+    machine: Machine, tmp_path: Path
+) -> None:
     alpha, beta = tmp_path / "alpha", tmp_path / "beta"
     alpha.mkdir()
     beta.mkdir()
@@ -98,7 +107,9 @@ def test_sessions_all_lists_every_project_newest_first_and_finds_one_elsewhere(
     assert not (alpha / ".harnez" / "uhp-workspaces").exists()
 
 
-def test_a_project_that_vanished_leaves_the_listing_and_the_index_quietly(machine: Machine, tmp_path: Path) -> None:
+def test_a_project_that_vanished_leaves_the_listing_and_the_index_quietly(
+    machine: Machine, tmp_path: Path
+) -> None:
     alpha, beta = tmp_path / "alpha", tmp_path / "beta"
     alpha.mkdir()
     beta.mkdir()
@@ -128,7 +139,10 @@ def test_session_dir_selects_the_same_store_for_every_command(machine: Machine, 
     session = machine.ask(work, "remember this", "Remembered.", "--session-dir", str(store))
     assert (store / "harnez.sqlite").exists() and not (work / ".harnez").exists()
 
-    for args in (("sessions", "--session-dir", str(store), "--json"), ("--session-dir", str(store), "sessions", "--json")):
+    for args in (
+        ("sessions", "--session-dir", str(store), "--json"),
+        ("--session-dir", str(store), "sessions", "--json"),
+    ):
         assert [s["id"] for s in _listed(machine.harnez(work, *args))] == [session], args
     shown = machine.harnez(work, "sessions", "show", session[:8], "--session-dir", str(store))
     assert shown.returncode == 0 and "Remembered." in shown.stdout
@@ -139,6 +153,8 @@ def test_session_dir_selects_the_same_store_for_every_command(machine: Machine, 
     missing = machine.harnez(work, "sessions", "show", session[:8], "--session-dir", str(other))
     assert missing.returncode == 2 and f"no database at {other / 'harnez.sqlite'}" in missing.stderr
     assert not other.exists(), "a store named for reading is never created"
-    imported = machine.harnez(work, "import", "--home", str(tmp_path / "empty-home"), "--session-dir", str(other))
+    imported = machine.harnez(
+        work, "import", "--home", str(tmp_path / "empty-home"), "--session-dir", str(other)
+    )
     assert imported.returncode == 0, imported.stderr
     assert (other / "harnez.sqlite").exists() and not (work / ".harnez").exists()

@@ -57,30 +57,45 @@ def test_the_readme_demo_runs_word_for_word_in_a_fresh_folder(tmp_path: Path, is
     (project / "hello.py").write_text("print('hello')\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
     env.update(HARNEZ_HOME=str(isolated_home), PYTHONUNBUFFERED="1")
-    server = subprocess.Popen(_command(serve.strip(), port), cwd=tmp_path, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        _command(serve.strip(), port),
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert server.stdout is not None
         assert server.stdout.readline().strip() == f"scripted model listening on http://127.0.0.1:{port}"
         for round_ in (1, 2):  # the demo loops: asking again works as well
-            done = subprocess.run(_command(ask.strip(), port), cwd=project, env=env, capture_output=True,
-                                  text=True, timeout=60)
+            done = subprocess.run(
+                _command(ask.strip(), port), cwd=project, env=env, capture_output=True, text=True, timeout=60
+            )
             assert done.returncode == 0, done.stderr
             assert "scripted demo model" in done.stdout and "That was the `list` tool" in done.stdout, round_
             assert "Traceback" not in done.stderr
     finally:
         server.terminate()
         server.wait(10)
-    listed = subprocess.run([str(HARNEZ), "sessions", "--json"], cwd=project, env=env, capture_output=True,
-                            text=True, timeout=60)
+    listed = subprocess.run(
+        [str(HARNEZ), "sessions", "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
     assert len(listed.stdout.splitlines()) == 2, listed.stderr
 
 
 def test_the_demo_script_ships_in_the_wheel(tmp_path: Path) -> None:
-    built = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    built = subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         demo = json.loads(archive.read("harnez/testing/demo.json"))
-    assert demo["loop"] is True and any("tool_call" in part for turn in demo["turns"] for part in turn["reply"])
+    assert demo["loop"] is True and any(
+        "tool_call" in part for turn in demo["turns"] for part in turn["reply"]
+    )

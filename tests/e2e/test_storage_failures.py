@@ -42,9 +42,14 @@ def test_a_full_disk_mid_task_ends_the_run_with_one_clear_message(headless: Head
     headless.model.add(answer("first answer"), _slow_answer())
     assert headless.harnez("run", "--input", "hello").returncode == 0
     began = time.monotonic()
-    result = subprocess.run([sys.executable, str(SMALL_DISK), "6", "run", "--resume", "latest", "--input",
-                             "write a long answer"], cwd=headless.path, env=headless.env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, str(SMALL_DISK), "6", "run", "--resume", "latest", "--input", "write a long answer"],
+        cwd=headless.path,
+        env=headless.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert time.monotonic() - began < 30
     _assert_clear_failure(result)
     with contextlib.closing(sqlite3.connect(headless.database)) as conn:
@@ -57,8 +62,9 @@ def test_a_full_disk_mid_task_ends_the_run_with_one_clear_message(headless: Head
 @contextlib.contextmanager
 def _tmpfs(folder: Path, size_kb: int) -> Iterator[None]:
     folder.mkdir(parents=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(folder)],
-                             capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(folder)], capture_output=True
+    )
     if mounted.returncode != 0:
         pytest.skip("mounting a small tmpfs needs root (the injected full disk above covers the same path)")
     try:
@@ -69,13 +75,20 @@ def _tmpfs(folder: Path, size_kb: int) -> Iterator[None]:
 
 @pytest.mark.parametrize("size_kb", [150, 260, 400])  # full while migrating, at the first prompt, mid-answer
 def test_a_real_full_disk_ends_the_run_with_one_clear_message(
-        headless: HeadlessWorkspace, tmp_path: Path, size_kb: int) -> None:
+    headless: HeadlessWorkspace, tmp_path: Path, size_kb: int
+) -> None:
     disk = tmp_path / "disk"
     with _tmpfs(disk, size_kb):
         headless.model.add(_slow_answer())
         env = {**headless.env, "HARNEZ_DATABASE_PATH": str(disk / "harnez.sqlite")}
-        result = subprocess.run([sys.executable, "-m", "harnez", "run", "--input", "write a long answer"],
-                                cwd=headless.path, env=env, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "harnez", "run", "--input", "write a long answer"],
+            cwd=headless.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if "Migration" in result.stderr:  # could not even create the tables: nothing ran (exit 2)
             assert result.returncode == 2 and "disk is full" in result.stderr
             assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
@@ -119,7 +132,8 @@ async def _stream_with_lock(scripted_model, db_path: Path, workspace: Path, hold
 
 
 async def test_a_batch_that_meets_a_held_lock_is_retried_and_nothing_is_lost(
-        scripted_model, db_path: Path, workspace: Path, short_waits: None) -> None:
+    scripted_model, db_path: Path, workspace: Path, short_waits: None
+) -> None:
     server, session, locker = await _stream_with_lock(scripted_model, db_path, workspace, hold=1.0)
     try:
         outcome = await server.wait(session)
@@ -135,7 +149,8 @@ async def test_a_batch_that_meets_a_held_lock_is_retried_and_nothing_is_lost(
 
 
 async def test_a_lock_held_past_the_retries_fails_the_task_loudly(
-        scripted_model, db_path: Path, workspace: Path, short_waits: None) -> None:
+    scripted_model, db_path: Path, workspace: Path, short_waits: None
+) -> None:
     server, session, locker = await _stream_with_lock(scripted_model, db_path, workspace, hold=4.0)
     try:
         with pytest.raises(StoreWriteError, match="locked"):

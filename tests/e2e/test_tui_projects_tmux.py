@@ -22,13 +22,16 @@ def terminal(headless: HeadlessWorkspace, tmp_path: Path) -> Iterator[Terminal]:
 
 
 def test_the_picker_reads_the_session_dir_and_opens_its_session(
-        terminal: Terminal, headless: HeadlessWorkspace, tmp_path: Path) -> None:
+    terminal: Terminal, headless: HeadlessWorkspace, tmp_path: Path
+) -> None:
     store = tmp_path / "store"
     headless.model.add({"reply": [{"text": "Kept in the chosen store."}]})
     done = headless.harnez("run", "remember where you are kept", "--session-dir", str(store))
     assert done.returncode == 0, done.stderr
     terminal.start("picker", "--session-dir", str(store), "--resume")
-    terminal.wait("picker", lambda s: "remember where you are kept" in s.lower() or "Remember" in s, "the session row")
+    terminal.wait(
+        "picker", lambda s: "remember where you are kept" in s.lower() or "Remember" in s, "the session row"
+    )
     terminal.keys("picker", "Enter")
     terminal.wait("picker", lambda s: "Kept in the chosen store." in s, "the opened session")
     terminal.keys("picker", "C-q")
@@ -37,9 +40,12 @@ def test_the_picker_reads_the_session_dir_and_opens_its_session(
 
 
 def test_resume_where_there_is_no_database_offers_a_new_session_and_creates_nothing(
-        terminal: Terminal, headless: HeadlessWorkspace) -> None:
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
     terminal.start("empty", "--resume", print_status=True)
-    shown = terminal.wait("empty", lambda s: "No saved session in this workspace yet" in s, "the empty picker")
+    shown = terminal.wait(
+        "empty", lambda s: "No saved session in this workspace yet" in s, "the empty picker"
+    )
     assert "Enter: start a new session" in shown
     terminal.keys("empty", "Escape")
     shown = terminal.wait("empty", lambda s: "exit status" in s, "the exit")

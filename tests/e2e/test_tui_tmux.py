@@ -32,8 +32,12 @@ class Terminal:
         self.config = config
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, "-f", str(self.config), *args],
-                              capture_output=True, text=True, timeout=20)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", str(self.config), *args],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         if done.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr}")
         return done.stdout
@@ -44,13 +48,28 @@ class Terminal:
         With `print_status`, a shell runs it and prints `exit status N` afterwards (tmux's own
         `pane_dead_status` is sometimes empty when the pty closes before the process is collected).
         """
-        env = [f"-e{key}={value}" for key, value in self.workspace.env.items()
-               if key.startswith(("HARNEZ", "PATH", "HOME", "LANG", "LC_"))]
+        env = [
+            f"-e{key}={value}"
+            for key, value in self.workspace.env.items()
+            if key.startswith(("HARNEZ", "PATH", "HOME", "LANG", "LC_"))
+        ]
         command = ["env", "-u", "COLUMNS", "-u", "LINES", str(HARNEZ), *argv]
         if print_status:
             command = ["sh", "-c", '"$@"; echo "exit status $?"', "sh", *command]
-        self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(self.workspace.path),
-                  *env, *command)
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            str(self.workspace.path),
+            *env,
+            *command,
+        )
 
     def screen(self, name: str) -> str:
         """What the pane shows, with its scrollback (lines printed after the app left the screen)."""
@@ -87,18 +106,28 @@ def terminal(headless: HeadlessWorkspace, tmp_path: Path) -> Iterator[Terminal]:
     term.close()
 
 
-def test_prompt_approve_answer_kill_mid_stream_and_continue(terminal: Terminal, headless: HeadlessWorkspace) -> None:
+def test_prompt_approve_answer_kill_mid_stream_and_continue(
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
     model = headless.model
-    model.add(tool_call("shell", "call_1", command="echo tmux-ok > out.txt"),
-              answer("Wrote out.txt for you."),
-              {"reply": [{"text": "STREAMED-PART-ONE and the rest never arrives"}], "hold": "never",
-               "hold_after_chunks": 2, "usage": {"input": 10, "output": 5}})
+    model.add(
+        tool_call("shell", "call_1", command="echo tmux-ok > out.txt"),
+        answer("Wrote out.txt for you."),
+        {
+            "reply": [{"text": "STREAMED-PART-ONE and the rest never arrives"}],
+            "hold": "never",
+            "hold_after_chunks": 2,
+            "usage": {"input": 10, "output": 5},
+        },
+    )
 
     terminal.start("first")
     terminal.wait("first", lambda s: "mode: ask" in s, "the session screen")
     terminal.type("first", "Create out.txt please")
     terminal.keys("first", "Enter")
-    terminal.wait("first", lambda s: "echo tmux-ok > out.txt" in s and "allow" in s.lower(), "the approval prompt")
+    terminal.wait(
+        "first", lambda s: "echo tmux-ok > out.txt" in s and "allow" in s.lower(), "the approval prompt"
+    )
     time.sleep(0.6)  # the prompt ignores allow keys for its first 0.4 s (a typing-ahead guard)
     terminal.keys("first", "y")
     terminal.wait("first", lambda s: "Wrote out.txt for you." in s, "the answer")
@@ -114,8 +143,11 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(terminal: Terminal, 
         time.sleep(0.05)
 
     terminal.start("second", "--continue")
-    shown = terminal.wait("second", lambda s: "Interrupted" in s and "STREAMED-PART-ONE" in s,
-                          "the conversation with the interrupted task")
+    shown = terminal.wait(
+        "second",
+        lambda s: "Interrupted" in s and "STREAMED-PART-ONE" in s,
+        "the conversation with the interrupted task",
+    )
     assert "Wrote out.txt for you." in shown or "Create out.txt please" in shown
     terminal.keys("second", "C-q")
     terminal.wait("second", lambda s: "Pane is dead" in s or "harnez" not in s, "a clean exit", timeout=15)
@@ -129,7 +161,8 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(terminal: Terminal, 
 
 
 def test_an_unknown_session_id_or_bad_settings_exit_2_with_one_line(
-        terminal: Terminal, headless: HeadlessWorkspace) -> None:
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
     terminal.start("unknown", "--resume", "feedface", print_status=True)
     shown = terminal.wait("unknown", lambda s: "exit status" in s, "the exit")
     (line,) = [row for row in shown.splitlines() if row.startswith("harnez: ")]

@@ -43,11 +43,21 @@ def read_only(folder: Path) -> Iterator[None]:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
-@pytest.mark.parametrize("where", ["/dev/null", "folder", "/proc/harnez.sqlite", "/proc/1/nope/harnez.sqlite"])
-def test_a_database_path_that_cannot_hold_a_database(headless: HeadlessWorkspace, tmp_path: Path, where: str) -> None:
+@pytest.mark.parametrize(
+    "where", ["/dev/null", "folder", "/proc/harnez.sqlite", "/proc/1/nope/harnez.sqlite"]
+)
+def test_a_database_path_that_cannot_hold_a_database(
+    headless: HeadlessWorkspace, tmp_path: Path, where: str
+) -> None:
     path = str(tmp_path) if where == "folder" else where
-    result = subprocess.run([str(HARNEZ), "run", "--input", "hi"], cwd=headless.path, capture_output=True,
-                            text=True, env={**headless.env, "HARNEZ_DATABASE_PATH": path}, timeout=30)
+    result = subprocess.run(
+        [str(HARNEZ), "run", "--input", "hi"],
+        cwd=headless.path,
+        capture_output=True,
+        text=True,
+        env={**headless.env, "HARNEZ_DATABASE_PATH": path},
+        timeout=30,
+    )
     _refused(result, str(Path(path).parent))
 
 

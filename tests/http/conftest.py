@@ -18,26 +18,51 @@ from tests.http.helpers import SECRET, TOKEN, Served, validate_response
 HARNEZ = Path(sys.executable).with_name("harnez")
 
 
-def start_serve(root: Path, model: ScriptedModel, *extra: str, settings: dict | None = None,
-                token: str | None = TOKEN) -> Served:
+def start_serve(
+    root: Path, model: ScriptedModel, *extra: str, settings: dict | None = None, token: str | None = TOKEN
+) -> Served:
     """Start `harnez serve --port 0` in `root` and wait for its `listening on` line."""
     project, home = root / "project", root / "home"
     (project / ".harnez").mkdir(parents=True)
     home.mkdir()
-    providers = {"chat": {"wire": "openai-chat", "base_url": model.base_url("openai-chat"),
-                          "api_key_env": "HARNEZ_TEST_KEY"},
-                 "other": {"wire": "openai-chat", "base_url": model.base_url("openai-chat"),
-                           "api_key_env": "HARNEZ_MISSING_KEY"}}
-    config = {"providers": providers, "model": "chat/scripted-model", "permissions": {"mode": "accept-edits"},
-              "retry": {"max_attempts": 2, "base_delay": 0.01, "max_delay": 0.05}, **(settings or {})}
+    providers = {
+        "chat": {
+            "wire": "openai-chat",
+            "base_url": model.base_url("openai-chat"),
+            "api_key_env": "HARNEZ_TEST_KEY",
+        },
+        "other": {
+            "wire": "openai-chat",
+            "base_url": model.base_url("openai-chat"),
+            "api_key_env": "HARNEZ_MISSING_KEY",
+        },
+    }
+    config = {
+        "providers": providers,
+        "model": "chat/scripted-model",
+        "permissions": {"mode": "accept-edits"},
+        "retry": {"max_attempts": 2, "base_delay": 0.01, "max_delay": 0.05},
+        **(settings or {}),
+    }
     (project / ".harnez" / "settings.json").write_text(json.dumps(config))
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), HARNEZ_HOME=str(home),
-               HARNEZ_TEST_KEY=SECRET, PYTHONUNBUFFERED="1")
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        HARNEZ_HOME=str(home),
+        HARNEZ_TEST_KEY=SECRET,
+        PYTHONUNBUFFERED="1",
+    )
     if token is not None:
         env["HARNEZ_SERVE_TOKEN"] = token
-    process = subprocess.Popen([str(HARNEZ), "serve", "--port", "0", *extra], cwd=project, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [str(HARNEZ), "serve", "--port", "0", *extra],
+        cwd=project,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     line = process.stdout.readline()
     if "listening on" not in line:
         process.kill()
@@ -59,6 +84,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.fixture
 def client(served: Served) -> Iterator[httpx.Client]:
     """An httpx client with the token; every JSON answer is checked against the UHP JSON Schema."""
-    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30,
-                      event_hooks={"response": [validate_response]}) as http:
+    with httpx.Client(
+        base_url=served.url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=30,
+        event_hooks={"response": [validate_response]},
+    ) as http:
         yield http

@@ -108,7 +108,9 @@ def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
             data = []
 
 
-def stream_task(client: httpx.Client, body: dict[str, Any], **headers: str) -> tuple[httpx.Response, list[dict]]:
+def stream_task(
+    client: httpx.Client, body: dict[str, Any], **headers: str
+) -> tuple[httpx.Response, list[dict]]:
     """POST a streaming task and read every event (each validated against the schema)."""
     with client.stream("POST", "/v1/responses", json={**body, "stream": True}, headers=headers) as response:
         if response.status_code != 200:

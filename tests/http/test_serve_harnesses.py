@@ -8,10 +8,18 @@ import httpx
 
 from tests.http.helpers import Served, answer, validate
 
-SKILL = {"name": "vault-manual", "enabled": True, "files": [
-    {"path": "SKILL.md", "content": "---\nname: vault-manual\ndescription: How to open the vault.\n---\n\nSee refs.\n"},
-    {"path": "references/codes.md", "content": "code 1234\n"},
-    {"path": "assets/logo.bin", "content_b64": "AAECAwQF/w=="}]}
+SKILL = {
+    "name": "vault-manual",
+    "enabled": True,
+    "files": [
+        {
+            "path": "SKILL.md",
+            "content": "---\nname: vault-manual\ndescription: How to open the vault.\n---\n\nSee refs.\n",
+        },
+        {"path": "references/codes.md", "content": "code 1234\n"},
+        {"path": "assets/logo.bin", "content_b64": "AAECAwQF/w=="},
+    ],
+}
 
 
 def _create(client: httpx.Client, **body) -> dict:
@@ -21,10 +29,14 @@ def _create(client: httpx.Client, **body) -> dict:
     return made.json()
 
 
-def test_a_harness_is_created_updated_and_deleted_without_its_history(served: Served, client: httpx.Client) -> None:
+def test_a_harness_is_created_updated_and_deleted_without_its_history(
+    served: Served, client: httpx.Client
+) -> None:
     made = _create(client, default_model="chat/scripted-model", system_prompt="Answer in French.", max_step=5)
     assert made["id"].startswith("chrn_") and made["defaultModel"] == "chat/scripted-model"
-    assert made["systemPrompt"] == "Answer in French." and made["maxStep"] == 5 and made["baseLabel"] == "Harnez"
+    assert (
+        made["systemPrompt"] == "Answer in French." and made["maxStep"] == 5 and made["baseLabel"] == "Harnez"
+    )
     served.model.add(answer("Bonjour."))
     task = client.post("/v1/responses", json={"input": "hi", "metadata": {"harness_id": made["id"]}}).json()
     assert task["metadata"]["harness_id"] == made["id"]
@@ -63,19 +75,31 @@ def test_a_skill_folder_round_trips_byte_for_byte_and_survives_a_rename(client: 
     assert sorted(f["path"] for f in files) == ["SKILL.md", "assets/logo.bin", "references/codes.md"]
     assert next(f for f in files if f["path"] == "assets/logo.bin")["content_b64"] == "AAECAwQF/w=="
     read = client.get(f"/v1/harnesses/{made['id']}").json()
-    client.put(f"/v1/harnesses/{made['id']}", json={"name": "renamed", "base": read["base"], "skills": read["skills"],
-                                                    "mcp_servers": read["mcpServers"],
-                                                    "disabled_tools": read["disabledTools"]})
+    client.put(
+        f"/v1/harnesses/{made['id']}",
+        json={
+            "name": "renamed",
+            "base": read["base"],
+            "skills": read["skills"],
+            "mcp_servers": read["mcpServers"],
+            "disabled_tools": read["disabledTools"],
+        },
+    )
     client.put(f"/v1/harnesses/{made['id']}", json={"name": "renamed again"})
     again = client.get(f"/v1/harnesses/{made['id']}/skills/vault-manual/files").json()["files"]
     assert again == files
 
 
 def test_bad_skill_bundles_are_refused_at_configuration_time(client: httpx.Client) -> None:
-    bundles = [{"name": "no-manifest", "files": [{"path": "notes.md", "content": "x"}]},
-               {"name": "escape", "files": [{"path": "SKILL.md", "content": "x"}, {"path": "../x", "content": "x"}]},
-               {"name": "absolute", "files": [{"path": "SKILL.md", "content": "x"}, {"path": "/etc/x", "content": "x"}]},
-               {"name": "bad b64", "files": [{"path": "SKILL.md", "content_b64": "not base64!"}]}]
+    bundles = [
+        {"name": "no-manifest", "files": [{"path": "notes.md", "content": "x"}]},
+        {"name": "escape", "files": [{"path": "SKILL.md", "content": "x"}, {"path": "../x", "content": "x"}]},
+        {
+            "name": "absolute",
+            "files": [{"path": "SKILL.md", "content": "x"}, {"path": "/etc/x", "content": "x"}],
+        },
+        {"name": "bad b64", "files": [{"path": "SKILL.md", "content_b64": "not base64!"}]},
+    ]
     for bundle in bundles:
         refused = client.post("/v1/harnesses", json={"name": "bad", "base": "harnez", "skills": [bundle]})
         assert refused.status_code in (400, 422), bundle
@@ -83,8 +107,15 @@ def test_bad_skill_bundles_are_refused_at_configuration_time(client: httpx.Clien
 
 
 def test_mcp_servers_and_disabled_tools_persist_and_credentials_are_refused(client: httpx.Client) -> None:
-    mcp = [{"name": "vault", "url": "https://mcp.example.invalid/mcp", "transport": "http", "enabled": False,
-            "auth": "env:VAULT_TOKEN"}]
+    mcp = [
+        {
+            "name": "vault",
+            "url": "https://mcp.example.invalid/mcp",
+            "transport": "http",
+            "enabled": False,
+            "auth": "env:VAULT_TOKEN",
+        }
+    ]
     made = _create(client, mcp_servers=mcp, disabled_tools=["WebSearch", "shell"])
     read = client.get(f"/v1/harnesses/{made['id']}").json()
     validate(read["mcpServers"][0], "McpServer")
@@ -95,11 +126,26 @@ def test_mcp_servers_and_disabled_tools_persist_and_credentials_are_refused(clie
         assert refused.status_code == 400 and "sk-live" not in refused.text
 
 
-def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(served: Served, client: httpx.Client) -> None:
+def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
+    served: Served, client: httpx.Client
+) -> None:
     made = _create(client, skills=[SKILL], disabled_tools=["shell", "WebSearch"], max_step=1)
-    served.model.add({"reply": [{"tool_call": {"id": "c1", "name": "read",
-                                                "arguments": {"path": ".harnez/skills/vault-manual/references/codes.md"}}}]})
-    body = client.post("/v1/responses", json={"input": "open the vault", "metadata": {"harness_id": made["id"]}}).json()
+    served.model.add(
+        {
+            "reply": [
+                {
+                    "tool_call": {
+                        "id": "c1",
+                        "name": "read",
+                        "arguments": {"path": ".harnez/skills/vault-manual/references/codes.md"},
+                    }
+                }
+            ]
+        }
+    )
+    body = client.post(
+        "/v1/responses", json={"input": "open the vault", "metadata": {"harness_id": made["id"]}}
+    ).json()
     assert served.model.requests, body
     request = served.model.requests[-1].body
     offered = [tool["function"]["name"] for tool in request["tools"]]

@@ -16,21 +16,26 @@ from tests.http.conftest import HARNEZ, start_serve
 from tests.http.helpers import TOKEN, answer, sse_events, writes
 
 
-def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(tmp_path: Path,
-                                                                   scripted_model: ScriptedModel) -> None:
+def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("# The team's repository\n")
     served = start_serve(tmp_path / "serve", scripted_model, "--workspace", str(repo))
     try:
-        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
+        with httpx.Client(
+            base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+        ) as client:
             scripted_model.add(*writes("notes/plan.md", "the plan\n"), answer("second"))
             first = client.post("/v1/responses", json={"input": "write the plan"}).json()
             second = client.post("/v1/responses", json={"input": "another session"}).json()
             assert first["metadata"]["session_id"] != second["metadata"]["session_id"]
             assert (repo / "notes" / "plan.md").read_text() == "the plan\n"
             files = client.get(f"/v1/sessions/{first['metadata']['session_id']}/files").json()["files"]
-            assert [f["filename"] for f in files] == ["notes/plan.md"]  # what it wrote, not the whole repository
+            assert [f["filename"] for f in files] == [
+                "notes/plan.md"
+            ]  # what it wrote, not the whole repository
             assert client.get(f"/v1/sessions/{second['metadata']['session_id']}/files").json()["files"] == []
             assert client.delete(f"/v1/traces/{first['metadata']['session_id']}").status_code == 200
         assert (repo / "README.md").exists() and (repo / "notes" / "plan.md").exists()
@@ -38,13 +43,19 @@ def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(tmp_path: Pat
         served.stop()
 
 
-def test_without_a_token_loopback_is_served_open_and_says_so(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+def test_without_a_token_loopback_is_served_open_and_says_so(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
     served = start_serve(tmp_path, scripted_model, token=None)
     try:
         scripted_model.add(answer("open"))
         # As the README's curl sends it: no Content-Type header saying JSON.
-        done = httpx.post(f"{served.url}/v1/responses", content=b'{"input": "hello"}',
-                          headers={"Content-Type": "application/x-www-form-urlencoded"}, timeout=30)
+        done = httpx.post(
+            f"{served.url}/v1/responses",
+            content=b'{"input": "hello"}',
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+            timeout=30,
+        )
         assert done.status_code == 200 and done.json()["status"] == "completed"
     finally:
         stderr = served.stop()
@@ -56,18 +67,30 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        refused = subprocess.run([str(HARNEZ), "serve", "--port", str(port)], cwd=tmp_path, capture_output=True,
-                                 text=True, env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"}, timeout=30)
+        refused = subprocess.run(
+            [str(HARNEZ), "serve", "--port", str(port)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"},
+            timeout=30,
+        )
     assert refused.returncode == 2 and f"Cannot listen on 127.0.0.1:{port}" in refused.stderr
     assert "Traceback" not in refused.stderr
 
 
-def test_sigterm_cancels_running_tasks_and_closes_cleanly(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+def test_sigterm_cancels_running_tasks_and_closes_cleanly(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
     served = start_serve(tmp_path, scripted_model)
     scripted_model.add({"reply": [{"text": ["kept ", "never"]}], "hold": "sigterm", "hold_after_chunks": 2})
     try:
-        with (httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client,
-              client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response):
+        with (
+            httpx.Client(
+                base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+            ) as client,
+            client.stream("POST", "/v1/responses", json={"input": "long", "stream": True}) as response,
+        ):
             events = sse_events(response)
             for event in events:
                 if event["type"] == "response.output_text.delta":

@@ -22,12 +22,17 @@ def _run(served: Served, client: httpx.Client, body: dict, *turns: dict) -> dict
 
 # sessions ----------------------------------------------------------------------------------------
 
+
 def test_sessions_page_newest_first_to_a_null_cursor(served: Served, client: httpx.Client) -> None:
-    made = [_run(served, client, {"input": f"session {n}"}, answer(f"s{n}"))["metadata"]["session_id"]
-            for n in range(5)]
+    made = [
+        _run(served, client, {"input": f"session {n}"}, answer(f"s{n}"))["metadata"]["session_id"]
+        for n in range(5)
+    ]
     seen, cursor = [], None
     while True:
-        page = client.get("/v1/sessions", params={"limit": 2, **({"cursor": cursor} if cursor else {})}).json()
+        page = client.get(
+            "/v1/sessions", params={"limit": 2, **({"cursor": cursor} if cursor else {})}
+        ).json()
         validate(page, "SessionList")
         assert "next_cursor" in page and len(page["sessions"]) <= 2
         seen += page["sessions"]
@@ -41,7 +46,9 @@ def test_sessions_page_newest_first_to_a_null_cursor(served: Served, client: htt
     exact = client.get("/v1/sessions", params={"limit": len(ids)}).json()
     assert exact["next_cursor"] is None and len(exact["sessions"]) == len(ids)
     assert client.get("/v1/sessions", params={"limit": 0}).json()["error"]["code"] == "invalid_input"
-    assert client.get("/v1/sessions", params={"cursor": "garbage!"}).json()["error"]["code"] == "invalid_input"
+    assert (
+        client.get("/v1/sessions", params={"cursor": "garbage!"}).json()["error"]["code"] == "invalid_input"
+    )
 
 
 def test_a_session_can_be_inspected_with_its_turns(served: Served, client: httpx.Client) -> None:
@@ -54,7 +61,9 @@ def test_a_session_can_be_inspected_with_its_turns(served: Served, client: httpx
     assert found["status"] == "completed" and found["harnez_response_ids"] == [first["id"], second["id"]]
     turns = client.get(f"/v1/sessions/{session}/turns").json()["turns"]
     assert [(t["response_id"], t["input"], t["output_text"]) for t in turns] == [
-        (first["id"], "name a bird", "Pelican."), (second["id"], "another", "Heron.")]
+        (first["id"], "name a bird", "Pelican."),
+        (second["id"], "another", "Heron."),
+    ]
 
 
 def test_sessions_made_elsewhere_are_out_of_scope(served: Served, client: httpx.Client) -> None:
@@ -62,12 +71,16 @@ def test_sessions_made_elsewhere_are_out_of_scope(served: Served, client: httpx.
     assert client.get("/v1/sessions/nothsess").status_code == 404
 
 
-def test_a_share_is_read_only_revocable_and_carries_no_credentials(served: Served, client: httpx.Client) -> None:
+def test_a_share_is_read_only_revocable_and_carries_no_credentials(
+    served: Served, client: httpx.Client
+) -> None:
     body = _run(served, client, {"input": "share me"}, answer("Shared answer."))
     session = body["metadata"]["session_id"]
     assert client.get(f"/v1/sessions/{session}/share").status_code == 404
     made = client.post(f"/v1/sessions/{session}/share").json()
-    assert made["read_only"] is True and client.post(f"/v1/sessions/{session}/share").json()["id"] == made["id"]
+    assert (
+        made["read_only"] is True and client.post(f"/v1/sessions/{session}/share").json()["id"] == made["id"]
+    )
     view = client.get(f"/v1/shares/{made['id']}")
     assert view.status_code == 200 and "Shared answer." in view.text
     assert "workspace" not in view.text and "sk-test" not in view.text and "Bearer" not in view.text
@@ -81,8 +94,9 @@ def test_deleting_a_trace_cancels_first_then_leaves_nothing(served: Served, clie
     session = body["metadata"]["session_id"]
     served.model.add(answer("never", hold="delete-running"))
     calls = len(served.model.requests)
-    running = client.post("/v1/responses", json={"input": "more", "previous_response_id": body["id"],
-                                                 "background": True}).json()
+    running = client.post(
+        "/v1/responses", json={"input": "more", "previous_response_id": body["id"], "background": True}
+    ).json()
     wait_for_requests(served.model, calls + 1)
     files = client.get(f"/v1/sessions/{session}/files").json()["files"]
     gone = client.delete(f"/v1/traces/{session}")
@@ -99,12 +113,32 @@ def test_deleting_a_trace_cancels_first_then_leaves_nothing(served: Served, clie
 
 # files -------------------------------------------------------------------------------------------
 
+
 def test_an_inline_text_file_reaches_the_model(served: Served, client: httpx.Client) -> None:
     data = base64.b64encode(b"The secret token is uhp-1234.").decode()
-    body = _run(served, client, {"input": [{"role": "user", "content": [
-        {"type": "input_text", "text": "Reply with only the secret token from the attached file."},
-        {"type": "input_file", "filename": "token.txt", "file_data": f"data:text/plain;base64,{data}"}]}]},
-        answer("uhp-1234"))
+    body = _run(
+        served,
+        client,
+        {
+            "input": [
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "input_text",
+                            "text": "Reply with only the secret token from the attached file.",
+                        },
+                        {
+                            "type": "input_file",
+                            "filename": "token.txt",
+                            "file_data": f"data:text/plain;base64,{data}",
+                        },
+                    ],
+                }
+            ]
+        },
+        answer("uhp-1234"),
+    )
     sent = json.dumps(served.model.requests[-1].body["messages"])
     assert "The secret token is uhp-1234." in sent and body["status"] == "completed"
     items = client.get(f"/v1/responses/{body['id']}/input_items").json()["data"]
@@ -115,21 +149,43 @@ def test_an_inline_text_file_reaches_the_model(served: Served, client: httpx.Cli
 
 
 def test_an_uploaded_file_and_an_image_are_accepted_by_id(served: Served, client: httpx.Client) -> None:
-    uploaded = client.post("/v1/files", files={"file": ("report.md", b"# Q3\nrevenue up 12%\n", "text/markdown")},
-                           data={"purpose": "user_data"})
+    uploaded = client.post(
+        "/v1/files",
+        files={"file": ("report.md", b"# Q3\nrevenue up 12%\n", "text/markdown")},
+        data={"purpose": "user_data"},
+    )
     assert uploaded.status_code == 200
     validate(uploaded.json(), "File")
-    assert uploaded.json()["bytes"] == len(b"# Q3\nrevenue up 12%\n") and uploaded.json()["filename"] == "report.md"
+    assert (
+        uploaded.json()["bytes"] == len(b"# Q3\nrevenue up 12%\n")
+        and uploaded.json()["filename"] == "report.md"
+    )
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
-    body = _run(served, client, {"input": [{"role": "user", "content": [
-        {"type": "input_text", "text": "Summarise."}, {"type": "input_file", "file_id": uploaded.json()["id"]},
-        {"type": "input_image", "image_url": f"data:image/png;base64,{png}"}]}]}, answer("Revenue rose."))
+    body = _run(
+        served,
+        client,
+        {
+            "input": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "Summarise."},
+                        {"type": "input_file", "file_id": uploaded.json()["id"]},
+                        {"type": "input_image", "image_url": f"data:image/png;base64,{png}"},
+                    ],
+                }
+            ]
+        },
+        answer("Revenue rose."),
+    )
     sent = json.dumps(served.model.requests[-1].body["messages"])
     assert "revenue up 12%" in sent and "binary file" in sent and body["status"] == "completed"
     before = client.get("/v1/sessions", params={"limit": 100}).json()["sessions"]
     unknown = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_id": "file_nope"}]})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "file_not_found"
-    assert client.get("/v1/sessions", params={"limit": 100}).json()["sessions"] == before  # nothing was started
+    assert (
+        client.get("/v1/sessions", params={"limit": 100}).json()["sessions"] == before
+    )  # nothing was started
 
 
 def test_oversized_and_malformed_files_are_refused(served: Served, client: httpx.Client) -> None:
@@ -141,14 +197,22 @@ def test_oversized_and_malformed_files_are_refused(served: Served, client: httpx
     assert huge.status_code == 413 and huge.json()["error"]["code"] == "file_too_large"
     bad = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_data": "data:nonsense"}]})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
-    remote = client.post("/v1/responses", json={"input": [{"type": "input_file", "file_data": "https://x/y"}]})
+    remote = client.post(
+        "/v1/responses", json={"input": [{"type": "input_file", "file_data": "https://x/y"}]}
+    )
     assert remote.status_code == 400
 
 
-def test_artifacts_of_every_task_are_listed_cited_and_downloaded_raw(served: Served, client: httpx.Client) -> None:
+def test_artifacts_of_every_task_are_listed_cited_and_downloaded_raw(
+    served: Served, client: httpx.Client
+) -> None:
     first = _run(served, client, {"input": "write one"}, *writes("one.md", "first file\n", "Wrote one.md."))
-    second = _run(served, client, {"input": "write two", "previous_response_id": first["id"]},
-                  *writes("docs/two.html", "<script>alert(1)</script>", "Wrote two."))
+    second = _run(
+        served,
+        client,
+        {"input": "write two", "previous_response_id": first["id"]},
+        *writes("docs/two.html", "<script>alert(1)</script>", "Wrote two."),
+    )
     citation = second["output"][-1]["content"][0]["annotations"][0]
     assert citation["type"] == "container_file_citation" and citation["filename"] == "docs/two.html"
     files = client.get(f"/v1/sessions/{first['metadata']['session_id']}/files").json()["files"]
@@ -158,9 +222,15 @@ def test_artifacts_of_every_task_are_listed_cited_and_downloaded_raw(served: Ser
     assert citation["file_id"] in {f["id"] for f in files}
     page = client.get(citation["download_url"])
     assert page.status_code == 200 and page.content == b"<script>alert(1)</script>"
-    assert page.headers["x-content-type-options"] == "nosniff" and "attachment" in page.headers["content-disposition"]
+    assert (
+        page.headers["x-content-type-options"] == "nosniff"
+        and "attachment" in page.headers["content-disposition"]
+    )
     one = next(f for f in files if f["filename"] == "one.md")
-    assert client.get(f"/v1/containers/{one['container_id']}/files/{one['id']}/content").content == b"first file\n"
+    assert (
+        client.get(f"/v1/containers/{one['container_id']}/files/{one['id']}/content").content
+        == b"first file\n"
+    )
     assert client.get(f"/v1/containers/cntr_other/files/{one['id']}/content").status_code == 404
     preview = client.get(f"/v1/containers/{one['container_id']}/files/{one['id']}/pdf")
     assert preview.status_code == 501 and preview.json()["error"]["code"] == "preview_unavailable"
@@ -176,6 +246,8 @@ def test_artifact_ids_never_traverse_outside_their_container(served: Served, cli
         found = client.get(f"/v1/containers/{container}/files/{probe}/content")
         assert found.status_code in (400, 403, 404), probe
         assert b"root:" not in found.content and b"providers" not in found.content
-    raw = httpx.get(f"{served.url}/v1/containers/{container}/files/..%2f..%2f..%2fharnez.sqlite/content",
-                    headers=client.headers)
+    raw = httpx.get(
+        f"{served.url}/v1/containers/{container}/files/..%2f..%2f..%2fharnez.sqlite/content",
+        headers=client.headers,
+    )
     assert raw.status_code == 404 and b"SQLite" not in raw.content

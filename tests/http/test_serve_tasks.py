@@ -40,6 +40,7 @@ def _default_harness(client: httpx.Client) -> dict:
 
 # discovery, versions, auth, errors ---------------------------------------------------------------
 
+
 def test_discovery_is_public_schema_valid_and_claims_full(served: Served) -> None:
     found = httpx.get(f"{served.url}/v1/uhp")
     assert found.status_code == 200 and found.headers["uhp-version"] == "2026-08-11"
@@ -67,10 +68,12 @@ def test_every_other_endpoint_needs_the_token(served: Served) -> None:
 
 
 def test_errors_use_the_envelope_with_stable_codes_and_no_internals(client: httpx.Client) -> None:
-    cases = {"/v1/harnesses/chrn_nosuch": ("harness_not_found", 404),
-             "/v1/responses/resp_nosuch": ("response_not_found", 404),
-             "/v1/sessions/hsessnosuch": ("session_not_found", 404),
-             "/v1/no/such/endpoint": ("harnez_unknown_endpoint", 404)}
+    cases = {
+        "/v1/harnesses/chrn_nosuch": ("harness_not_found", 404),
+        "/v1/responses/resp_nosuch": ("response_not_found", 404),
+        "/v1/sessions/hsessnosuch": ("session_not_found", 404),
+        "/v1/no/such/endpoint": ("harnez_unknown_endpoint", 404),
+    }
     for path, (code, status) in cases.items():
         found = client.get(path)
         assert found.status_code == status and found.headers["uhp-version"], path
@@ -83,6 +86,7 @@ def test_errors_use_the_envelope_with_stable_codes_and_no_internals(client: http
 
 
 # harnesses and models ----------------------------------------------------------------------------
+
 
 def test_the_default_harness_comes_from_settings(client: httpx.Client) -> None:
     harnesses = client.get("/v1/harnesses").json()["harnesses"]
@@ -106,13 +110,20 @@ def test_models_report_computed_availability(client: httpx.Client) -> None:
 
 # tasks -------------------------------------------------------------------------------------------
 
-def test_a_blocking_task_runs_the_default_model_without_a_model_field(served: Served, client: httpx.Client) -> None:
+
+def test_a_blocking_task_runs_the_default_model_without_a_model_field(
+    served: Served, client: httpx.Client
+) -> None:
     served.model.add(answer("ok"))
     done = client.post("/v1/responses", json={"input": "Reply with exactly: ok"})
     assert done.status_code == 200
     body = done.json()
     validate(body, "Response")
-    assert body["id"].startswith("resp_") and body["status"] == "completed" and body["model"] == "chat/scripted-model"
+    assert (
+        body["id"].startswith("resp_")
+        and body["status"] == "completed"
+        and body["model"] == "chat/scripted-model"
+    )
     assert body["output"][-1]["content"][0]["text"] == "ok" and body["usage"]["total_tokens"] == 15
     assert body["metadata"]["session_id"].startswith("hsess") and body["previous_response_id"] is None
     assert client.get(f"/v1/responses/{body['id']}").json() == body
@@ -122,21 +133,36 @@ def test_a_blocking_task_runs_the_default_model_without_a_model_field(served: Se
 
 
 def test_a_stream_is_numbered_from_zero_opens_with_created_and_ends_with_one_terminal(
-        served: Served, client: httpx.Client) -> None:
-    served.model.add({"reply": [{"reasoning": "think"}, {"text": "streamed answer"},
-                                {"tool_call": {"id": "c9", "name": "list", "arguments": {"path": "."}}}]},
-                     answer("and done"))
+    served: Served, client: httpx.Client
+) -> None:
+    served.model.add(
+        {
+            "reply": [
+                {"reasoning": "think"},
+                {"text": "streamed answer"},
+                {"tool_call": {"id": "c9", "name": "list", "arguments": {"path": "."}}},
+            ]
+        },
+        answer("and done"),
+    )
     response, events = stream_task(client, {"input": "go"})
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["uhp-version"] == "2026-08-11"
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     assert events[0]["type"] == "response.created" and events[0]["response"]["output"] == []
     assert events[0]["response"]["model"] == "chat/scripted-model"
-    terminals = [e for e in events if e["type"] in ("response.completed", "response.failed", "response.incomplete")]
+    terminals = [
+        e for e in events if e["type"] in ("response.completed", "response.failed", "response.incomplete")
+    ]
     assert terminals == [events[-1]] and events[-1]["response"]["status"] == "completed"
     final = events[-1]["response"]
     assert [i["type"] for i in final["output"]] == [
-        "reasoning", "message", "function_call", "function_call_output", "message"]
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+    ]
     assert client.get(f"/v1/responses/{final['id']}").json() == final
 
 
@@ -144,8 +170,13 @@ def test_the_stream_and_harnez_events_tell_the_same_story(served: Served, client
     served.model.add(answer("the same story"))
     _, events = stream_task(client, {"input": "tell it"})
     session = events[-1]["response"]["metadata"]["session_id"].removeprefix("hsess")
-    shown = subprocess.run([str(HARNEZ), "events", "--session", session], cwd=served.project, capture_output=True,
-                           text=True, env={"HARNEZ_HOME": str(served.project.parent / "home"), "PATH": "/usr/bin"})
+    shown = subprocess.run(
+        [str(HARNEZ), "events", "--session", session],
+        cwd=served.project,
+        capture_output=True,
+        text=True,
+        env={"HARNEZ_HOME": str(served.project.parent / "home"), "PATH": "/usr/bin"},
+    )
     stored = [json.loads(line) for line in shown.stdout.splitlines()]
     streamed = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
     assert streamed == "".join(e["text"] for e in stored if e["kind"] == "text-delta") == "the same story"
@@ -153,7 +184,9 @@ def test_the_stream_and_harnez_events_tell_the_same_story(served: Served, client
 
 
 def test_the_stream_is_sent_as_it_happens_not_at_the_end(served: Served, client: httpx.Client) -> None:
-    served.model.add({"reply": [{"text": ["first ", "second"]}], "hold": "progressive", "hold_after_chunks": 2})
+    served.model.add(
+        {"reply": [{"text": ["first ", "second"]}], "hold": "progressive", "hold_after_chunks": 2}
+    )
     with client.stream("POST", "/v1/responses", json={"input": "slowly", "stream": True}) as response:
         events = sse_events(response)
         seen = []
@@ -167,7 +200,9 @@ def test_the_stream_is_sent_as_it_happens_not_at_the_end(served: Served, client:
     assert seen[-1]["response"]["status"] == "completed"
 
 
-def test_background_returns_at_once_and_the_task_can_be_read_back(served: Served, client: httpx.Client) -> None:
+def test_background_returns_at_once_and_the_task_can_be_read_back(
+    served: Served, client: httpx.Client
+) -> None:
     served.model.add(answer("later", hold="background"))
     started = client.post("/v1/responses", json={"input": "in the background", "background": True})
     assert started.status_code == 200 and started.json()["status"] == "in_progress"
@@ -185,7 +220,9 @@ def test_an_unavailable_model_is_substituted_and_reported(served: Served, client
     assert "HARNEZ_MISSING_KEY" in body["metadata"]["model_fallback_reason"]
 
 
-def test_an_idempotency_key_returns_the_first_result_and_runs_once(served: Served, client: httpx.Client) -> None:
+def test_an_idempotency_key_returns_the_first_result_and_runs_once(
+    served: Served, client: httpx.Client
+) -> None:
     served.model.add(answer("once", hold="idem"))
     calls = len(served.model.requests)
     key = {"Idempotency-Key": "key-abc-1"}
@@ -209,19 +246,26 @@ def test_budgets_end_the_task_incomplete(served: Served, client: httpx.Client) -
 
 # sessions over tasks -----------------------------------------------------------------------------
 
-def test_previous_response_id_continues_the_session_with_its_context(served: Served, client: httpx.Client) -> None:
+
+def test_previous_response_id_continues_the_session_with_its_context(
+    served: Served, client: httpx.Client
+) -> None:
     served.model.add(answer("First answer."), answer("Second answer."))
     first = client.post("/v1/responses", json={"input": "remember the word pelican"}).json()
-    second = client.post("/v1/responses", json={"input": "which word?", "previous_response_id": first["id"],
-                                                "model": "chat/other-model"}).json()
+    second = client.post(
+        "/v1/responses",
+        json={"input": "which word?", "previous_response_id": first["id"], "model": "chat/other-model"},
+    ).json()
     assert second["metadata"]["session_id"] == first["metadata"]["session_id"]
     assert second["previous_response_id"] == first["id"] and second["model"] == "chat/other-model"
     request = served.model.requests[-1].body
     assert "pelican" in json.dumps(request["messages"]) and request["model"] == "other-model"
     unknown = client.post("/v1/responses", json={"input": "x", "previous_response_id": "resp_nope"})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "response_not_found"
-    mismatch = client.post("/v1/responses", json={"input": "x", "previous_response_id": first["id"],
-                                                  "metadata": {"harness_id": "chrn_other"}})
+    mismatch = client.post(
+        "/v1/responses",
+        json={"input": "x", "previous_response_id": first["id"], "metadata": {"harness_id": "chrn_other"}},
+    )
     assert mismatch.status_code == 409 and mismatch.json()["error"]["code"] == "harness_mismatch"
 
 
@@ -234,7 +278,9 @@ def test_a_busy_session_refuses_a_second_task(served: Served, client: httpx.Clie
     _wait_status(client, first["id"], "completed")
 
 
-def test_a_session_continues_as_soon_as_its_task_reads_completed(served: Served, client: httpx.Client) -> None:
+def test_a_session_continues_as_soon_as_its_task_reads_completed(
+    served: Served, client: httpx.Client
+) -> None:
     for round_ in range(3):
         served.model.add(answer(f"background {round_}"), answer(f"next {round_}"))
         started = client.post("/v1/responses", json={"input": "bg", "background": True}).json()
@@ -243,9 +289,12 @@ def test_a_session_continues_as_soon_as_its_task_reads_completed(served: Served,
         assert follow.status_code == 200 and follow.json()["status"] == "completed"
 
 
-def test_cancel_keeps_the_output_ends_cancelled_and_is_idempotent(served: Served, client: httpx.Client) -> None:
-    served.model.add({"reply": [{"text": ["partial ", "answer ", "never"]}], "hold": "cancel-me",
-                      "hold_after_chunks": 2})
+def test_cancel_keeps_the_output_ends_cancelled_and_is_idempotent(
+    served: Served, client: httpx.Client
+) -> None:
+    served.model.add(
+        {"reply": [{"text": ["partial ", "answer ", "never"]}], "hold": "cancel-me", "hold_after_chunks": 2}
+    )
     with client.stream("POST", "/v1/responses", json={"input": "start", "stream": True}) as response:
         events = []
         for event in sse_events(response):
@@ -322,8 +371,10 @@ def test_each_session_works_in_its_own_folder(served: Served, client: httpx.Clie
     one = client.post("/v1/responses", json={"input": "a"}).json()["metadata"]["session_id"]
     two = client.post("/v1/responses", json={"input": "b"}).json()["metadata"]["session_id"]
     with sqlite3.connect(served.database) as db:
-        folders = {row[0] for row in db.execute("SELECT workspace FROM sessions WHERE id IN (?, ?)",
-                                                (one[5:], two[5:]))}
+        folders = {
+            row[0]
+            for row in db.execute("SELECT workspace FROM sessions WHERE id IN (?, ?)", (one[5:], two[5:]))
+        }
     assert len(folders) == 2
     assert all(Path(f).parent == served.project / ".harnez" / "uhp-workspaces" for f in folders)
 
@@ -333,7 +384,9 @@ def test_fifty_concurrent_streams_lose_and_reorder_nothing(served: Served) -> No
 
     async def one(http: httpx.AsyncClient, number: int) -> str:
         text = ""
-        async with http.stream("POST", "/v1/responses", json={"input": f"stream {number}", "stream": True}) as r:
+        async with http.stream(
+            "POST", "/v1/responses", json={"input": f"stream {number}", "stream": True}
+        ) as r:
             expected = 0
             data: list[str] = []
             async for line in r.aiter_lines():
@@ -351,8 +404,9 @@ def test_fifty_concurrent_streams_lose_and_reorder_nothing(served: Served) -> No
 
     async def run() -> list[str]:
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=60,
-                                     limits=httpx.Limits(max_connections=60)) as http:
+        async with httpx.AsyncClient(
+            base_url=served.url, headers=headers, timeout=60, limits=httpx.Limits(max_connections=60)
+        ) as http:
             return await asyncio.gather(*(one(http, n) for n in range(50)))
 
     words = [f"w{i} " for i in range(20)]
@@ -363,7 +417,14 @@ def test_fifty_concurrent_streams_lose_and_reorder_nothing(served: Served) -> No
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1"])
 def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path, host: str) -> None:
-    refused = subprocess.run([str(HARNEZ), "serve", "--host", host, "--port", "0"], cwd=tmp_path,
-                             capture_output=True, text=True, env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"},
-                             timeout=30)
-    assert refused.returncode == 2 and "without a token" in refused.stderr and "Traceback" not in refused.stderr
+    refused = subprocess.run(
+        [str(HARNEZ), "serve", "--host", host, "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"HARNEZ_HOME": str(tmp_path), "PATH": "/usr/bin"},
+        timeout=30,
+    )
+    assert (
+        refused.returncode == 2 and "without a token" in refused.stderr and "Traceback" not in refused.stderr
+    )

@@ -53,7 +53,9 @@ def test_the_uhp_client_pages_sessions_to_the_end(served: Served, uhp_client: uh
     assert uhp_client.session(one)["id"] == one and uhp_client.turns(one)["turns"]
 
 
-def test_the_uhp_client_cancels_and_a_retried_cancel_is_no_error(served: Served, uhp_client: uhp.UhpClient) -> None:
+def test_the_uhp_client_cancels_and_a_retried_cancel_is_no_error(
+    served: Served, uhp_client: uhp.UhpClient
+) -> None:
     served.model.add(answer("never", hold="uhp-cancel"))
     calls = len(served.model.requests)
     started = uhp_client.run("long work", background=True)
@@ -71,7 +73,9 @@ def test_the_uhp_client_cancels_and_a_retried_cancel_is_no_error(served: Served,
     served.model.release("uhp-cancel-session")
 
 
-def test_the_uhp_client_collects_artifacts_and_deletes_the_session(served: Served, uhp_client: uhp.UhpClient) -> None:
+def test_the_uhp_client_collects_artifacts_and_deletes_the_session(
+    served: Served, uhp_client: uhp.UhpClient
+) -> None:
     served.model.add(*writes("report.md", "# Report\n"))
     response = uhp_client.run("Create report.md")
     cited = uhp.artifacts(response)

@@ -25,5 +25,7 @@ def is_real(name: str) -> bool:
 @pytest.fixture
 def fixtures() -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"the importer fixtures are not at {FIXTURES} (../shared/fixtures/importers of the repo root)")
+        pytest.skip(
+            f"the importer fixtures are not at {FIXTURES} (../shared/fixtures/importers of the repo root)"
+        )
     return FIXTURES

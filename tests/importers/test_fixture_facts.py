@@ -20,8 +20,11 @@ OPENCODE = sorted(name for name, facts in EXPECTED.items() if facts["format"].st
 
 def summaries(path: Path, harness: str | None = None) -> list[dict[str, Any]]:
     with Readers() as readers:
-        return [s.to_json() for ref in readers.refs_for(path, harness)
-                for s in readers[ref.harness].summarize(ref)]
+        return [
+            s.to_json()
+            for ref in readers.refs_for(path, harness)
+            for s in readers[ref.harness].summarize(ref)
+        ]
 
 
 def main_summary(name: str) -> dict[str, Any]:
@@ -31,52 +34,94 @@ def main_summary(name: str) -> dict[str, Any]:
 
 
 def claude_usage(raw: dict | None) -> dict | None:
-    return None if raw is None else {"input": raw["input_tokens"], "output": raw["output_tokens"],
-                                     "cache_read": raw["cache_read_input_tokens"],
-                                     "cache_write": raw["cache_creation_input_tokens"]}
+    return (
+        None
+        if raw is None
+        else {
+            "input": raw["input_tokens"],
+            "output": raw["output_tokens"],
+            "cache_read": raw["cache_read_input_tokens"],
+            "cache_write": raw["cache_creation_input_tokens"],
+        }
+    )
 
 
 def expected_figures(facts: dict[str, Any]) -> dict[str, Any]:
     """The summary fields a reader must reproduce, in the summary's terms."""
     fmt = facts["format"]
-    figures = {"session_id": facts["session_id"], "user_messages": facts["user_turns"],
-               "tool_calls": facts["tool_calls"], "tool_results": facts["tool_results"],
-               "models": sorted(facts["models"]), "records": facts["integrity"]["lines"],
-               "unparsed_records": len(facts["integrity"]["unparsed_lines"]),
-               "torn_tail": facts["integrity"]["torn_tail"]}
+    figures = {
+        "session_id": facts["session_id"],
+        "user_messages": facts["user_turns"],
+        "tool_calls": facts["tool_calls"],
+        "tool_results": facts["tool_results"],
+        "models": sorted(facts["models"]),
+        "records": facts["integrity"]["lines"],
+        "unparsed_records": len(facts["integrity"]["unparsed_lines"]),
+        "torn_tail": facts["integrity"]["torn_tail"],
+    }
     if fmt == "claude-code":
-        figures |= {"model_calls": facts["assistant_messages"], "usage": claude_usage(facts["usage"]),
-                    "compactions": facts["compaction"]["compact_boundary"],
-                    "started_at": facts["min_timestamp"], "ended_at": facts["max_timestamp"]}
+        figures |= {
+            "model_calls": facts["assistant_messages"],
+            "usage": claude_usage(facts["usage"]),
+            "compactions": facts["compaction"]["compact_boundary"],
+            "started_at": facts["min_timestamp"],
+            "ended_at": facts["max_timestamp"],
+        }
     elif fmt == "codex":
         usage = facts["usage"]
         total = usage["final_total_token_usage"] if usage else None
-        figures |= {"model_calls": facts["model_calls_from_token_count"], "compactions": facts["compaction"]["compacted"],
-                    "usage": None if usage is None else {
-                        "input": usage["input_uncached"], "output": total["output_tokens"],
-                        "cache_read": total["cached_input_tokens"],
-                        "cache_write": total.get("cache_write_input_tokens")},
-                    "started_at": facts["session_meta"][0]["timestamp"], "ended_at": facts["last_timestamp"]}
+        figures |= {
+            "model_calls": facts["model_calls_from_token_count"],
+            "compactions": facts["compaction"]["compacted"],
+            "usage": None
+            if usage is None
+            else {
+                "input": usage["input_uncached"],
+                "output": total["output_tokens"],
+                "cache_read": total["cached_input_tokens"],
+                "cache_write": total.get("cache_write_input_tokens"),
+            },
+            "started_at": facts["session_meta"][0]["timestamp"],
+            "ended_at": facts["last_timestamp"],
+        }
     else:
         usage = facts["usage"]
-        figures |= {"model_calls": facts["assistant_messages"], "compactions": facts["compaction_entries"],
-                    "usage": None if usage is None else {"input": usage["input"], "output": usage["output"],
-                                                         "cache_read": usage["cacheRead"],
-                                                         "cache_write": usage["cacheWrite"]},
-                    "started_at": facts["min_timestamp"], "ended_at": facts["max_timestamp"]}
+        figures |= {
+            "model_calls": facts["assistant_messages"],
+            "compactions": facts["compaction_entries"],
+            "usage": None
+            if usage is None
+            else {
+                "input": usage["input"],
+                "output": usage["output"],
+                "cache_read": usage["cacheRead"],
+                "cache_write": usage["cacheWrite"],
+            },
+            "started_at": facts["min_timestamp"],
+            "ended_at": facts["max_timestamp"],
+        }
     return figures
 
 
 def summary_figures(summary: dict[str, Any]) -> dict[str, Any]:
     usage = summary["usage"]
-    return {"session_id": summary["session_id"], "user_messages": summary["user_messages"],
-            "tool_calls": summary["tool_calls"], "tool_results": summary["tool_results"],
-            "models": sorted(summary["models"]), "records": summary["integrity"]["records"],
-            "unparsed_records": summary["integrity"]["unparsed_records"],
-            "torn_tail": summary["integrity"]["torn_tail"], "model_calls": summary["model_calls"],
-            "usage": None if usage is None else {k: usage[k] for k in ("input", "output", "cache_read", "cache_write")},
-            "started_at": summary["started_at"], "ended_at": summary["ended_at"],
-            "compactions": summary["compactions"]}
+    return {
+        "session_id": summary["session_id"],
+        "user_messages": summary["user_messages"],
+        "tool_calls": summary["tool_calls"],
+        "tool_results": summary["tool_results"],
+        "models": sorted(summary["models"]),
+        "records": summary["integrity"]["records"],
+        "unparsed_records": summary["integrity"]["unparsed_records"],
+        "torn_tail": summary["integrity"]["torn_tail"],
+        "model_calls": summary["model_calls"],
+        "usage": None
+        if usage is None
+        else {k: usage[k] for k in ("input", "output", "cache_read", "cache_write")},
+        "started_at": summary["started_at"],
+        "ended_at": summary["ended_at"],
+        "compactions": summary["compactions"],
+    }
 
 
 @pytest.mark.parametrize("name", REAL_FILES)
@@ -92,11 +137,18 @@ def test_the_opencode_database_reads_to_the_counted_facts(fixtures: Path, name: 
     for session_id, want in facts["sessions"].items():
         got = found[session_id]
         usage = want["usage_from_step_finish"]
-        assert (got["user_messages"], got["model_calls"], got["tool_calls"], got["tool_results"]) == \
-            (want["user_turns"], want["assistant_messages"], want["tool_calls"], want["tool_results"])
-        assert {k: got["usage"][k] for k in ("input", "output", "cache_read", "cache_write")} == \
-            {"input": usage["input"], "output": usage["output"], "cache_read": usage["cache_read"],
-             "cache_write": usage["cache_write"]}
+        assert (got["user_messages"], got["model_calls"], got["tool_calls"], got["tool_results"]) == (
+            want["user_turns"],
+            want["assistant_messages"],
+            want["tool_calls"],
+            want["tool_results"],
+        )
+        assert {k: got["usage"][k] for k in ("input", "output", "cache_read", "cache_write")} == {
+            "input": usage["input"],
+            "output": usage["output"],
+            "cache_read": usage["cache_read"],
+            "cache_write": usage["cache_write"],
+        }
         assert got["models"] == want["models"]
         assert (got["title"], got["cwd"]) == (want["session_row"]["title"], want["session_row"]["directory"])
 
@@ -132,8 +184,11 @@ def test_a_not_real_folder_reads_without_crashing(fixtures: Path, name: str) -> 
                 json.dumps(session.to_json())
 
 
-GOLDENS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/lazyagents-*/golden.json")) \
-    if FIXTURES.is_dir() else []
+GOLDENS = (
+    sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/lazyagents-*/golden.json"))
+    if FIXTURES.is_dir()
+    else []
+)
 
 
 @pytest.mark.parametrize("golden", GOLDENS)
@@ -149,11 +204,16 @@ def test_a_lazyagents_golden_is_reproduced(fixtures: Path, golden: str) -> None:
     events = want.get("events")
     if events:
         assert summary["model_calls"] == events["responses"]
-        assert summary["models"] == [f"{(ref.harness == 'pi' and 'fake/') or ''}{m}" for m in events["models"]]
+        assert summary["models"] == [
+            f"{(ref.harness == 'pi' and 'fake/') or ''}{m}" for m in events["models"]
+        ]
         usage = events["usage"]
-        assert {k: summary["usage"][k] for k in ("input", "output", "cache_read", "cache_write")} == \
-            {"input": usage["Input"], "output": usage["Output"], "cache_read": usage["CacheRead"],
-             "cache_write": usage["CacheWrite"]}
+        assert {k: summary["usage"][k] for k in ("input", "output", "cache_read", "cache_write")} == {
+            "input": usage["Input"],
+            "output": usage["Output"],
+            "cache_read": usage["CacheRead"],
+            "cache_write": usage["CacheWrite"],
+        }
         if usage["Cost"]:
             assert summary["usage"]["cost"] == pytest.approx(usage["Cost"])
     if ref.harness in ("pi", "opencode"):

@@ -17,8 +17,12 @@ from tests.agent.helpers import answer, make_settings
 
 CLAUDE_HOME = "claude-code/agtrace-2.0.28/home"
 SESSION = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
-LAZY_HOMES = ("claude-code/lazyagents-2.1.284/home", "codex/lazyagents-0.158.0/home",
-              "opencode/lazyagents-1.18.33/home", "pi/lazyagents-0.87.1/home")
+LAZY_HOMES = (
+    "claude-code/lazyagents-2.1.284/home",
+    "codex/lazyagents-0.158.0/home",
+    "opencode/lazyagents-1.18.33/home",
+    "pi/lazyagents-0.87.1/home",
+)
 
 
 def copy_home(fixtures: Path, relative: str, tmp_path: Path) -> Path:
@@ -29,12 +33,16 @@ def copy_home(fixtures: Path, relative: str, tmp_path: Path) -> Path:
 
 def digest(folder: Path) -> dict[str, tuple[str, int]]:
     """Content hash and modification time of every file under a folder."""
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 async def test_an_imported_session_is_found_opened_and_continued_on_another_wire(
-        fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel) -> None:
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
     home = copy_home(fixtures, CLAUDE_HOME, tmp_path)
     before = digest(home)
     settings = make_settings(scripted_model, "openai-chat")
@@ -49,7 +57,11 @@ async def test_an_imported_session_is_found_opened_and_continued_on_another_wire
         assert record.origin == "claude-code"
         assert "hoge" in found.snippets[record.id]
         origin = await server.session_origin(record.id)
-        assert (origin["harness"], origin["original_id"], origin["agent_id"]) == ("claude-code", SESSION, None)
+        assert (origin["harness"], origin["original_id"], origin["agent_id"]) == (
+            "claude-code",
+            SESSION,
+            None,
+        )
 
         shown = render_plain(await server.events_after(record.id))
         assert "> add myapp directory and create myapp/hoge.py" in shown
@@ -75,18 +87,27 @@ async def test_an_imported_session_is_found_opened_and_continued_on_another_wire
 
 
 async def test_continuing_on_the_harness_own_wire_replays_its_signed_thinking(
-        fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel) -> None:
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
     home = copy_home(fixtures, CLAUDE_HOME, tmp_path)
     settings = make_settings(scripted_model, "anthropic-messages")
     server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
     try:
         await server.import_sessions(home, workspace=workspace)
-        [record] = [r for r in (await server.list_sessions(None, None)).sessions if r.title and "sub-agent" not in r.title]
+        [record] = [
+            r
+            for r in (await server.list_sessions(None, None)).sessions
+            if r.title and "sub-agent" not in r.title
+        ]
         scripted_model.add(answer("It printed 2."))
         await server.submit(record.id, "what did the script print?")
         assert (await server.wait(record.id)).stop == "completed"
-        blocks = [b for m in scripted_model.requests[-1].body["messages"] if m["role"] == "assistant"
-                  for b in m["content"]]
+        blocks = [
+            b
+            for m in scripted_model.requests[-1].body["messages"]
+            if m["role"] == "assistant"
+            for b in m["content"]
+        ]
         thinking = [b for b in blocks if b["type"] == "thinking"]
         assert len(thinking) == 6 and all(b["signature"] for b in thinking)  # the six thinking blocks
         codes = [e.body.code for e in await server.events_after(record.id) if e.kind == "warning"]
@@ -96,7 +117,8 @@ async def test_continuing_on_the_harness_own_wire_replays_its_signed_thinking(
 
 
 async def test_importing_again_updates_what_changed_and_never_duplicates(
-        fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path) -> None:
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
     home = copy_home(fixtures, CLAUDE_HOME, tmp_path)
     server = await Server.open(db_path)
     try:
@@ -108,8 +130,11 @@ async def test_importing_again_updates_what_changed_and_never_duplicates(
 
         source = next(home.rglob(f"{SESSION}.jsonl"))
         record = json.loads(source.read_text(encoding="utf-8").splitlines()[1])
-        record.update(uuid="later", timestamp="2025-12-09T20:10:00.000Z",
-                      message={"role": "user", "content": "one more question about hoge"})
+        record.update(
+            uuid="later",
+            timestamp="2025-12-09T20:10:00.000Z",
+            message={"role": "user", "content": "one more question about hoge"},
+        )
         with open(source, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
         grown = await server.import_sessions(home, workspace=workspace)
@@ -127,7 +152,8 @@ async def test_importing_again_updates_what_changed_and_never_duplicates(
 
 
 async def test_a_session_continued_in_harnez_is_kept_when_its_source_grows(
-        fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel) -> None:
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
     home = copy_home(fixtures, "pi/lazyagents-0.87.1/home", tmp_path)
     settings = make_settings(scripted_model, "openai-chat")
     server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
@@ -139,9 +165,18 @@ async def test_a_session_continued_in_harnez_is_kept_when_its_source_grows(
         before = await server.events_after(session_id)
         source = next(home.rglob("*.jsonl"))
         with open(source, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"type": "message", "id": "ffff0001", "parentId": "c63a03a5",
-                                     "timestamp": "2026-09-30T12:00:00.000Z",
-                                     "message": {"role": "user", "content": "said in pi later"}}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "id": "ffff0001",
+                        "parentId": "c63a03a5",
+                        "timestamp": "2026-09-30T12:00:00.000Z",
+                        "message": {"role": "user", "content": "said in pi later"},
+                    }
+                )
+                + "\n"
+            )
         report = await server.import_sessions(home, workspace=workspace)
         assert (report.kept, report.updated) == (1, 0)
         assert [e.seq for e in await server.events_after(session_id)] == [e.seq for e in before]
@@ -150,7 +185,8 @@ async def test_a_session_continued_in_harnez_is_kept_when_its_source_grows(
 
 
 async def test_the_four_harnesses_import_with_their_origin_usage_and_sub_agents(
-        fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path) -> None:
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
     home = tmp_path / "home"
     for relative in LAZY_HOMES:
         shutil.copytree(fixtures / relative, home, dirs_exist_ok=True)
@@ -164,22 +200,29 @@ async def test_the_four_harnesses_import_with_their_origin_usage_and_sub_agents(
         totals = {}
         for record in sessions:
             usage = [e.body.to_payload() for e in await server.events_after(record.id) if e.kind == "usage"]
-            totals[(record.origin, record.title)] = (sum(u["input"] for u in usage), sum(u["output"] for u in usage),
-                                                     sum(u["cache_read"] for u in usage))
+            totals[(record.origin, record.title)] = (
+                sum(u["input"] for u in usage),
+                sum(u["output"] for u in usage),
+                sum(u["cache_read"] for u in usage),
+            )
         assert totals[("codex", "run echo fixture please")] == (170, 14, 100)
         assert totals[("pi", "Fixture session")] == (340, 28, 200)
         assert totals[("opencode", "The command printed fixture.")] == (170, 14, 100)
         assert totals[("claude-code", "run echo fixture please")] == (170, 14, 100)
         sub = next(r for r in sessions if (r.title or "").startswith("[sub-agent a7be2f0]"))
         origin = await server.session_origin(sub.id)
-        assert (origin["agent_id"], origin["original_id"]) == ("a7be2f0", "8463c716-a2ea-4c14-9efa-87158ebd9f20")
+        assert (origin["agent_id"], origin["original_id"]) == (
+            "a7be2f0",
+            "8463c716-a2ea-4c14-9efa-87158ebd9f20",
+        )
         assert all(r.status in ("completed", "interrupted", "failed", "cancelled") for r in sessions)
     finally:
         await server.close()
 
 
-async def test_one_bad_source_is_reported_and_skipped(fixtures: Path, tmp_path: Path, workspace: Path,
-                                                      db_path: Path) -> None:
+async def test_one_bad_source_is_reported_and_skipped(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
     home = copy_home(fixtures, "codex/lazyagents-0.158.0/home", tmp_path)
     day = next(home.rglob("rollout-*.jsonl")).parent
     (day / "rollout-broken.jsonl").write_text('{"type": "session_meta", "payload": {}}\n', encoding="utf-8")
@@ -194,8 +237,9 @@ async def test_one_bad_source_is_reported_and_skipped(fixtures: Path, tmp_path: 
 
 
 @pytest.mark.parametrize("since, found", [("2026-09-01", 1), ("2099-01-01", 0)])
-async def test_since_leaves_out_older_sources(fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path,
-                                              since: str, found: int) -> None:
+async def test_since_leaves_out_older_sources(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, since: str, found: int
+) -> None:
     from harnez.reading import parse_since
 
     home = copy_home(fixtures, "codex/lazyagents-0.158.0/home", tmp_path)

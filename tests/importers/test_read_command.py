@@ -9,8 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-CLAUDE = "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/" \
-         "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+CLAUDE = (
+    "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/"
+    "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+)
 CODEX_HOME = "codex/lazyagents-0.158.0/home"
 
 
@@ -23,15 +25,31 @@ def test_summary_json_prints_one_object_per_session_with_the_documented_fields(f
     assert shown.returncode == 0, shown.stderr
     [line] = shown.stdout.splitlines()
     summary = json.loads(line)
-    assert {"harness", "session_id", "agent_id", "source", "user_messages", "model_calls", "tool_calls",
-            "tool_results", "usage", "models", "ending", "integrity", "started_at", "ended_at"} <= set(summary)
+    assert {
+        "harness",
+        "session_id",
+        "agent_id",
+        "source",
+        "user_messages",
+        "model_calls",
+        "tool_calls",
+        "tool_results",
+        "usage",
+        "models",
+        "ending",
+        "integrity",
+        "started_at",
+        "ended_at",
+    } <= set(summary)
     assert summary["harness"] == "claude-code"
     assert summary["ending"] == {"status": "completed"}
     assert set(summary["integrity"]) == {"records", "unparsed_records", "torn_tail"}
 
 
 def test_a_home_is_searched_in_the_harness_layout_and_a_session_picked_by_id(fixtures: Path) -> None:
-    shown = harnez("read", str(fixtures / CODEX_HOME), "--harness", "codex", "--session", "01a0f21c", "--json")
+    shown = harnez(
+        "read", str(fixtures / CODEX_HOME), "--harness", "codex", "--session", "01a0f21c", "--json"
+    )
     assert shown.returncode == 0, shown.stderr
     [line] = shown.stdout.splitlines()
     session = json.loads(line)
@@ -58,7 +76,11 @@ def test_an_unparsable_record_is_counted_and_strict_mode_refuses_it(fixtures: Pa
     assert summary["model_calls"] == 6
     strict = harnez("read", str(damaged), "--summary", "--strict")
     assert strict.returncode == 2
-    assert "Line 6" in strict.stderr and "not a JSON object" in strict.stderr and "Traceback" not in strict.stderr
+    assert (
+        "Line 6" in strict.stderr
+        and "not a JSON object" in strict.stderr
+        and "Traceback" not in strict.stderr
+    )
 
 
 def test_one_bad_file_in_a_home_is_reported_and_skipped(fixtures: Path, tmp_path: Path) -> None:
@@ -98,8 +120,14 @@ def test_import_then_list_and_show_from_the_command_line(fixtures: Path, tmp_pat
     env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "harnez", *args], capture_output=True, text=True, timeout=60,
-                              env=env, cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-m", "harnez", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
 
     first = run("import", "--home", str(home), "--json")
     assert first.returncode == 0, first.stderr

@@ -39,7 +39,8 @@ async def _title_changes(server: Server, session_id: str, count: int) -> list[di
 
 
 async def test_a_subscriber_sees_the_excerpt_the_model_title_and_the_rename_live(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     scripted_model.add({"reply": [{"text": "Flaky WAL test"}], "hold": "reply"})
     server = await open_server(db_path, settings_for("model/local/m", {"local": provider(scripted_model)}))
     session_id = await first_prompt(server, workspace)
@@ -49,9 +50,11 @@ async def test_a_subscriber_sees_the_excerpt_the_model_title_and_the_rename_live
     await server.titles.wait_idle()
     await server.rename(session_id, "  my   name ")
     changes = await asyncio.wait_for(watcher, 10)
-    assert changes == [{"title": EXCERPT, "source": "excerpt"},
-                       {"title": "Flaky WAL test", "source": "model"},
-                       {"title": "my name", "source": "user"}]
+    assert changes == [
+        {"title": EXCERPT, "source": "excerpt"},
+        {"title": "Flaky WAL test", "source": "model"},
+        {"title": "my name", "source": "user"},
+    ]
     await server.close()
 
 

@@ -47,10 +47,13 @@ async def test_a_follow_up_prompt_never_renames(db_path: Path, workspace: Path) 
 
 
 async def test_queued_and_steering_prompts_never_rename(
-        scripted_model: ScriptedModel, db_path: Path, workspace: Path) -> None:
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     scripted_model.add({"reply": [{"text": "Model title"}]})
     work = GatedWork()
-    server = await open_server(db_path, settings_for("model/local/m", {"local": provider(scripted_model)}), work)
+    server = await open_server(
+        db_path, settings_for("model/local/m", {"local": provider(scripted_model)}), work
+    )
     session_id = await first_prompt(server, workspace)
     await server.submit(session_id, OTHER, steer=True)
     await server.submit(session_id, "Add a --json flag to harnez run so CI can parse the output")
@@ -122,8 +125,13 @@ CHILD = textwrap.dedent("""
 
 
 def _run_child(workspace: Path, db_path: Path, session_id: str, prompt: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(workspace), str(db_path), session_id, prompt],
-                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(workspace), str(db_path), session_id, prompt],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -135,7 +143,8 @@ def _project_settings(workspace: Path, generated: bool) -> None:
 
 
 def test_turning_generation_on_after_a_restart_never_names_an_existing_session(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     _project_settings(workspace, generated=False)
     first = _run_child(workspace, db_path, "", PROMPT)
     assert first["title"] is None and first["generated"] is False

@@ -55,11 +55,13 @@ async def _assert_rename_won(server: Server, session_id: str, renamed_as_draft: 
 async def _excerpt_stored(server: Server, session_id: str) -> None:
     async def stored() -> bool:
         return (await title_of(server, session_id))[1] == "excerpt"
+
     await wait_until(stored)
 
 
 async def test_rename_before_the_first_prompt_sends_no_naming_request(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     await server.rename(draft.id, MINE)
     await server.submit(draft.id, "Fix the flaky WAL test")
@@ -69,7 +71,8 @@ async def test_rename_before_the_first_prompt_sends_no_naming_request(
 
 
 async def test_rename_of_a_stored_session_before_naming_starts(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     await server.persist(draft.id)
     await server.rename(draft.id, MINE)
@@ -79,7 +82,8 @@ async def test_rename_of_a_stored_session_before_naming_starts(
 
 
 async def test_rename_between_the_fallback_and_the_reply(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add({"reply": [{"text": "Model title"}], "hold": "reply"})
     session_id = await first_prompt(server, workspace)
     await _excerpt_stored(server, session_id)
@@ -90,8 +94,11 @@ async def test_rename_between_the_fallback_and_the_reply(
 
 
 async def test_rename_while_the_reply_is_streaming(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.add({"reply": [{"text": "Model title from a slow stream"}], "hold": "mid", "hold_after_chunks": 2})
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        {"reply": [{"text": "Model title from a slow stream"}], "hold": "mid", "hold_after_chunks": 2}
+    )
     session_id = await first_prompt(server, workspace)
     await _excerpt_stored(server, session_id)
     await server.rename(session_id, MINE)
@@ -100,7 +107,8 @@ async def test_rename_while_the_reply_is_streaming(
 
 
 async def test_rename_after_the_reply_arrived_but_before_it_is_saved(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add({"reply": [{"text": "Model title"}]})
     real = make_model_titler(server.settings)
     replies: list[str] = []
@@ -119,7 +127,8 @@ async def test_rename_after_the_reply_arrived_but_before_it_is_saved(
 
 
 async def test_rename_after_the_model_title_was_saved(
-        server: Server, scripted_model: ScriptedModel, workspace: Path) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add({"reply": [{"text": "Model title"}]})
     session_id = await first_prompt(server, workspace)
     await server.titles.wait_idle()
@@ -130,7 +139,8 @@ async def test_rename_after_the_model_title_was_saved(
 
 @pytest.mark.parametrize("yields", list(range(0, 40, 3)))
 async def test_rename_racing_the_release_at_every_step(
-        server: Server, scripted_model: ScriptedModel, workspace: Path, yields: int) -> None:
+    server: Server, scripted_model: ScriptedModel, workspace: Path, yields: int
+) -> None:
     """The rename starts `yields` loop turns after the reply is released: any interleaving."""
     scripted_model.add({"reply": [{"text": "Model title"}], "hold": "reply"})
     session_id = await first_prompt(server, workspace)

@@ -37,14 +37,19 @@ class GatedWork:
         return TaskOutcome("completed", 1)
 
 
-def provider(model: ScriptedModel, wire: WireName = "openai-chat", key_env: str | None = KEY_ENV,
-             base_url: str | None = None) -> ProviderSettings:
+def provider(
+    model: ScriptedModel,
+    wire: WireName = "openai-chat",
+    key_env: str | None = KEY_ENV,
+    base_url: str | None = None,
+) -> ProviderSettings:
     """A provider served by the scripted model."""
     return ProviderSettings(wire=wire, base_url=base_url or model.base_url(wire), api_key_env=key_env)
 
 
-def settings_for(source: str, providers: dict[str, ProviderSettings], generated: bool = True,
-                 model: str | None = None) -> Settings:
+def settings_for(
+    source: str, providers: dict[str, ProviderSettings], generated: bool = True, model: str | None = None
+) -> Settings:
     """Settings with a title source and providers; no files, no environment."""
     title = TitleSettings(generated=generated, source=source)
     return Settings(session=SessionSettings(title=title), providers=providers, model=model)
@@ -61,7 +66,9 @@ async def open_server(db_path: Path, settings: Settings, work: Any = done_work) 
     return server
 
 
-async def first_prompt(server: Server, workspace: Path, prompt: str = PROMPT, model: str | None = None) -> str:
+async def first_prompt(
+    server: Server, workspace: Path, prompt: str = PROMPT, model: str | None = None
+) -> str:
     """Open a session, send its first prompt; returns the session id (naming still runs)."""
     draft = server.create_session(workspace, model=model)
     await server.submit(draft.id, prompt)
@@ -92,6 +99,8 @@ async def wait_until(condition: Any, timeout: float = 10.0) -> None:
 
 async def wait_for_requests(model: ScriptedModel, count: int) -> None:
     """Until the scripted model has received `count` requests."""
+
     async def received() -> bool:
         return len(model.requests) >= count
+
     await wait_until(received)

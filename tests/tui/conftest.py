@@ -29,10 +29,9 @@ async def make_app(db_path: Path, workspace: Path) -> AsyncIterator[AppFactory]:
         async def open_server() -> Server:
             opened.append(await Server.open(db_path, work=work))
             return opened[-1]
+
         return HarnezApp(open_server, options.pop("workspace", workspace), None, **options)
 
     yield build
     for server in opened:
         await server.close()
-
-

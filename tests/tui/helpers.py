@@ -21,7 +21,11 @@ DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hel
 
 async def answer_work(run: TaskRun) -> TaskOutcome:
     """A model turn that streams Markdown, edits a file through a tool, then answers again."""
-    run.emit(ev.Started(model="scripted/demo", wire="openai-chat", tools=["edit"], withheld=[], context_window=32000))
+    run.emit(
+        ev.Started(
+            model="scripted/demo", wire="openai-chat", tools=["edit"], withheld=[], context_window=32000
+        )
+    )
     run.emit(ev.TurnStarted(turn=1))
     run.emit(ev.ReasoningDelta(text="The user wants a greeting."))
     for chunk in ANSWER_MARKDOWN:
@@ -29,7 +33,11 @@ async def answer_work(run: TaskRun) -> TaskOutcome:
         await asyncio.sleep(0)
     arguments = {"path": "main.py", "old": "print('hi')", "new": "print('hello')"}
     run.emit(ev.ToolRequested(call_id="call-1", name="edit", arguments=arguments))
-    run.emit(ev.ToolCompleted(call_id="call-1", name="edit", content="Edited main.py", details={"diff": DIFF}, is_error=False))
+    run.emit(
+        ev.ToolCompleted(
+            call_id="call-1", name="edit", content="Edited main.py", details={"diff": DIFF}, is_error=False
+        )
+    )
     run.emit(ev.Usage(input=1200, output=80, cache_read=0, cache_write=0, reasoning=5, model="scripted/demo"))
     run.emit(ev.Cost(usd=0.25))
     run.emit(ev.TurnStarted(turn=2))
@@ -80,7 +88,9 @@ class GatedWork:
             self.gate.set()
 
 
-async def wait_for(pilot: Pilot, condition: Callable[[], Any], what: str = "condition", tries: int = 400) -> None:
+async def wait_for(
+    pilot: Pilot, condition: Callable[[], Any], what: str = "condition", tries: int = 400
+) -> None:
     """Let the app run until `condition()` holds; fail after `tries` short pauses (not a timing assertion)."""
     for _ in range(tries):
         if condition():
@@ -89,8 +99,9 @@ async def wait_for(pilot: Pilot, condition: Callable[[], Any], what: str = "cond
     raise AssertionError(f"Never happened: {what}")
 
 
-async def seed_session(server: Server, workspace: Path, prompt: str, answer: str = "An answer.",
-                       title: str | None = None) -> str:
+async def seed_session(
+    server: Server, workspace: Path, prompt: str, answer: str = "An answer.", title: str | None = None
+) -> str:
     """A stored session with one exchange, written through the server as a finished task would."""
     draft = server.create_session(workspace, model="scripted/demo")
     await server.append(draft.id, Event(ev.UserMessage(text=prompt, mode="prompt"), search_text=prompt))

@@ -15,12 +15,20 @@ from harnez.tui.widgets.blocks import AssistantBlock, ReasoningBlock, ToolBlock,
 from harnez.tui.widgets.transcript import Transcript
 from tests.tui.helpers import wait_for
 
-FIXTURE_HOME = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "importers" / \
-    "claude-code" / "agtrace-2.0.28" / "home"
+FIXTURE_HOME = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "fixtures"
+    / "importers"
+    / "claude-code"
+    / "agtrace-2.0.28"
+    / "home"
+)
 
 
 async def test_the_picker_finds_an_imported_session_by_a_word_said_in_it_and_opens_its_transcript(
-        make_app, db_path: Path, workspace: Path, tmp_path: Path) -> None:
+    make_app, db_path: Path, workspace: Path, tmp_path: Path
+) -> None:
     if not FIXTURE_HOME.is_dir():
         pytest.skip(f"the importer fixtures are not at {FIXTURE_HOME}")
     home = tmp_path / "home"
@@ -40,7 +48,9 @@ async def test_the_picker_finds_an_imported_session_by_a_word_said_in_it_and_ope
         picker.query_one(Input).value = "hoge"
         await wait_for(pilot, lambda: main in picker.records, "search result")
         assert "claude-code" in str(picker.query_one("#picker-sessions").get_option(main).prompt)
-        picker.query_one("#picker-sessions").highlighted = picker.query_one("#picker-sessions").get_option_index(main)
+        picker.query_one("#picker-sessions").highlighted = picker.query_one(
+            "#picker-sessions"
+        ).get_option_index(main)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == main)
         transcript = app.screen.query_one(Transcript)

@@ -19,8 +19,12 @@ from tests.tui.helpers import seed_session, wait_for
 async def seed(db_path: Path, workspace: Path, count: int = 3) -> list[str]:
     server = await Server.open(db_path)
     try:
-        ids = [await seed_session(server, workspace, "the zebra migration plan" if i == 0 else f"routine chat {i}")
-               for i in range(count)]
+        ids = [
+            await seed_session(
+                server, workspace, "the zebra migration plan" if i == 0 else f"routine chat {i}"
+            )
+            for i in range(count)
+        ]
         await seed_session(server, workspace.parent / "elsewhere", "a chat in another project")
     finally:
         await server.close()
@@ -42,7 +46,9 @@ async def test_search_finds_an_old_session_by_its_conversation_text(make_app, db
         await wait_for(pilot, lambda: list(picker(app).records) == [ids[0]], "search result")
         assert "[zebra]" in picker(app).snippets[ids[0]]
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == ids[0])
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == ids[0]
+        )
         await wait_for(pilot, lambda: app.screen.query_one(Transcript).blocks, "replayed")
 
 
@@ -69,8 +75,13 @@ async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -
         await wait_for(pilot, lambda: isinstance(app.screen, RenameDialog))
         app.screen.query_one(Input).value = "Zebra planning"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen)
-                       and picker(app).records[newest].title == "Zebra planning", "renamed row")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, PickerScreen) and picker(app).records[newest].title == "Zebra planning"
+            ),
+            "renamed row",
+        )
         assert (await app.server.get_session(newest)).title_source == "user"
         await pilot.press("ctrl+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
@@ -85,7 +96,9 @@ async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -
         assert [r.id for r in remaining] == [i for i in ids if i != newest]
 
 
-async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(make_app, db_path, workspace) -> None:
+async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(
+    make_app, db_path, workspace
+) -> None:
     server = await Server.open(db_path)
     try:
         draft = server.create_session(workspace)
@@ -124,8 +137,14 @@ async def test_rows_follow_changes_made_elsewhere(make_app, db_path, workspace) 
         finally:
             await other.close()
         rows = picker(app).records
-        await wait_for(pilot, lambda: newcomer in rows and ids[2] not in rows
-                       and rows[ids[1]].title == "Renamed in another window", "live rows", tries=1500)
+        await wait_for(
+            pilot,
+            lambda: (
+                newcomer in rows and ids[2] not in rows and rows[ids[1]].title == "Renamed in another window"
+            ),
+            "live rows",
+            tries=1500,
+        )
         options = app.screen.query_one(OptionList)
         assert options.get_option_at_index(0).id == newcomer
         prompt = str(options.get_option(ids[1]).prompt)

@@ -59,7 +59,8 @@ def picker(app: HarnezApp) -> PickerScreen:
 
 
 async def test_resume_where_there_is_no_database_creates_nothing_and_offers_a_new_session(
-        projects, tmp_path: Path) -> None:
+    projects, tmp_path: Path
+) -> None:
     here = tmp_path / "fresh"
     here.mkdir()
     app = projects(here, open_picker=True)
@@ -69,7 +70,9 @@ async def test_resume_where_there_is_no_database_creates_nothing_and_offers_a_ne
         assert "No saved session in this workspace yet" in empty and "Enter: start a new session" in empty
         assert not (here / ".harnez").exists() and app.opened == []
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.attached, "new session")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.attached, "new session"
+        )
         assert len(app.opened) == 1 and app.server.draft(app.screen.session_id) is not None
     assert (here / ".harnez" / "harnez.sqlite").exists()
 
@@ -85,7 +88,9 @@ async def test_esc_in_the_empty_picker_at_start_quits_and_leaves_nothing(project
     assert not (here / ".harnez").exists()
 
 
-async def test_continue_where_there_is_no_database_is_an_error_and_creates_nothing(projects, tmp_path: Path) -> None:
+async def test_continue_where_there_is_no_database_is_an_error_and_creates_nothing(
+    projects, tmp_path: Path
+) -> None:
     here = tmp_path / "fresh"
     here.mkdir()
     app = projects(here, continue_latest=True)
@@ -110,15 +115,19 @@ async def test_ctrl_t_lists_every_project_and_opens_a_session_in_its_own(project
         app.screen.query_one(Input).value = "zebra"
         await wait_for(pilot, lambda: list(picker(app).records) == [theirs], "search across projects")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == theirs,
-                       "opened in its project")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == theirs,
+            "opened in its project",
+        )
         await wait_for(pilot, lambda: app.screen.query_one(Transcript).blocks, "replayed")
         assert app.server.database == elsewhere and app.workspace == (tmp_path / "zoo").resolve()
     assert not (here / ".harnez").exists(), "opening another project's session creates nothing here"
 
 
 async def test_renaming_and_deleting_another_projects_session_happen_in_its_database(
-        projects, tmp_path: Path) -> None:
+    projects, tmp_path: Path
+) -> None:
     elsewhere, (first, second) = await other_project(tmp_path / "zoo", "one chat", "another chat")
     here = tmp_path / "home-project"
     here.mkdir()
@@ -138,14 +147,21 @@ async def test_renaming_and_deleting_another_projects_session_happen_in_its_data
         await wait_for(pilot, lambda: isinstance(app.screen, RenameDialog))
         app.screen.query_one(Input).value = "Zoo planning"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen)
-                       and picker(app).records[first].title == "Zoo planning", "renamed row")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, PickerScreen) and picker(app).records[first].title == "Zoo planning"
+            ),
+            "renamed row",
+        )
         options.highlighted = options.get_option_index(second)
         await pilot.press("ctrl+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await wait_for(pilot, lambda: second not in picker(app).records, "row removed")
-        assert app.server.database == (here / ".harnez" / "harnez.sqlite").resolve(), "this project stays open"
+        assert app.server.database == (here / ".harnez" / "harnez.sqlite").resolve(), (
+            "this project stays open"
+        )
     other = await Server.open(elsewhere)
     try:
         assert (await other.get_session(first)).title == "Zoo planning"

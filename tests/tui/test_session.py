@@ -50,8 +50,7 @@ async def test_a_prompt_streams_a_markdown_answer_with_a_tool_diff(make_app) -> 
         screen = app.screen
         assert [b.text for b in screen.query(UserBlock)] == ["Say hello"]
         answers = [b.text for b in screen.query(AssistantBlock)]
-        assert answers == ["".join(ANSWER_MARKDOWN),
-                           "Done: `main.py` now says **hello**."]
+        assert answers == ["".join(ANSWER_MARKDOWN), "Done: `main.py` now says **hello**."]
         tool = screen.query_one(ToolBlock)
         assert tool.tool_name == "edit" and "+print('hello')" in tool.query_one(DiffView).diff
         assert ends(app)[0].stop == "completed"
@@ -69,7 +68,9 @@ async def test_a_prompt_sent_while_a_task_runs_is_queued_then_runs(make_app) -> 
         await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "running")
         await send(pilot, "second")
         await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
-        await wait_for(pilot, lambda: app.screen.query_one(StatusLine).state == "running · 1 queued", "queued")
+        await wait_for(
+            pilot, lambda: app.screen.query_one(StatusLine).state == "running · 1 queued", "queued"
+        )
         work.release()
         await wait_for(pilot, lambda: work.started == 2 and work.gate is not None, "second task")
         work.release()
@@ -147,8 +148,12 @@ async def test_a_title_changed_elsewhere_updates_the_header_live(make_app) -> No
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "hello")
         await wait_for(pilot, lambda: ends(app))
-        assert await app.server.set_automatic_title(app.screen.session_id, "Friendly greeting", "keywords/yake")
-        await wait_for(pilot, lambda: app.screen.query_one(TitleBar).title == "Friendly greeting", "live title")
+        assert await app.server.set_automatic_title(
+            app.screen.session_id, "Friendly greeting", "keywords/yake"
+        )
+        await wait_for(
+            pilot, lambda: app.screen.query_one(TitleBar).title == "Friendly greeting", "live title"
+        )
 
 
 async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None:
@@ -185,7 +190,12 @@ async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_
         status = app.screen.query_one(StatusLine)
         await wait_for(pilot, lambda: status.tokens_in == 30, "totals beyond the window")
         # One unpriced call: no total is shown (never an invented or partial figure), marked unpriced.
-        assert (status.tokens_out, status.cost, status.unpriced, status.context) == (6, "", True, "17/100k (0%)")
+        assert (status.tokens_out, status.cost, status.unpriced, status.context) == (
+            6,
+            "",
+            True,
+            "17/100k (0%)",
+        )
 
 
 async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:
@@ -208,10 +218,18 @@ async def test_events_appended_by_another_process_appear_without_reopening(make_
             await other.append(session_id, Event(ev.TextDelta(text="appended-elsewhere-77")))
         finally:
             await other.close()
-        await wait_for(pilot, lambda: app.screen.query_one(TitleBar).title == "Named in another terminal",
-                       "title from the store", tries=1000)
-        await wait_for(pilot, lambda: any("appended-elsewhere-77" in block.text
-                                          for block in app.screen.query(AssistantBlock)), "text", tries=1000)
+        await wait_for(
+            pilot,
+            lambda: app.screen.query_one(TitleBar).title == "Named in another terminal",
+            "title from the store",
+            tries=1000,
+        )
+        await wait_for(
+            pilot,
+            lambda: any("appended-elsewhere-77" in block.text for block in app.screen.query(AssistantBlock)),
+            "text",
+            tries=1000,
+        )
 
 
 async def test_the_first_frame_takes_keys_before_the_server_is_open(db_path: Path, workspace: Path) -> None:
@@ -226,7 +244,9 @@ async def test_the_first_frame_takes_keys_before_the_server_is_open(db_path: Pat
     app = HarnezApp(slow_open, workspace, None)
     try:
         async with app.run_test() as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "session screen as first frame")
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, SessionScreen), "session screen as first frame"
+            )
             screen = app.screen
             assert not screen.attached and app.screen.query_one(StatusLine).state == "opening…"
             assert isinstance(app.focused, PromptInput)
@@ -234,8 +254,11 @@ async def test_the_first_frame_takes_keys_before_the_server_is_open(db_path: Pat
             await wait_for(pilot, lambda: "1 waiting" in screen.query_one(StatusLine).state, "held prompt")
             gate.set()
             await wait_for(pilot, lambda: app.ready, "attached")
-            await wait_for(pilot, lambda: [b.text for b in screen.query("UserBlock.-prompt")] == ["typed early"],
-                           "the early prompt sent once the server opened")
+            await wait_for(
+                pilot,
+                lambda: [b.text for b in screen.query("UserBlock.-prompt")] == ["typed early"],
+                "the early prompt sent once the server opened",
+            )
             assert app.screen is screen
     finally:
         for server in opened:

@@ -29,6 +29,7 @@ def fixed_session_ids(monkeypatch: pytest.MonkeyPatch) -> None:
 def build(db_path: Path, work=answer_work, **options) -> HarnezApp:
     async def open_server() -> Server:
         return await Server.open(db_path, work=work)
+
     return HarnezApp(open_server, WORKSPACE, None, **options)
 
 
@@ -53,7 +54,9 @@ def test_empty_session(snap_compare, db_path: Path) -> None:
 
 def test_streamed_answer_with_a_tool_diff(snap_compare, db_path: Path) -> None:
     app = build(db_path)
-    assert snap_compare(app, terminal_size=(100, 48), run_before=lambda pilot: send_and_wait(pilot, "Say hello"))
+    assert snap_compare(
+        app, terminal_size=(100, 48), run_before=lambda pilot: send_and_wait(pilot, "Say hello")
+    )
 
 
 def test_failed_task(snap_compare, db_path: Path) -> None:
@@ -65,8 +68,13 @@ def test_picker_search_results(snap_compare, db_path: Path) -> None:
     async def seed() -> None:
         server = await Server.open(db_path)
         try:
-            await seed_session(server, WORKSPACE, "plan the zebra migration", "The zebra tables move first.",
-                               title="Zebra migration")
+            await seed_session(
+                server,
+                WORKSPACE,
+                "plan the zebra migration",
+                "The zebra tables move first.",
+                title="Zebra migration",
+            )
             await seed_session(server, WORKSPACE, "fix the login form")
             await seed_session(server, WORKSPACE, "a zebra crossing in the docs", title="Docs pass")
         finally:

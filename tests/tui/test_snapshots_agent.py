@@ -19,13 +19,32 @@ from harnez.tui.widgets.prompt import PromptInput
 from tests.tui.helpers import wait_for
 
 SCRIPT = [
-    {"reply": [{"reasoning": "An f-string reads better."},
-               {"text": "I'll update `greet` in `app.py`."},
-               {"tool_call": {"name": "edit", "id": "call_1", "arguments": {
-                   "path": "app.py", "old_string": 'return "hi " + name', "new_string": 'return f"Hi {name}!"'}}}],
-     "usage": {"input": 1840, "output": 96}},
-    {"reply": [{"text": "Done. `greet` now returns an f-string:\n\n```python\n>>> greet(\"Ada\")\n'Hi Ada!'\n```"}],
-     "usage": {"input": 2010, "output": 58}},
+    {
+        "reply": [
+            {"reasoning": "An f-string reads better."},
+            {"text": "I'll update `greet` in `app.py`."},
+            {
+                "tool_call": {
+                    "name": "edit",
+                    "id": "call_1",
+                    "arguments": {
+                        "path": "app.py",
+                        "old_string": 'return "hi " + name',
+                        "new_string": 'return f"Hi {name}!"',
+                    },
+                }
+            },
+        ],
+        "usage": {"input": 1840, "output": 96},
+    },
+    {
+        "reply": [
+            {
+                "text": "Done. `greet` now returns an f-string:\n\n```python\n>>> greet(\"Ada\")\n'Hi Ada!'\n```"
+            }
+        ],
+        "usage": {"input": 2010, "output": 58},
+    },
 ]
 
 
@@ -35,13 +54,17 @@ def fixed_session_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(server_module, "new_session_id", lambda: f"{next(counter):02x}c0ffee" + "0" * 24)
 
 
-def test_an_approved_edit_and_the_streamed_answer(snap_compare, db_path: Path, workspace: Path,
-                                                    scripted_model: ScriptedModel) -> None:
+def test_an_approved_edit_and_the_streamed_answer(
+    snap_compare, db_path: Path, workspace: Path, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(*SCRIPT)
     (workspace / "app.py").write_text('def greet(name):\n    return "hi " + name\n')
-    settings = Settings(providers={"local": ProviderSettings(wire="openai-chat",
-                                                             base_url=scripted_model.base_url("openai-chat"))},
-                        model="local/qwen3-coder")
+    settings = Settings(
+        providers={
+            "local": ProviderSettings(wire="openai-chat", base_url=scripted_model.base_url("openai-chat"))
+        },
+        model="local/qwen3-coder",
+    )
 
     async def open_server() -> Server:
         return await Server.open(db_path, settings, AgentWork(settings, approve="ask"))

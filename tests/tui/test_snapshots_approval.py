@@ -20,8 +20,10 @@ WORKSPACE = Path("/harnez-demo/project")
 """A fixed workspace path, so the screen shows the same text on every run (it need not exist)."""
 
 ARGUMENTS = {"path": "src/greet.py", "old_string": "print('hi')", "new_string": "print('hello, world')"}
-DIFF = ("--- a/src/greet.py\n+++ b/src/greet.py\n@@ -1,3 +1,3 @@\n def greet():\n"
-        "-    print('hi')\n+    print('hello, world')\n \n")
+DIFF = (
+    "--- a/src/greet.py\n+++ b/src/greet.py\n@@ -1,3 +1,3 @@\n def greet():\n"
+    "-    print('hi')\n+    print('hello, world')\n \n"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -35,15 +37,28 @@ async def asking_edit(run: TaskRun) -> TaskOutcome:
     """An edit that asks for approval, as the agent does, and waits for the answer."""
     # The agent names the tool `tool`, docs/events.md and the transcript `name`: both, so either fix keeps this.
     run.emit(ev.ToolRequested(call_id="e1", name="edit", arguments=ARGUMENTS))
-    run.emit(ev.ApprovalRequired(call_id="e1", name="edit", arguments=ARGUMENTS, reason="Edits need approval in ask mode.", diff=DIFF))
+    run.emit(
+        ev.ApprovalRequired(
+            call_id="e1",
+            name="edit",
+            arguments=ARGUMENTS,
+            reason="Edits need approval in ask mode.",
+            diff=DIFF,
+        )
+    )
     answer = await run.approvals.wait(run.session.id, "e1")
-    await run.emit_now(ev.ApprovalResolved(call_id="e1", name="edit", verdict=answer.verdict, reason=answer.reason, by=answer.by))
+    await run.emit_now(
+        ev.ApprovalResolved(
+            call_id="e1", name="edit", verdict=answer.verdict, reason=answer.reason, by=answer.by
+        )
+    )
     return TaskOutcome("completed", 1)
 
 
 def build(db_path: Path) -> HarnezApp:
     async def open_server() -> Server:
         return await Server.open(db_path, work=asking_edit)
+
     return HarnezApp(open_server, WORKSPACE, None)
 
 
@@ -51,8 +66,11 @@ async def ask(pilot) -> None:
     await wait_for(pilot, lambda: pilot.app.ready)
     pilot.app.screen.query_one(PromptInput).load_text("Greet the world")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen.armed,
-                   "approval prompt")
+    await wait_for(
+        pilot,
+        lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen.armed,
+        "approval prompt",
+    )
     await pilot.pause()
 
 

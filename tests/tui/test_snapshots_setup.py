@@ -15,8 +15,10 @@ from harnez.wires.discovery import LocalServer
 from tests.tui.helpers import wait_for
 
 WORKSPACE = Path("/harnez-demo/project")
-FOUND = [LocalServer("ollama", "http://127.0.0.1:11434/v1", ("qwen3:8b", "llama3.2")),
-         LocalServer("lm-studio", "http://127.0.0.1:1234/v1", ())]
+FOUND = [
+    LocalServer("ollama", "http://127.0.0.1:11434/v1", ("qwen3:8b", "llama3.2")),
+    LocalServer("lm-studio", "http://127.0.0.1:1234/v1", ()),
+]
 """Fixed probe results: the screen must not depend on what this machine runs."""
 
 
@@ -30,6 +32,7 @@ def fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def build(db_path: Path, probe) -> HarnezApp:
     async def open_server() -> Server:
         return await Server.open(db_path)
+
     return HarnezApp(open_server, WORKSPACE, Settings(), local_probe=probe)
 
 

@@ -57,7 +57,9 @@ def session_screen(app: HarnezApp) -> SessionScreen:
 
 
 def prompt_shown(app: HarnezApp, call_id: str) -> bool:
-    return isinstance(app.screen, ApprovalScreen) and app.screen.request.call_id == call_id and app.screen.armed
+    return (
+        isinstance(app.screen, ApprovalScreen) and app.screen.request.call_id == call_id and app.screen.armed
+    )
 
 
 def ends(app: HarnezApp) -> list[str]:
@@ -80,7 +82,8 @@ def text_of(app: HarnezApp) -> str:
 
 
 async def test_allow_once_runs_the_shell_command_and_the_answer_follows(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Wrote out.txt."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -112,7 +115,8 @@ async def test_enter_allows_once(agent_app: AgentApp, scripted_model: ScriptedMo
 
 
 async def test_keys_typed_as_the_prompt_opens_do_not_allow(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -120,7 +124,9 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "approval prompt opening")
         assert not app.screen.armed
         await pilot.press("enter", "a", "y")  # typed ahead, meant for the message box
-        assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(session_screen(app).session_id)
+        assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(
+            session_screen(app).session_id
+        )
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "armed prompt")
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
@@ -128,7 +134,8 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
 
 
 async def test_deny_with_a_reason_skips_the_tool_and_tells_the_model(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Understood."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -148,7 +155,8 @@ async def test_deny_with_a_reason_skips_the_tool_and_tells_the_model(
 
 
 async def test_esc_denies_without_a_reason_and_the_task_goes_on(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Fine, I will not."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -164,9 +172,14 @@ async def test_esc_denies_without_a_reason_and_the_task_goes_on(
 
 
 async def test_allow_for_the_session_covers_the_next_task(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.add(tool_call("write", "w1", path="a.txt", content="A\n"), answer("one"),
-                       tool_call("write", "w2", path="b.txt", content="B\n"), answer("two"))
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        tool_call("write", "w1", path="a.txt", content="A\n"),
+        answer("one"),
+        tool_call("write", "w2", path="b.txt", content="B\n"),
+        answer("two"),
+    )
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "write a")
@@ -182,11 +195,17 @@ async def test_allow_for_the_session_covers_the_next_task(
 
 
 async def test_calls_of_one_turn_are_asked_one_after_the_other(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.add({"reply": [
-        {"tool_call": {"name": "shell", "id": "c1", "arguments": {"command": "echo one > one.txt"}}},
-        {"tool_call": {"name": "shell", "id": "c2", "arguments": {"command": "echo two > two.txt"}}}]},
-        answer("Half done."))
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        {
+            "reply": [
+                {"tool_call": {"name": "shell", "id": "c1", "arguments": {"command": "echo one > one.txt"}}},
+                {"tool_call": {"name": "shell", "id": "c2", "arguments": {"command": "echo two > two.txt"}}},
+            ]
+        },
+        answer("Half done."),
+    )
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "two files")
@@ -201,7 +220,8 @@ async def test_calls_of_one_turn_are_asked_one_after_the_other(
 
 
 async def test_x_stops_the_task_from_the_prompt(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -216,7 +236,8 @@ async def test_x_stops_the_task_from_the_prompt(
 
 
 async def test_a_task_cancelled_elsewhere_closes_the_prompt(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -229,7 +250,8 @@ async def test_a_task_cancelled_elsewhere_closes_the_prompt(
 
 
 async def test_an_answer_given_elsewhere_closes_the_prompt(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("done"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -242,7 +264,8 @@ async def test_an_answer_given_elsewhere_closes_the_prompt(
 
 
 async def test_read_only_mode_denies_a_write_by_rule_without_a_prompt(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("write", "w1", path="a.txt", content="A\n"), answer("I cannot write."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -257,9 +280,13 @@ async def test_read_only_mode_denies_a_write_by_rule_without_a_prompt(
 
 
 async def test_accept_edits_runs_a_write_at_once_but_the_shell_still_asks(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
-    scripted_model.add(tool_call("write", "w1", path="a.txt", content="A\n"),
-                       tool_call("shell", "c1", command="echo hi > out.txt"), answer("Both done."))
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        tool_call("write", "w1", path="a.txt", content="A\n"),
+        tool_call("shell", "c1", command="echo hi > out.txt"),
+        answer("Both done."),
+    )
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await wait_for(pilot, lambda: app.ready, "session screen")
@@ -275,7 +302,8 @@ async def test_accept_edits_runs_a_write_at_once_but_the_shell_still_asks(
 
 
 async def test_a_session_opened_while_a_call_waits_shows_its_prompt(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Resumed and done."))
 
     async def ask_before_the_app_opens(server: Server) -> None:
@@ -294,7 +322,8 @@ async def test_a_session_opened_while_a_call_waits_shows_its_prompt(
 
 
 async def test_reopening_a_session_after_its_calls_were_answered_asks_nothing(
-        agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path) -> None:
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("done"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:

@@ -50,7 +50,11 @@ def test_commands_and_files_are_ranked_prefix_first() -> None:
     assert command_candidates("")[0].value == "/session-name"
     files = ["docs/app.md", "src/app.py", "apple.txt", "tests/test_a_p_p.py"]
     assert [c.value for c in file_candidates(files, "app")] == [
-        "@apple.txt", "@src/app.py", "@docs/app.md", "@tests/test_a_p_p.py"]
+        "@apple.txt",
+        "@src/app.py",
+        "@docs/app.md",
+        "@tests/test_a_p_p.py",
+    ]
 
 
 def test_the_scan_skips_ignored_folders_and_stops_at_its_limit(workspace: Path) -> None:
@@ -131,8 +135,11 @@ async def test_at_lists_the_workspace_files_and_accepting_inserts_the_path(make_
         await wait_for(pilot, lambda: menu.is_open, "the menu lists files")
         assert sorted(c.value for c in menu.candidates) == ["@main.py", "@src/app.py"]
         await pilot.press("a", "p")
-        await wait_for(pilot, lambda: [c.value for c in menu.candidates] == ["@src/app.py", "@main.py"],
-                       "the list narrows: prefix of the name first, then fuzzy")
+        await wait_for(
+            pilot,
+            lambda: [c.value for c in menu.candidates] == ["@src/app.py", "@main.py"],
+            "the list narrows: prefix of the name first, then fuzzy",
+        )
         await pilot.press("tab")
         assert prompt.text == "look @src/app.py "
         await pilot.press("o", "k", "enter")
@@ -195,6 +202,7 @@ async def test_a_history_entry_opens_no_menu_so_up_keeps_walking(make_app) -> No
 def _app_at(db_path: Path, workspace: Path) -> HarnezApp:
     async def open_server() -> Server:
         return await Server.open(db_path, work=answer_work)
+
     return HarnezApp(open_server, workspace, None)
 
 

@@ -37,7 +37,9 @@ def rendered(widget) -> str:
     return str(widget.render())
 
 
-async def test_the_title_bar_and_status_line_show_a_hostile_title_escaped(make_app, db_path, workspace) -> None:
+async def test_the_title_bar_and_status_line_show_a_hostile_title_escaped(
+    make_app, db_path, workspace
+) -> None:
     session_id = await hostile_session(db_path, workspace)
     app = make_app(resume=session_id)
     async with app.run_test(size=(160, 20)) as pilot:
@@ -51,16 +53,21 @@ async def test_the_picker_shows_a_hostile_title_escaped(make_app, db_path, works
     session_id = await hostile_session(db_path, workspace)
     app = make_app(open_picker=True)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, PickerScreen) and app.screen.records)
+        await wait_for(
+            pilot, lambda: app.ready and isinstance(app.screen, PickerScreen) and app.screen.records
+        )
         row = str(app.screen.query_one(OptionList).get_option(session_id).prompt)
         assert SHOWN in row and "\x1b" not in row and "\u202e" not in row
 
 
 async def test_the_transcript_shows_control_sequences_in_prompts_and_answers_escaped(
-        make_app, db_path, workspace) -> None:
+    make_app, db_path, workspace
+) -> None:
     server = await Server.open(db_path)
     try:
-        session_id = await seed_session(server, workspace, "clear \x1b[2J please", answer="done\x1b]0;x\x07 ok")
+        session_id = await seed_session(
+            server, workspace, "clear \x1b[2J please", answer="done\x1b]0;x\x07 ok"
+        )
     finally:
         await server.close()
     app = make_app(resume=session_id)

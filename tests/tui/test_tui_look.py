@@ -30,7 +30,9 @@ async def test_the_theme_named_in_settings_is_used(db_path, workspace, isolated_
         assert not app.current_theme.dark
 
 
-async def test_an_unknown_theme_keeps_the_default_and_says_which_exist(db_path, workspace, isolated_home) -> None:
+async def test_an_unknown_theme_keeps_the_default_and_says_which_exist(
+    db_path, workspace, isolated_home
+) -> None:
     app = app_with(db_path, workspace, {"theme": "no-such-theme"}, isolated_home)
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -39,7 +41,9 @@ async def test_an_unknown_theme_keeps_the_default_and_says_which_exist(db_path, 
         assert any("Unknown theme 'no-such-theme'" in m and "textual-light" in m for m in messages), messages
 
 
-async def test_a_theme_chosen_while_running_is_saved_for_the_next_start(db_path, workspace, isolated_home) -> None:
+async def test_a_theme_chosen_while_running_is_saved_for_the_next_start(
+    db_path, workspace, isolated_home
+) -> None:
     app = app_with(db_path, workspace, {"theme": "textual-dark", "session": {}}, isolated_home)
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)

@@ -27,6 +27,7 @@ def agent_app(db_path: Path, workspace: Path, scripted_model: ScriptedModel):
     def build(**options) -> HarnezApp:
         async def open_server() -> Server:
             return await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
+
         return HarnezApp(open_server, workspace, settings, **options)
 
     return build
@@ -41,7 +42,9 @@ def ends(app: HarnezApp) -> list[TaskEndBlock]:
     return list(app.screen.query(TaskEndBlock))
 
 
-async def test_model_with_an_argument_switches_the_next_task(agent_app, scripted_model: ScriptedModel) -> None:
+async def test_model_with_an_argument_switches_the_next_task(
+    agent_app, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(answer("first"), answer("second"))
     app = agent_app()
     async with app.run_test() as pilot:
@@ -70,7 +73,9 @@ async def test_model_rejects_an_unconfigured_provider_and_keeps_the_model(agent_
         await wait_for(pilot, lambda: app.ready)
         before = app.screen.query_one(StatusLine).model
         await type_line(pilot, "/model nowhere/some-model")
-        await wait_for(pilot, lambda: any("Unknown provider 'nowhere'" in n.message for n in app._notifications))
+        await wait_for(
+            pilot, lambda: any("Unknown provider 'nowhere'" in n.message for n in app._notifications)
+        )
         assert app.screen.query_one(StatusLine).model == before
         assert app.server.draft(app.screen.session_id).model == "chat/test-model"  # unchanged, unsaved
 
@@ -99,8 +104,11 @@ async def test_model_without_an_argument_opens_a_picker(agent_app) -> None:
 
 
 async def test_compact_summarises_through_the_model_and_the_next_task_sees_the_summary(
-        agent_app, scripted_model: ScriptedModel) -> None:
-    scripted_model.add(answer("We renamed util.py to helpers.py."), answer("SUMMARY-OF-WORK-42"), answer("ok"))
+    agent_app, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(
+        answer("We renamed util.py to helpers.py."), answer("SUMMARY-OF-WORK-42"), answer("ok")
+    )
     app = agent_app()
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)

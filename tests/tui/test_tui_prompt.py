@@ -94,10 +94,16 @@ async def test_new_starts_a_fresh_session_and_resume_opens_the_picker(make_app) 
         first = app.screen.session_id
         app.screen.query_one(PromptInput).load_text("/new")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first
+        )
         app.screen.query_one(PromptInput).load_text("/resume")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.records, "picker rows")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.records, "picker rows"
+        )
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == first)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == first
+        )
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "replayed transcript")

@@ -70,8 +70,10 @@ class LocalModelServer:
             if head.startswith(b"GET /v1/models ") or self.upstream is None:
                 listing = {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
                 body = json.dumps(listing).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body) + body)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body) + body
+                )
                 await writer.drain()
                 return
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream.port)
@@ -151,8 +153,11 @@ async def setup_shown(pilot, probed: bool = True) -> SetupScreen:
 
 
 async def session_shown(pilot) -> SessionScreen:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.is_mounted,
-                   "session screen")
+    await wait_for(
+        pilot,
+        lambda: isinstance(pilot.app.screen, SessionScreen) and pilot.app.screen.is_mounted,
+        "session screen",
+    )
     return pilot.app.screen
 
 
@@ -221,7 +226,8 @@ async def test_the_screen_paints_while_the_probe_runs_and_esc_skips(setup_app, d
 
 
 async def test_choosing_a_detected_local_server_saves_it_and_prompts_go_there(
-        setup_app, local_servers, scripted_model: ScriptedModel) -> None:
+    setup_app, local_servers, scripted_model: ScriptedModel
+) -> None:
     local = await local_servers(["qwen3:8b", "llama3.2"], upstream=scripted_model)
     scripted_model.add(answer("Hello from the local server."))
     app = setup_app(probe_ports={local.port: "ollama", free_port(): "vllm"})
@@ -234,16 +240,18 @@ async def test_choosing_a_detected_local_server_saves_it_and_prompts_go_there(
         assert app.settings.model == "ollama/llama3.2"
         assert app.server.settings.model == "ollama/llama3.2"
 
-    assert global_settings() == {"providers": {"ollama": {"wire": "openai-chat",
-                                                          "base_url": f"http://127.0.0.1:{local.port}/v1"}},
-                                 "model": "ollama/llama3.2"}
+    assert global_settings() == {
+        "providers": {"ollama": {"wire": "openai-chat", "base_url": f"http://127.0.0.1:{local.port}/v1"}},
+        "model": "ollama/llama3.2",
+    }
     assert finished["stop"] == "completed"
     assert scripted_model.requests[-1].path == "/v1/chat/completions"
     assert scripted_model.requests[-1].body["model"] == "llama3.2"
 
 
 async def test_a_typed_server_with_a_key_variable_saves_only_its_name(
-        setup_app, scripted_model: ScriptedModel, monkeypatch, db_path) -> None:
+    setup_app, scripted_model: ScriptedModel, monkeypatch, db_path
+) -> None:
     monkeypatch.setenv("MY_LOCAL_KEY", FAKE_KEY)
     scripted_model.add(answer("Typed server answers."))
     app = setup_app()
@@ -251,24 +259,32 @@ async def test_a_typed_server_with_a_key_variable_saves_only_its_name(
         screen = await setup_shown(pilot)
         await pilot.press("enter")  # nothing was found: "Other OpenAI-compatible server" is the only choice
         assert screen.focused is screen.query_one("#setup-url")
-        await pilot.press(*scripted_model.base_url("openai-chat"), "tab", *"test-model", "tab", *"MY_LOCAL_KEY",
-                          "enter")
+        await pilot.press(
+            *scripted_model.base_url("openai-chat"), "tab", *"test-model", "tab", *"MY_LOCAL_KEY", "enter"
+        )
         await session_shown(pilot)
         finished = await send(pilot, "Hi")
 
     saved = paths.global_settings_path().read_text(encoding="utf-8")
-    assert json.loads(saved) == {"providers": {"local": {"wire": "openai-chat",
-                                                         "base_url": scripted_model.base_url("openai-chat"),
-                                                         "api_key_env": "MY_LOCAL_KEY"}},
-                                 "model": "local/test-model"}
+    assert json.loads(saved) == {
+        "providers": {
+            "local": {
+                "wire": "openai-chat",
+                "base_url": scripted_model.base_url("openai-chat"),
+                "api_key_env": "MY_LOCAL_KEY",
+            }
+        },
+        "model": "local/test-model",
+    }
     assert finished["stop"] == "completed"
     assert scripted_model.requests[-1].headers["authorization"] == f"Bearer {FAKE_KEY}"
     assert FAKE_KEY not in saved
     assert FAKE_KEY.encode() not in stored_bytes(db_path)
 
 
-async def test_choosing_a_hosted_provider_writes_its_entry_with_the_variable_name(setup_app, monkeypatch,
-                                                                                   db_path) -> None:
+async def test_choosing_a_hosted_provider_writes_its_entry_with_the_variable_name(
+    setup_app, monkeypatch, db_path
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     app = setup_app()
     async with app.run_test() as pilot:
@@ -282,10 +298,16 @@ async def test_choosing_a_hosted_provider_writes_its_entry_with_the_variable_nam
         assert not any(FAKE_KEY in message for message in told)
 
     saved = paths.global_settings_path().read_text(encoding="utf-8")
-    assert json.loads(saved) == {"providers": {"anthropic": {"wire": "anthropic-messages",
-                                                             "base_url": "https://api.anthropic.com",
-                                                             "api_key_env": "ANTHROPIC_API_KEY"}},
-                                 "model": "anthropic/claude-sonnet-4-5"}
+    assert json.loads(saved) == {
+        "providers": {
+            "anthropic": {
+                "wire": "anthropic-messages",
+                "base_url": "https://api.anthropic.com",
+                "api_key_env": "ANTHROPIC_API_KEY",
+            }
+        },
+        "model": "anthropic/claude-sonnet-4-5",
+    }
     assert FAKE_KEY not in saved
     assert FAKE_KEY.encode() not in stored_bytes(db_path)
 
@@ -310,8 +332,21 @@ async def test_a_pasted_key_or_a_missing_field_is_refused_in_place(setup_app) ->
 async def test_existing_global_settings_are_kept(setup_app, local_servers) -> None:
     path = paths.global_settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"theme": "nord", "providers": {"ollama": {"wire": "openai-chat",
-                                "base_url": "http://old:1/v1", "headers": {"x-team": "a"}}}}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "theme": "nord",
+                "providers": {
+                    "ollama": {
+                        "wire": "openai-chat",
+                        "base_url": "http://old:1/v1",
+                        "headers": {"x-team": "a"},
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     local = await local_servers(["qwen3:8b"])
     app = setup_app(probe_ports={local.port: "ollama"})
     async with app.run_test() as pilot:
@@ -319,9 +354,17 @@ async def test_existing_global_settings_are_kept(setup_app, local_servers) -> No
         await pilot.press("enter")
         await session_shown(pilot)
 
-    assert global_settings() == {"theme": "nord", "model": "ollama/qwen3:8b",
-                                 "providers": {"ollama": {"wire": "openai-chat", "headers": {"x-team": "a"},
-                                                          "base_url": f"http://127.0.0.1:{local.port}/v1"}}}
+    assert global_settings() == {
+        "theme": "nord",
+        "model": "ollama/qwen3:8b",
+        "providers": {
+            "ollama": {
+                "wire": "openai-chat",
+                "headers": {"x-team": "a"},
+                "base_url": f"http://127.0.0.1:{local.port}/v1",
+            }
+        },
+    }
 
 
 @pytest.mark.parametrize("start", ["resume", "continue", "picker"])
@@ -331,8 +374,11 @@ async def test_resuming_or_the_picker_never_shows_setup(setup_app, db_path, work
         session_id = await seed_session(server, workspace, "an old conversation")
     finally:
         await server.close()
-    options = {"resume": {"resume": session_id[:8]}, "continue": {"continue_latest": True},
-               "picker": {"open_picker": True}}[start]
+    options = {
+        "resume": {"resume": session_id[:8]},
+        "continue": {"continue_latest": True},
+        "picker": {"open_picker": True},
+    }[start]
     app = setup_app(**options)
     seen: list[type] = []
     async with app.run_test() as pilot:

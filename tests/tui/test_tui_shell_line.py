@@ -21,7 +21,8 @@ async def _send(app, pilot, text: str) -> None:
 
 
 async def test_a_shell_line_shows_its_output_and_the_model_never_sees_it(
-        make_app, scripted_model: ScriptedModel, workspace: Path) -> None:
+    make_app, scripted_model: ScriptedModel, workspace: Path
+) -> None:
     scripted_model.add(answer("Nothing to add."))
     app = make_app(work=AgentWork(make_settings(scripted_model)))
     async with app.run_test() as pilot:
@@ -77,8 +78,13 @@ async def test_read_only_mode_refuses_a_shell_line_and_says_why(make_app, worksp
         await pilot.press("shift+tab", "shift+tab")
         assert app.permission_mode == "read-only"
         await _send(app, pilot, "!touch made.txt")
-        await wait_for(pilot, lambda: any("Read-only mode runs no shell commands" in str(n.message)
-                                          for n in app._notifications), "the refusal")
+        await wait_for(
+            pilot,
+            lambda: any(
+                "Read-only mode runs no shell commands" in str(n.message) for n in app._notifications
+            ),
+            "the refusal",
+        )
         assert not (workspace / "made.txt").exists()
         assert app.server.draft(app.screen.session_id) is not None
 
@@ -103,8 +109,11 @@ async def test_a_reopened_session_shows_its_shell_lines(make_app, workspace: Pat
         session_id = first.session_id
         await app.server.run_shell(session_id, "echo stored-line")
         await app.open_session(session_id)
-        await wait_for(pilot, lambda: app.screen is not first and app.screen.query(ShellBlock),
-                       "the stored shell block on the reopened screen")
+        await wait_for(
+            pilot,
+            lambda: app.screen is not first and app.screen.query(ShellBlock),
+            "the stored shell block on the reopened screen",
+        )
         assert app.screen.query_one(ShellBlock).output == "stored-line"
 
 

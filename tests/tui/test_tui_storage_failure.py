@@ -41,7 +41,9 @@ def small_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Database, "_connect", staticmethod(limited))
 
 
-async def test_a_full_disk_is_shown_and_the_session_stays_openable(make_app, small_disk, db_path: Path) -> None:
+async def test_a_full_disk_is_shown_and_the_session_stays_openable(
+    make_app, small_disk, db_path: Path
+) -> None:
     app = make_app(endless_answer)
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready, "session screen")

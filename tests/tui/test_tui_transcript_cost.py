@@ -48,15 +48,20 @@ async def test_a_burst_of_deltas_shows_the_whole_answer_in_order(make_app) -> No
         assert answer_source(app) == "".join(WORDS)
         markdown = app.screen.query_one(AssistantBlock).query_one(Markdown)
         # The Markdown mounts its blocks after its source is set: wait for them, then look.
-        await wait_for(pilot, lambda: len(markdown.children) == 9, "9 paragraphs: 60 words, a blank line after every 7th")
+        await wait_for(
+            pilot, lambda: len(markdown.children) == 9, "9 paragraphs: 60 words, a blank line after every 7th"
+        )
         assert "word59" in str(markdown.children[-1].render())
 
 
-async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothing(make_app, db_path,
-                                                                                  workspace) -> None:
+async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothing(
+    make_app, db_path, workspace
+) -> None:
     server = await Server.open(db_path)
     try:
-        session_id = await seed_session(server, workspace, "a question", answer="# Heading\n\nThe **answer**.")
+        session_id = await seed_session(
+            server, workspace, "a question", answer="# Heading\n\nThe **answer**."
+        )
         await server.append(session_id, Event(ev.Usage(input=700, output=20, model="scripted/demo")))
     finally:
         await server.close()
@@ -83,23 +88,34 @@ async def test_a_collapsed_fold_composes_its_body_only_when_opened(make_app) -> 
         arguments, result = tool.query(Collapsible)
         assert arguments.collapsed and not arguments.query(Collapsible.Contents)
         assert not result.collapsed
-        await wait_for(pilot, lambda: result.query(Collapsible.Contents).first().query(Static), "the result's body")
+        await wait_for(
+            pilot, lambda: result.query(Collapsible.Contents).first().query(Static), "the result's body"
+        )
         assert "the notes' text" in str(result.query_one(Collapsible.Contents).query_one(Static).render())
         arguments.collapsed = False
-        await wait_for(pilot, lambda: arguments.query(Collapsible.Contents)
-                       and arguments.query_one(Collapsible.Contents).query(Static), "the arguments' body")
+        await wait_for(
+            pilot,
+            lambda: (
+                arguments.query(Collapsible.Contents)
+                and arguments.query_one(Collapsible.Contents).query(Static)
+            ),
+            "the arguments' body",
+        )
         body = arguments.query_one(Collapsible.Contents).query_one(Static)
         assert '"path": "notes.txt"' in str(body.render())
 
 
-async def test_a_window_that_shows_nothing_loads_older_events_until_something_shows(make_app, db_path,
-                                                                                      workspace) -> None:
+async def test_a_window_that_shows_nothing_loads_older_events_until_something_shows(
+    make_app, db_path, workspace
+) -> None:
     server = await Server.open(db_path)
     try:
         draft = server.create_session(workspace)
         record = await server.persist(draft.id)
-        events = [Event(ev.UserMessage(text="the first question", mode="prompt")),
-                  Event(ev.TextDelta(text="the first answer"))]
+        events = [
+            Event(ev.UserMessage(text="the first question", mode="prompt")),
+            Event(ev.TextDelta(text="the first answer")),
+        ]
         # 450 events the transcript draws nothing for: the newest windows are empty.
         events += [Event(ev.Usage(input=1, output=1)) for _ in range(450)]
         await server.store.events.append_many(record.num, record.id, events)
@@ -122,11 +138,15 @@ async def test_screens_paint_without_skipping_frames(make_app) -> None:
         await wait_for(pilot, lambda: app.screen.query(Transcript))
         assert app.screen._update_timer._skip is False
         app.open_picker()
-        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.is_mounted, "the picker")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.is_mounted, "the picker"
+        )
         assert app.screen._update_timer._skip is False
 
 
-async def test_the_picker_has_its_first_page_when_it_is_mounted(make_app, db_path: Path, workspace: Path) -> None:
+async def test_the_picker_has_its_first_page_when_it_is_mounted(
+    make_app, db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path)
     try:
         ids = [await seed_session(server, workspace, f"chat {i}") for i in range(3)]

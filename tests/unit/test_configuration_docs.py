@@ -27,5 +27,9 @@ def test_the_documented_warning_is_the_one_a_broken_model_source_gives(tmp_path:
     (project / ".harnez" / "settings.json").write_text(json.dumps({"session": {"title": {"source": source}}}))
     (warning,) = load_settings(project, {"HARNEZ_HOME": str(tmp_path / "home")}).warnings
     assert warning == documented.replace(DOC_PROJECT, str(project))
-    assert warning.endswith("Sessions keep a cleaned excerpt of their first prompt as title until this is fixed.")
-    assert "keywords/yake` until" not in DOCS.read_text(encoding="utf-8"), "the docs no longer promise YAKE for it"
+    assert warning.endswith(
+        "Sessions keep a cleaned excerpt of their first prompt as title until this is fixed."
+    )
+    assert "keywords/yake` until" not in DOCS.read_text(encoding="utf-8"), (
+        "the docs no longer promise YAKE for it"
+    )

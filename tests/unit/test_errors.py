@@ -10,8 +10,11 @@ from harnez.agent import approvals
 
 
 def test_the_drawn_tree_names_every_error_once_under_its_parent() -> None:
-    classes = {name: cls for name, cls in vars(errors).items()
-               if inspect.isclass(cls) and issubclass(cls, errors.HarnezError) and cls is not errors.HarnezError}
+    classes = {
+        name: cls
+        for name, cls in vars(errors).items()
+        if inspect.isclass(cls) and issubclass(cls, errors.HarnezError) and cls is not errors.HarnezError
+    }
     drawn = re.findall(r"^( *(?:│ *)*)[├└]── (\w+)", errors.__doc__ or "", re.M)
     assert sorted(name for _, name in drawn) == sorted(classes)
     depth = {name: len(indent) for indent, name in drawn}

@@ -40,7 +40,10 @@ def test_without_either_the_folder_itself_is_the_project(tmp_path: Path) -> None
     _folders(tmp_path, "loose/inner")
     (tmp_path / "loose" / ".harnez").write_text("a file, not Harnez's folder")
     assert project_root(tmp_path / "loose" / "inner") == tmp_path / "loose" / "inner"
-    assert database_path(tmp_path / "loose" / "inner", {}) == tmp_path / "loose" / "inner" / ".harnez" / "harnez.sqlite"
+    assert (
+        database_path(tmp_path / "loose" / "inner", {})
+        == tmp_path / "loose" / "inner" / ".harnez" / "harnez.sqlite"
+    )
 
 
 def test_harnez_database_path_still_wins(tmp_path: Path) -> None:
@@ -50,8 +53,14 @@ def test_harnez_database_path_still_wins(tmp_path: Path) -> None:
 
 
 def test_the_state_folder_follows_harnez_state_home_then_harnez_home_then_xdg(tmp_path: Path) -> None:
-    assert state_dir({"HARNEZ_STATE_HOME": str(tmp_path / "s"), "HARNEZ_HOME": str(tmp_path / "h")}) == tmp_path / "s"
-    assert state_dir({"HARNEZ_HOME": str(tmp_path / "h"), "XDG_STATE_HOME": str(tmp_path / "x")}) == tmp_path / "h" / "state"
+    assert (
+        state_dir({"HARNEZ_STATE_HOME": str(tmp_path / "s"), "HARNEZ_HOME": str(tmp_path / "h")})
+        == tmp_path / "s"
+    )
+    assert (
+        state_dir({"HARNEZ_HOME": str(tmp_path / "h"), "XDG_STATE_HOME": str(tmp_path / "x")})
+        == tmp_path / "h" / "state"
+    )
     assert state_dir({"XDG_STATE_HOME": str(tmp_path / "x")}) == tmp_path / "x" / "harnez"
     assert state_dir({}) == Path.home() / ".local" / "state" / "harnez"
     assert database_index_path({"HARNEZ_STATE_HOME": str(tmp_path)}) == tmp_path / "databases.json"

@@ -92,7 +92,9 @@ def test_xdg_config_home_locates_the_global_file(tmp_path: Path, workspace: Path
 def test_project_overrides_one_nested_key_and_keeps_the_global_siblings(
     home: Path, workspace: Path, env: dict[str, str]
 ) -> None:
-    global_file(home, {"session": {"title": {"generated": False, "source": "keywords/yake"}}, "theme": "nord"})
+    global_file(
+        home, {"session": {"title": {"generated": False, "source": "keywords/yake"}}, "theme": "nord"}
+    )
     project_file(workspace, {"session": {"title": {"source": "model/local/qwen3:8b:low"}}})
     settings = load_settings(workspace, env)
     assert settings.session.title.generated is False
@@ -110,11 +112,18 @@ def test_providers_merge_per_key_and_lists_replace(home: Path, workspace: Path, 
     )
     project_file(
         workspace,
-        {"providers": {"local": {"base_url": "http://10.0.0.2/v1"}}, "permissions": {"shell": {"allow": ["make"]}}},
+        {
+            "providers": {"local": {"base_url": "http://10.0.0.2/v1"}},
+            "permissions": {"shell": {"allow": ["make"]}},
+        },
     )
     settings = load_settings(workspace, env)
     local = settings.providers["local"]
-    assert (local.wire, local.base_url, local.api_key_env) == ("openai-chat", "http://10.0.0.2/v1", "LOCAL_KEY")
+    assert (local.wire, local.base_url, local.api_key_env) == (
+        "openai-chat",
+        "http://10.0.0.2/v1",
+        "LOCAL_KEY",
+    )
     assert set(settings.providers) == {"local", "other"}
     assert settings.permissions.shell.allow == ["make"]
     assert settings.permissions.shell.deny == ["rm -rf *"]
@@ -132,7 +141,9 @@ def test_relative_database_path_in_the_project_file_is_inside_the_workspace(
 # ----------------------------------------------------------------------------- environment overrides
 
 
-def test_environment_overrides_both_files(home: Path, workspace: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_environment_overrides_both_files(
+    home: Path, workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     global_file(home, {"model": "local/a", "theme": "nord", "providers": {"local": LOCAL_PROVIDER}})
     project_file(workspace, {"model": "local/b", "database_path": "/nowhere/x.sqlite"})
     env |= {
@@ -161,7 +172,9 @@ def test_a_bad_environment_value_names_the_variable(home: Path, workspace: Path,
     assert "settings.json" not in message
 
 
-def test_a_wrongly_typed_nested_environment_value_names_the_variable(workspace: Path, env: dict[str, str]) -> None:
+def test_a_wrongly_typed_nested_environment_value_names_the_variable(
+    workspace: Path, env: dict[str, str]
+) -> None:
     message = load_error(workspace, env | {"HARNEZ_RETRY__MAX_ATTEMPTS": "many"})
     assert "environment variable HARNEZ_RETRY__MAX_ATTEMPTS" in message
     assert "retry.max_attempts" in message and "whole number" in message
@@ -175,7 +188,9 @@ def test_undecodable_json_in_an_environment_variable_names_it(workspace: Path, e
 # ----------------------------------------------------------------------------- file errors
 
 
-def test_malformed_json_names_the_file_line_and_column(home: Path, workspace: Path, env: dict[str, str]) -> None:
+def test_malformed_json_names_the_file_line_and_column(
+    home: Path, workspace: Path, env: dict[str, str]
+) -> None:
     path = home / "settings.json"
     path.write_text('{\n  "theme": "nord",\n  "model": \n}\n', encoding="utf-8")
     message = load_error(workspace, env)
@@ -206,7 +221,9 @@ def test_an_unknown_top_level_key_lists_the_sections(workspace: Path, env: dict[
     assert "`themes`" in message and "did you mean `theme`?" in message and "permissions" in message
 
 
-def test_a_wrong_type_names_the_key_and_the_expected_type(home: Path, workspace: Path, env: dict[str, str]) -> None:
+def test_a_wrong_type_names_the_key_and_the_expected_type(
+    home: Path, workspace: Path, env: dict[str, str]
+) -> None:
     path = global_file(home, {"session": {"title": {"generated": "sometimes"}}})
     message = load_error(workspace, env)
     assert f"global settings file {path}" in message
@@ -219,13 +236,17 @@ def test_an_out_of_range_number_says_the_limit(workspace: Path, env: dict[str, s
     assert "`retry.max_attempts`" in message and "at least 1" in message
 
 
-def test_an_invalid_wire_is_blamed_on_the_file_that_set_it(home: Path, workspace: Path, env: dict[str, str]) -> None:
+def test_an_invalid_wire_is_blamed_on_the_file_that_set_it(
+    home: Path, workspace: Path, env: dict[str, str]
+) -> None:
     path = global_file(home, {"providers": {"local": {**LOCAL_PROVIDER, "wire": "openai"}}})
     project_file(workspace, {"providers": {"local": {"base_url": "http://10.0.0.2/v1"}}})
     message = load_error(workspace, env)
     assert f"global settings file {path}" in message and "project settings file" not in message
     assert "`providers.local.wire`" in message
-    assert '"openai" is not allowed' in message and "openai-chat" in message and "anthropic-messages" in message
+    assert (
+        '"openai" is not allowed' in message and "openai-chat" in message and "anthropic-messages" in message
+    )
 
 
 def test_a_missing_required_key_names_both_contributing_files(
@@ -302,7 +323,9 @@ def test_a_non_text_title_source_is_also_only_a_warning(workspace: Path, env: di
     assert settings.title_source == KEYWORDS_TITLE_SOURCE and len(settings.warnings) == 1
 
 
-def test_an_unreadable_settings_path_is_a_settings_error(home: Path, workspace: Path, env: dict[str, str]) -> None:
+def test_an_unreadable_settings_path_is_a_settings_error(
+    home: Path, workspace: Path, env: dict[str, str]
+) -> None:
     (home / "settings.json").mkdir()
     message = load_error(workspace, env)
     assert "global settings file" in message and "cannot be read" in message
@@ -361,7 +384,10 @@ def test_model_ref_name_drops_the_thinking_level() -> None:
     ("text", "expected"),
     [
         ("keywords/yake", KEYWORDS_TITLE_SOURCE),
-        ("model/openai/gpt-5-mini:minimal", TitleSource("model", ModelRef("openai", "gpt-5-mini", "minimal"))),
+        (
+            "model/openai/gpt-5-mini:minimal",
+            TitleSource("model", ModelRef("openai", "gpt-5-mini", "minimal")),
+        ),
         ("model/openrouter/a/b:8b", TitleSource("model", ModelRef("openrouter", "a/b:8b", None))),
     ],
 )
@@ -389,8 +415,13 @@ def test_save_creates_the_folder_and_round_trips(tmp_path: Path, workspace: Path
 
 
 def test_save_keeps_unrelated_keys_and_merges_deeply(home: Path, env: dict[str, str]) -> None:
-    global_file(home, {"theme": "nord", "session": {"title": {"generated": False}}, "providers": {"a": LOCAL_PROVIDER}})
-    save_global_settings({"session": {"title": {"source": "model/a/m"}}, "providers": {"b": LOCAL_PROVIDER}}, env)
+    global_file(
+        home,
+        {"theme": "nord", "session": {"title": {"generated": False}}, "providers": {"a": LOCAL_PROVIDER}},
+    )
+    save_global_settings(
+        {"session": {"title": {"source": "model/a/m"}}, "providers": {"b": LOCAL_PROVIDER}}, env
+    )
     saved = json.loads((home / "settings.json").read_text(encoding="utf-8"))
     assert saved["theme"] == "nord"
     assert saved["session"]["title"] == {"generated": False, "source": "model/a/m"}
@@ -408,7 +439,9 @@ def test_save_refuses_an_invalid_result_and_leaves_the_file_alone(home: Path, en
     path = global_file(home, {"theme": "nord"})
     before = path.read_text(encoding="utf-8")
     with pytest.raises(SettingsError) as caught:
-        save_global_settings({"providers": {"local": {**LOCAL_PROVIDER, "api_key_env": "sk-secret-123"}}}, env)
+        save_global_settings(
+            {"providers": {"local": {**LOCAL_PROVIDER, "api_key_env": "sk-secret-123"}}}, env
+        )
     assert "changes being saved" in str(caught.value) and "sk-secret-123" not in str(caught.value)
     assert path.read_text(encoding="utf-8") == before
 

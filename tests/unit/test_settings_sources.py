@@ -19,7 +19,9 @@ def test_a_load_reads_the_environment_it_is_given_not_the_process_one(
     assert settings.theme == "textual-dark" and settings.retry.max_attempts == 7
 
 
-def test_without_an_environment_a_load_reads_the_process_one(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_an_environment_a_load_reads_the_process_one(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HARNEZ_THEME", "from-the-process")
     assert load_settings(workspace).theme == "from-the-process"
 

@@ -26,14 +26,28 @@ def git(root: Path, *args: str) -> None:
 
 
 def test_outside_git_heavy_folders_are_skipped_and_the_gitignore_is_honoured(workspace: Path) -> None:
-    make_files(workspace, "src/app.py", "src/top.txt", "top.txt", "run.log", "keep.log", "build/out.js",
-               "node_modules/lib/index.js", ".venv/lib/site.py", "__pycache__/app.pyc", ".harnez/notes.md",
-               "docs/guide.md")
+    make_files(
+        workspace,
+        "src/app.py",
+        "src/top.txt",
+        "top.txt",
+        "run.log",
+        "keep.log",
+        "build/out.js",
+        "node_modules/lib/index.js",
+        ".venv/lib/site.py",
+        "__pycache__/app.pyc",
+        ".harnez/notes.md",
+        "docs/guide.md",
+    )
     (workspace / ".gitignore").write_text("build/\n*.log\n!keep.log\n/top.txt\n!\n")
     listing = list_workspace(workspace)
     assert listing.source == "walk" and not listing.truncated
     assert listing.files == [".gitignore", "docs/guide.md", "keep.log", "src/app.py", "src/top.txt"]
-    assert WorkspaceEntry("src", True) in listing.entries and WorkspaceEntry("build", True) not in listing.entries
+    assert (
+        WorkspaceEntry("src", True) in listing.entries
+        and WorkspaceEntry("build", True) not in listing.entries
+    )
 
 
 def test_the_workspace_gitignore_applies_to_a_listing_of_a_subfolder(workspace: Path) -> None:
@@ -45,15 +59,29 @@ def test_the_workspace_gitignore_applies_to_a_listing_of_a_subfolder(workspace: 
 def test_a_listing_is_in_path_order_folder_by_folder(workspace: Path) -> None:
     make_files(workspace, "b.txt", "a/z.txt", "a.txt", "a-b/c.txt")
     assert [entry.path for entry in list_workspace(workspace).entries] == [
-        "a", "a/z.txt", "a-b", "a-b/c.txt", "a.txt", "b.txt"]
+        "a",
+        "a/z.txt",
+        "a-b",
+        "a-b/c.txt",
+        "a.txt",
+        "b.txt",
+    ]
 
 
 @needs_git
 def test_in_a_git_work_tree_git_decides_what_is_listed(workspace: Path) -> None:
     git(workspace, "init", "-q")
     (workspace / ".gitignore").write_text("*.log\n")
-    make_files(workspace, "kept.log", "debug.log", "src/new.py", "gone.py", "tracked.py",
-               "node_modules/pkg/index.js", "sub/.gitignore")
+    make_files(
+        workspace,
+        "kept.log",
+        "debug.log",
+        "src/new.py",
+        "gone.py",
+        "tracked.py",
+        "node_modules/pkg/index.js",
+        "sub/.gitignore",
+    )
     (workspace / "sub" / ".gitignore").write_text("secret.txt\n")
     make_files(workspace, "sub/secret.txt", "sub/open.txt")
     git(workspace, "add", "tracked.py", "gone.py")
@@ -61,7 +89,14 @@ def test_in_a_git_work_tree_git_decides_what_is_listed(workspace: Path) -> None:
     (workspace / "gone.py").unlink()  # tracked, deleted from the disk: not listed
     listing = list_workspace(workspace)
     assert listing.source == "git" and not listing.truncated
-    assert listing.files == [".gitignore", "kept.log", "src/new.py", "sub/.gitignore", "sub/open.txt", "tracked.py"]
+    assert listing.files == [
+        ".gitignore",
+        "kept.log",
+        "src/new.py",
+        "sub/.gitignore",
+        "sub/open.txt",
+        "tracked.py",
+    ]
     assert WorkspaceEntry("src", True) in listing.entries
 
 
@@ -93,8 +128,9 @@ def test_a_stopped_listing_ends_early(workspace: Path) -> None:
     assert listing.truncated and listing.entries == []
 
 
-def test_a_git_that_does_not_answer_in_time_gives_way_to_the_walk(workspace: Path, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_git_that_does_not_answer_in_time_gives_way_to_the_walk(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tools = tmp_path / "bin"
     tools.mkdir()
     (tools / "git").write_text("#!/bin/sh\nsleep 60\n")
@@ -105,7 +141,9 @@ def test_a_git_that_does_not_answer_in_time_gives_way_to_the_walk(workspace: Pat
     assert listing.source == "walk" and listing.files == ["a.py"]
 
 
-def test_without_git_the_walk_is_used(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_git_the_walk_is_used(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     make_files(workspace, "a.py")
     assert list_workspace(workspace).source == "walk"

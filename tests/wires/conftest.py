@@ -19,7 +19,10 @@ def delays() -> Delays:
 
 
 @pytest.fixture
-async def make_wire(scripted_model: ScriptedModel, delays: Delays) -> AsyncIterator[Callable[..., RetryingWire]]:  # noqa: F811
+async def make_wire(
+    scripted_model: ScriptedModel,  # noqa: F811
+    delays: Delays,
+) -> AsyncIterator[Callable[..., RetryingWire]]:
     """Build retrying wires against the scripted model (3 attempts); all are closed after the test."""
     opened: list[RetryingWire] = []
 

@@ -11,13 +11,18 @@ from harnez.wires.catalogue import UNKNOWN_MODEL, clamp_thinking, known_spec
 
 SETTINGS = Settings(
     providers={
-        "anthropic": ProviderSettings(wire="anthropic-messages", base_url="https://api.anthropic.com/",
-                                      api_key_env="HARNEZ_TEST_ANTHROPIC_KEY"),
+        "anthropic": ProviderSettings(
+            wire="anthropic-messages",
+            base_url="https://api.anthropic.com/",
+            api_key_env="HARNEZ_TEST_ANTHROPIC_KEY",
+        ),
         "local": ProviderSettings(wire="openai-chat", base_url="http://localhost:11434/v1"),
     },
     models={"local/my-finetune": ModelInfo(context_window=8_192, thinking=True)},
-    rates={"anthropic/claude-sonnet-4-5": Rate(input=3, output=15, cache_read=0.3, cache_write=3.75),
-           "llama3.1": Rate(input=0.1, output=0.2)},
+    rates={
+        "anthropic/claude-sonnet-4-5": Rate(input=3, output=15, cache_read=0.3, cache_write=3.75),
+        "llama3.1": Rate(input=0.1, output=0.2),
+    },
 )
 
 
@@ -54,10 +59,17 @@ def test_settings_override_the_catalogue() -> None:
     assert resolved.thinking == "high"
 
 
-@pytest.mark.parametrize(("model", "asked", "got"), [
-    ("gpt-5", "max", "high"), ("gpt-5", "minimal", "minimal"), ("o3", "minimal", "low"),
-    ("claude-opus-4-1", "max", "max"), ("gpt-4o", "high", "off"), ("o3", "off", "off"),
-])
+@pytest.mark.parametrize(
+    ("model", "asked", "got"),
+    [
+        ("gpt-5", "max", "high"),
+        ("gpt-5", "minimal", "minimal"),
+        ("o3", "minimal", "low"),
+        ("claude-opus-4-1", "max", "max"),
+        ("gpt-4o", "high", "off"),
+        ("o3", "off", "off"),
+    ],
+)
 def test_thinking_levels_are_clamped_to_what_the_model_supports(model, asked, got) -> None:
     spec = known_spec(model)
     assert spec is not None and clamp_thinking(spec, asked) == got
@@ -69,9 +81,13 @@ def test_an_unknown_thinking_level_is_refused() -> None:
 
 
 def test_cost_uses_each_price_and_cache_falls_back_to_the_input_price() -> None:
-    usage = Usage(input=1_000_000, output=100_000, cache_read=2_000_000, cache_write=400_000, reasoning=50_000)
+    usage = Usage(
+        input=1_000_000, output=100_000, cache_read=2_000_000, cache_write=400_000, reasoning=50_000
+    )
     assert cost_of(usage, SETTINGS.rates["anthropic/claude-sonnet-4-5"]) == pytest.approx(3 + 1.5 + 0.6 + 1.5)
-    assert cost_of(Usage(input=0, output=0, cache_read=1_000_000), Rate(input=2, output=8)) == pytest.approx(2)
+    assert cost_of(Usage(input=0, output=0, cache_read=1_000_000), Rate(input=2, output=8)) == pytest.approx(
+        2
+    )
 
 
 def test_an_unpriced_model_has_no_cost_never_zero() -> None:

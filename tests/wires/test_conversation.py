@@ -19,17 +19,28 @@ from harnez.wires.conversation import (
     item_from_json,
 )
 
-THINKING = {"reply": [{"reasoning": "ponder", "signature": "SIG-1"},
-                      {"tool_call": {"id": "call_9", "name": "read", "arguments": {"path": "a"}}}]}
+THINKING = {
+    "reply": [
+        {"reasoning": "ponder", "signature": "SIG-1"},
+        {"tool_call": {"id": "call_9", "name": "read", "arguments": {"path": "a"}}},
+    ]
+}
 
 
 def test_every_item_survives_a_json_round_trip() -> None:
-    conv = Conversation("sys", (
-        UserMessage("hi"),
-        AssistantMessage("t", "r", (ToolCall("c1", "read", {"path": "x", "n": [1, 2]}),),
-                         (Opaque("anthropic-messages", {"type": "thinking", "thinking": "r", "signature": "s"}),)),
-        ToolResult("c1", "out", is_error=True),
-    ))
+    conv = Conversation(
+        "sys",
+        (
+            UserMessage("hi"),
+            AssistantMessage(
+                "t",
+                "r",
+                (ToolCall("c1", "read", {"path": "x", "n": [1, 2]}),),
+                (Opaque("anthropic-messages", {"type": "thinking", "thinking": "r", "signature": "s"}),),
+            ),
+            ToolResult("c1", "out", is_error=True),
+        ),
+    )
     text = json.dumps(conv.to_json())
     assert Conversation.from_json(json.loads(text)) == conv
     assert [item_from_json(json.loads(json.dumps(i.to_json()))) for i in conv.items] == list(conv.items)
@@ -44,37 +55,57 @@ async def turn_then_follow_up(scripted_model, make_wire, first: str, second: str
     scripted_model.add(THINKING, {"reply": [{"text": "done"}]})
     start = Conversation("sys", (UserMessage("go"),))
     turn, _ = await collect(make_wire(first).stream(WireRequest("claude-sonnet-4-5", start, thinking="high")))
-    history = Conversation.from_json(json.loads(json.dumps(
-        start.append(turn.to_message(), ToolResult("call_9", "contents")).to_json())))
-    follow, events = await collect(make_wire(second).stream(WireRequest("claude-sonnet-4-5", history, thinking="high")))
+    history = Conversation.from_json(
+        json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "contents")).to_json()))
+    )
+    follow, events = await collect(
+        make_wire(second).stream(WireRequest("claude-sonnet-4-5", history, thinking="high"))
+    )
     assert follow.text == "done"
     return scripted_model.requests[-1].body, [e for e in events if isinstance(e, WireWarning)]
 
 
-async def test_anthropic_thinking_blocks_are_replayed_verbatim_with_their_signature(scripted_model, make_wire) -> None:
-    body, warnings = await turn_then_follow_up(scripted_model, make_wire, "anthropic-messages", "anthropic-messages")
+async def test_anthropic_thinking_blocks_are_replayed_verbatim_with_their_signature(
+    scripted_model, make_wire
+) -> None:
+    body, warnings = await turn_then_follow_up(
+        scripted_model, make_wire, "anthropic-messages", "anthropic-messages"
+    )
     assert warnings == []
-    assert body["messages"][1] == {"role": "assistant", "content": [
-        {"type": "thinking", "thinking": "ponder", "signature": "SIG-1"},
-        {"type": "tool_use", "id": "call_9", "name": "read", "input": {"path": "a"}},
-    ]}
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "ponder", "signature": "SIG-1"},
+            {"type": "tool_use", "id": "call_9", "name": "read", "input": {"path": "a"}},
+        ],
+    }
 
 
 async def test_responses_reasoning_items_are_replayed_before_the_call(scripted_model, make_wire) -> None:
-    body, warnings = await turn_then_follow_up(scripted_model, make_wire, "openai-responses", "openai-responses")
+    body, warnings = await turn_then_follow_up(
+        scripted_model, make_wire, "openai-responses", "openai-responses"
+    )
     assert warnings == []
     reasoning, call, output = body["input"][1:4]
     assert reasoning["type"] == "reasoning" and reasoning["encrypted_content"] == "SIG-1"
     assert reasoning["summary"] == [{"type": "summary_text", "text": "ponder"}]
-    assert call == {"type": "function_call", "call_id": "call_9", "name": "read", "arguments": '{"path": "a"}'}
+    assert call == {
+        "type": "function_call",
+        "call_id": "call_9",
+        "name": "read",
+        "arguments": '{"path": "a"}',
+    }
     assert output == {"type": "function_call_output", "call_id": "call_9", "output": "contents"}
 
 
-@pytest.mark.parametrize(("first", "second"), [
-    ("anthropic-messages", "openai-chat"),
-    ("anthropic-messages", "openai-responses"),
-    ("openai-responses", "anthropic-messages"),
-])
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("anthropic-messages", "openai-chat"),
+        ("anthropic-messages", "openai-responses"),
+        ("openai-responses", "anthropic-messages"),
+    ],
+)
 async def test_a_wire_switch_keeps_the_portable_history_and_warns_about_dropped_items(
     scripted_model, make_wire, first, second
 ) -> None:

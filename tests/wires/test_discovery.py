@@ -13,17 +13,23 @@ from harnez.wires.catalogue import KNOWN_MODELS
 from harnez.wires.discovery import HOSTED_PROVIDERS, LocalServer, detect_keys, model_ids, probe_local_servers
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-LISTING = {"object": "list", "data": [{"id": "qwen3:8b", "object": "model"}, {"id": "llama3.2", "object": "model"}]}
+LISTING = {
+    "object": "list",
+    "data": [{"id": "qwen3:8b", "object": "model"}, {"id": "llama3.2", "object": "model"}],
+}
 
 
 def http_answer(status: int, body: bytes, content_type: str = "application/json") -> bytes:
-    head = f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n" \
-           "connection: close\r\n\r\n"
+    head = (
+        f"HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
     return head.encode() + body
 
 
 def answering(status: int, body: bytes, seen: list[str] | None = None) -> Handler:
     """A handler that reads the request head, records its first line and answers once."""
+
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         if seen is not None:
@@ -31,6 +37,7 @@ def answering(status: int, body: bytes, seen: list[str] | None = None) -> Handle
         writer.write(http_answer(status, body))
         await writer.drain()
         writer.close()
+
     return handle
 
 
@@ -86,8 +93,15 @@ async def test_refused_silent_and_garbage_ports_are_skipped_without_raising(serv
         writer.close()
 
     garbage = await serve(not_http)
-    ports = {free_port(): "refused", hanging: "hanging", not_json: "html", wrong_shape: "shape",
-             missing: "missing", garbage: "garbage", good: "vllm"}
+    ports = {
+        free_port(): "refused",
+        hanging: "hanging",
+        not_json: "html",
+        wrong_shape: "shape",
+        missing: "missing",
+        garbage: "garbage",
+        good: "vllm",
+    }
 
     # The silent server would hold the probe forever without its timeout; 10 s only guards the test.
     found = await asyncio.wait_for(probe_local_servers(ports, timeout=0.2), 10)
@@ -108,7 +122,9 @@ async def test_nothing_listening_gives_an_empty_list() -> None:
 
 
 def test_model_ids_keep_usable_ids_once_in_order() -> None:
-    listing = {"data": [{"id": "b"}, {"id": "a"}, {"id": "b"}, {"id": ""}, {"id": 3}, "x", {"id": "two words"}]}
+    listing = {
+        "data": [{"id": "b"}, {"id": "a"}, {"id": "b"}, {"id": ""}, {"id": 3}, "x", {"id": "two words"}]
+    }
 
     assert model_ids(listing) == ("b", "a")
     assert model_ids({"data": "nope"}) is None
@@ -123,8 +139,10 @@ def test_keys_are_detected_by_presence_only() -> None:
     assert [provider.name for provider in found] == ["openai"]
     assert "sk-test-secret-value" not in repr(found)
     assert detect_keys({}) == []
-    assert [p.key_env for p in detect_keys({"ANTHROPIC_API_KEY": "x", "OPENAI_API_KEY": "y"})] == \
-        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+    assert [p.key_env for p in detect_keys({"ANTHROPIC_API_KEY": "x", "OPENAI_API_KEY": "y"})] == [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ]
 
 
 def test_hosted_defaults_are_catalogue_models() -> None:

@@ -31,7 +31,9 @@ HELLO = {"reply": [{"text": "Hello brave new world"}], "usage": {"input": 3, "ou
 
 @pytest.mark.parametrize("wire", ALL_WIRES)
 @pytest.mark.parametrize("status", [429, 500, 503, 529])
-async def test_transient_statuses_are_retried_then_succeed(scripted_model, make_wire, delays, wire, status) -> None:
+async def test_transient_statuses_are_retried_then_succeed(
+    scripted_model, make_wire, delays, wire, status
+) -> None:
     scripted_model.add({"status": status}, HELLO)
     turn, events = await collect(make_wire(wire).stream(request()))
     [retry] = [e for e in events if isinstance(e, Retry)]
@@ -55,7 +57,9 @@ async def test_retry_after_as_an_http_date_is_honoured_and_bounded(scripted_mode
     assert delays.asked == [12.0]
 
 
-async def test_backoff_grows_and_the_last_failure_says_how_many_attempts(scripted_model, make_wire, delays) -> None:
+async def test_backoff_grows_and_the_last_failure_says_how_many_attempts(
+    scripted_model, make_wire, delays
+) -> None:
     scripted_model.add({"status": 500}, {"status": 500}, {"status": 500}, HELLO)
     turn, events = await collect(make_wire("anthropic-messages", base_delay=1.0).stream(request()))
     assert [e.attempt for e in events if isinstance(e, Retry)] == [2, 3]
@@ -67,10 +71,16 @@ async def test_backoff_grows_and_the_last_failure_says_how_many_attempts(scripte
 @pytest.mark.parametrize("wire", ALL_WIRES)
 @pytest.mark.parametrize(
     ("status", "hint"),
-    [(400, "scripted error 400"), (401, "check the environment variable SCRIPTED_KEY"),
-     (403, "permissions"), (404, "unknown model 'claude-sonnet-4-5' or wrong base URL")],
+    [
+        (400, "scripted error 400"),
+        (401, "check the environment variable SCRIPTED_KEY"),
+        (403, "permissions"),
+        (404, "unknown model 'claude-sonnet-4-5' or wrong base URL"),
+    ],
 )
-async def test_client_errors_are_not_retried_and_say_what_to_fix(scripted_model, make_wire, wire, status, hint) -> None:
+async def test_client_errors_are_not_retried_and_say_what_to_fix(
+    scripted_model, make_wire, wire, status, hint
+) -> None:
     scripted_model.add({"status": status}, HELLO)
     turn, events = await collect(make_wire(wire).stream(request()))
     assert not any(isinstance(e, Retry) for e in events)
@@ -87,7 +97,9 @@ async def test_a_400_carries_the_providers_own_message(scripted_model, make_wire
 
 
 @pytest.mark.parametrize("wire", ALL_WIRES)
-async def test_a_stream_cut_after_output_is_retried_without_duplicated_text(scripted_model, make_wire, wire) -> None:
+async def test_a_stream_cut_after_output_is_retried_without_duplicated_text(
+    scripted_model, make_wire, wire
+) -> None:
     scripted_model.add({**HELLO, "cut_after_chunks": 4}, HELLO)
     turn, events = await collect(make_wire(wire).stream(request()))
     first_attempt = events[: next(i for i, e in enumerate(events) if isinstance(e, Retry))]
@@ -107,7 +119,10 @@ async def test_a_slow_stream_arrives_whole(scripted_model, make_wire, wire) -> N
 async def test_a_malformed_line_is_a_warning_not_a_crash(scripted_model, make_wire, wire) -> None:
     scripted_model.add({**HELLO, "malformed_line": "data: {this is not json"})
     scripted_model.add({**HELLO, "malformed_line": "garbage without a field"})
-    for code, raw in (("malformed-sse-data", "{this is not json"), ("malformed-sse-line", "garbage without a field")):
+    for code, raw in (
+        ("malformed-sse-data", "{this is not json"),
+        ("malformed-sse-line", "garbage without a field"),
+    ):
         turn, _ = await collect(make_wire(wire).stream(request()))
         assert [(w.code, w.raw) for w in turn.warnings] == [(code, raw)]
         assert turn.text == "Hello brave new world" and turn.failure is None
@@ -150,8 +165,12 @@ class CountingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
         self.opened += 1
-        return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
-                              stream=CountedBody(response.stream, self))
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            extensions=response.extensions,
+            stream=CountedBody(response.stream, self),
+        )
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -173,13 +192,18 @@ class CountedBody(httpx.AsyncByteStream):
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
 
-@pytest.mark.parametrize(("wire_name", "failed"), [
-    ("anthropic-messages", {**HELLO, "unknown_item": OVERLOADED}),  # reported mid-stream, body still open
-    ("openai-chat", {"status": 503}),
-    ("openai-chat", {**HELLO, "cut_after_chunks": 2}),
-], ids=["overloaded-mid-stream", "503", "cut"])
-async def test_a_failed_attempt_is_closed_before_the_wait_and_the_next_attempt(scripted_model, wire_name,
-                                                                             failed) -> None:
+@pytest.mark.parametrize(
+    ("wire_name", "failed"),
+    [
+        ("anthropic-messages", {**HELLO, "unknown_item": OVERLOADED}),  # reported mid-stream, body still open
+        ("openai-chat", {"status": 503}),
+        ("openai-chat", {**HELLO, "cut_after_chunks": 2}),
+    ],
+    ids=["overloaded-mid-stream", "503", "cut"],
+)
+async def test_a_failed_attempt_is_closed_before_the_wait_and_the_next_attempt(
+    scripted_model, wire_name, failed
+) -> None:
     transport = CountingTransport()
     open_while_waiting: list[int] = []
 
@@ -210,7 +234,9 @@ async def test_a_refused_connection_is_retried_then_reported(delays) -> None:
 
 
 async def test_the_key_never_shows_in_events_messages_or_reprs(scripted_model, make_wire) -> None:
-    scripted_model.add({"status": 401, "body": {"error": {"message": f"Incorrect API key provided: {SECRET}"}}})
+    scripted_model.add(
+        {"status": 401, "body": {"error": {"message": f"Incorrect API key provided: {SECRET}"}}}
+    )
     wire = make_wire("openai-chat")
     _, events = await collect(wire.stream(request()))
     [failure] = [e for e in events if isinstance(e, Failure)]
@@ -222,12 +248,21 @@ async def test_the_key_never_shows_in_events_messages_or_reprs(scripted_model, m
 
 @pytest.mark.parametrize("wire_name", ["openai-chat", "anthropic-messages"])
 async def test_the_key_is_masked_in_stream_errors_malformed_lines_and_unknown_items(
-        scripted_model, make_wire, wire_name) -> None:
-    error = ({"error": {"message": f"key {SECRET} revoked"}} if wire_name == "openai-chat"
-             else {"type": "error", "error": {"type": "invalid_request_error", "message": f"key {SECRET} revoked"}})
-    scripted_model.add({"reply": [{"text": "hi"}], "malformed_line": f"junk {SECRET}",
-                        "unknown_item": {"type": "novel", "echo": SECRET}},
-                       {"reply": [{"text": "partial"}], "unknown_item": error})
+    scripted_model, make_wire, wire_name
+) -> None:
+    error = (
+        {"error": {"message": f"key {SECRET} revoked"}}
+        if wire_name == "openai-chat"
+        else {"type": "error", "error": {"type": "invalid_request_error", "message": f"key {SECRET} revoked"}}
+    )
+    scripted_model.add(
+        {
+            "reply": [{"text": "hi"}],
+            "malformed_line": f"junk {SECRET}",
+            "unknown_item": {"type": "novel", "echo": SECRET},
+        },
+        {"reply": [{"text": "partial"}], "unknown_item": error},
+    )
     wire = make_wire(wire_name)
     first = [e for e in (await collect(wire.stream(request())))[1] if isinstance(e, WireWarning)]
     turn, _ = await collect(wire.stream(request()))

@@ -21,14 +21,23 @@ SCHEMA = READ_TOOL.schema
 
 async def send(scripted_model, make_wire, wire: str, **fields: object):
     scripted_model.add({"reply": [{"text": "ok"}]})
-    turn, _ = await collect(make_wire(wire).stream(WireRequest(conversation=HISTORY, tools=(READ_TOOL,), **fields)))
+    turn, _ = await collect(
+        make_wire(wire).stream(WireRequest(conversation=HISTORY, tools=(READ_TOOL,), **fields))
+    )
     assert turn.text == "ok"
     return scripted_model.requests[-1]
 
 
 async def test_chat_completions_request(scripted_model, make_wire) -> None:
-    sent = await send(scripted_model, make_wire, "openai-chat", model="gpt-5", thinking="xhigh", max_output=2048,
-                      temperature=0.2)
+    sent = await send(
+        scripted_model,
+        make_wire,
+        "openai-chat",
+        model="gpt-5",
+        thinking="xhigh",
+        max_output=2048,
+        temperature=0.2,
+    )
     assert (sent.method, sent.path) == ("POST", "/v1/chat/completions")
     assert sent.headers["authorization"] == f"Bearer {SECRET}"
     assert sent.body == {
@@ -36,15 +45,28 @@ async def test_chat_completions_request(scripted_model, make_wire) -> None:
         "messages": [
             {"role": "system", "content": "You are terse."},
             {"role": "user", "content": "read app.py"},
-            {"role": "assistant", "content": "Reading.", "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path": "app.py"}'}},
-            ]},
+            {
+                "role": "assistant",
+                "content": "Reading.",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": '{"path": "app.py"}'},
+                    },
+                ],
+            },
             {"role": "tool", "tool_call_id": "call_1", "content": "[error] no such file"},
             {"role": "user", "content": "try src/app.py"},
         ],
         "stream": True,
         "stream_options": {"include_usage": True},
-        "tools": [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": SCHEMA}}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": "read", "description": "Read a file", "parameters": SCHEMA},
+            }
+        ],
         "max_tokens": 2048,
         "reasoning_effort": "high",
         "temperature": 0.2,
@@ -52,7 +74,9 @@ async def test_chat_completions_request(scripted_model, make_wire) -> None:
 
 
 async def test_responses_request(scripted_model, make_wire) -> None:
-    sent = await send(scripted_model, make_wire, "openai-responses", model="o3", thinking="minimal", max_output=999)
+    sent = await send(
+        scripted_model, make_wire, "openai-responses", model="o3", thinking="minimal", max_output=999
+    )
     assert (sent.method, sent.path) == ("POST", "/v1/responses")
     assert sent.headers["authorization"] == f"Bearer {SECRET}"
     assert sent.body == {
@@ -67,8 +91,15 @@ async def test_responses_request(scripted_model, make_wire) -> None:
         ],
         "stream": True,
         "store": False,
-        "tools": [{"type": "function", "name": "read", "description": "Read a file", "parameters": SCHEMA,
-                   "strict": False}],
+        "tools": [
+            {
+                "type": "function",
+                "name": "read",
+                "description": "Read a file",
+                "parameters": SCHEMA,
+                "strict": False,
+            }
+        ],
         "max_output_tokens": 999,
         "reasoning": {"effort": "low", "summary": "auto"},
         "include": ["reasoning.encrypted_content"],
@@ -76,8 +107,15 @@ async def test_responses_request(scripted_model, make_wire) -> None:
 
 
 async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
-    sent = await send(scripted_model, make_wire, "anthropic-messages", model="claude-sonnet-4-5", thinking="medium",
-                      max_output=20_000, temperature=0.5)
+    sent = await send(
+        scripted_model,
+        make_wire,
+        "anthropic-messages",
+        model="claude-sonnet-4-5",
+        thinking="medium",
+        max_output=20_000,
+        temperature=0.5,
+    )
     assert (sent.method, sent.path) == ("POST", "/v1/messages")
     assert sent.headers["x-api-key"] == SECRET
     assert sent.headers["anthropic-version"] == "2023-06-01"
@@ -88,14 +126,25 @@ async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
         "system": "You are terse.",
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "read app.py"}]},
-            {"role": "assistant", "content": [
-                {"type": "text", "text": "Reading."},
-                {"type": "tool_use", "id": "call_1", "name": "read", "input": {"path": "app.py"}},
-            ]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "call_1", "content": "no such file", "is_error": True},
-                {"type": "text", "text": "try src/app.py"},
-            ]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "call_1", "name": "read", "input": {"path": "app.py"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "call_1",
+                        "content": "no such file",
+                        "is_error": True,
+                    },
+                    {"type": "text", "text": "try src/app.py"},
+                ],
+            },
         ],
         "stream": True,
         "tools": [{"name": "read", "description": "Read a file", "input_schema": SCHEMA}],
@@ -103,9 +152,17 @@ async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
     }
 
 
-async def test_anthropic_uses_the_model_cap_and_temperature_without_thinking(scripted_model, make_wire) -> None:
-    sent = await send(scripted_model, make_wire, "anthropic-messages", model="claude-3-5-haiku-latest",
-                      thinking="high", temperature=0.5)
+async def test_anthropic_uses_the_model_cap_and_temperature_without_thinking(
+    scripted_model, make_wire
+) -> None:
+    sent = await send(
+        scripted_model,
+        make_wire,
+        "anthropic-messages",
+        model="claude-3-5-haiku-latest",
+        thinking="high",
+        temperature=0.5,
+    )
     assert sent.body["max_tokens"] == 8_192
     assert "thinking" not in sent.body and sent.body["temperature"] == 0.5
 

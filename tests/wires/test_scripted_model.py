@@ -17,11 +17,14 @@ async def post(client: httpx.AsyncClient, url: str, body: dict, **headers: str) 
     return await client.post(url, json=body, headers=headers)
 
 
-@pytest.mark.parametrize(("path", "check"), [
-    ("/v1/chat/completions", lambda b: b["choices"][0]["message"]["content"] == "hi there"),
-    ("/v1/responses", lambda b: b["output"][0]["content"][0]["text"] == "hi there"),
-    ("/v1/messages", lambda b: b["content"] == [{"type": "text", "text": "hi there"}]),
-])
+@pytest.mark.parametrize(
+    ("path", "check"),
+    [
+        ("/v1/chat/completions", lambda b: b["choices"][0]["message"]["content"] == "hi there"),
+        ("/v1/responses", lambda b: b["output"][0]["content"][0]["text"] == "hi there"),
+        ("/v1/messages", lambda b: b["content"] == [{"type": "text", "text": "hi there"}]),
+    ],
+)
 async def test_non_streamed_requests_get_a_whole_json_body(scripted_model, path, check) -> None:
     scripted_model.add({"reply": [{"text": "hi there"}], "model": "m-1"})
     async with httpx.AsyncClient() as client:
@@ -30,7 +33,9 @@ async def test_non_streamed_requests_get_a_whole_json_body(scripted_model, path,
 
 
 async def test_turns_bound_to_a_path_wait_for_that_path(scripted_model) -> None:
-    scripted_model.add({"path": "/v1/messages", "reply": [{"text": "anthropic"}]}, {"reply": [{"text": "any"}]})
+    scripted_model.add(
+        {"path": "/v1/messages", "reply": [{"text": "anthropic"}]}, {"reply": [{"text": "any"}]}
+    )
     async with httpx.AsyncClient() as client:
         chat = await post(client, scripted_model.url + "/v1/chat/completions", {})
         messages = await post(client, scripted_model.url + "/v1/messages", {})
@@ -40,12 +45,19 @@ async def test_turns_bound_to_a_path_wait_for_that_path(scripted_model) -> None:
 
 async def test_an_exhausted_script_answers_400_and_records_every_request(scripted_model) -> None:
     async with httpx.AsyncClient() as client:
-        response = await post(client, scripted_model.url + "/v1/chat/completions", {"a": 1}, **{"X-Probe": "1"})
+        response = await post(
+            client, scripted_model.url + "/v1/chat/completions", {"a": 1}, **{"X-Probe": "1"}
+        )
         missing = await client.get(scripted_model.url + "/nowhere")
     assert response.status_code == 400 and "no turn left" in response.json()["error"]["message"]
     assert missing.status_code == 404
     first = scripted_model.requests[0]
-    assert (first.method, first.path, first.body, first.headers["x-probe"]) == ("POST", "/v1/chat/completions", {"a": 1}, "1")
+    assert (first.method, first.path, first.body, first.headers["x-probe"]) == (
+        "POST",
+        "/v1/chat/completions",
+        {"a": 1},
+        "1",
+    )
 
 
 async def test_held_requests_are_served_concurrently_and_released_by_name(scripted_model) -> None:
@@ -66,8 +78,12 @@ async def test_held_requests_are_served_concurrently_and_released_by_name(script
 async def test_connection_close_and_keep_alive_both_work(scripted_model) -> None:
     scripted_model.add(*[{"reply": [{"text": str(i)}]} for i in range(4)])
     async with httpx.AsyncClient() as client:
-        texts = [(await post(client, scripted_model.url + "/v1/messages", {}, Connection=c)).json()["content"][0]["text"]
-                 for c in ("close", "keep-alive", "keep-alive", "close")]
+        texts = [
+            (await post(client, scripted_model.url + "/v1/messages", {}, Connection=c)).json()["content"][0][
+                "text"
+            ]
+            for c in ("close", "keep-alive", "keep-alive", "close")
+        ]
     assert texts == ["0", "1", "2", "3"]
 
 
@@ -81,8 +97,11 @@ def test_a_malformed_script_names_the_problem() -> None:
 def test_the_command_line_serves_a_script_file(tmp_path) -> None:
     script = tmp_path / "demo.json"
     script.write_text(json.dumps({"loop": True, "turns": [{"reply": [{"text": "hello from a file"}]}]}))
-    process = subprocess.Popen([sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script),
-                                "--port", "0"], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         url = process.stdout.readline().strip().rsplit(" ", 1)[-1]

@@ -31,8 +31,12 @@ async def test_comments_ids_and_retry_fields_are_not_events() -> None:
 
 async def test_a_line_that_is_no_field_is_reported_and_the_stream_goes_on() -> None:
     got = await parse("data: a", "", "this is garbage", "bogus: value", "data: b", "")
-    assert got == [SseEvent("message", "a"), SseMalformed("this is garbage"), SseMalformed("bogus: value"),
-                   SseEvent("message", "b")]
+    assert got == [
+        SseEvent("message", "a"),
+        SseMalformed("this is garbage"),
+        SseMalformed("bogus: value"),
+        SseEvent("message", "b"),
+    ]
 
 
 async def test_pending_data_at_the_end_of_the_stream_is_still_dispatched() -> None:

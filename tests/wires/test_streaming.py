@@ -44,7 +44,9 @@ async def test_a_tool_turn_streams_in_order_and_folds_into_one_turn(scripted_mod
     assert start < events.index(arg_deltas[0]) < end
     assert turn.text == "Let me look."
     assert turn.reasoning == "I should read it"
-    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [("call_7", "read", {"path": "src/app.py"})]
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [
+        ("call_7", "read", {"path": "src/app.py"})
+    ]
     assert turn.stop == Stop("tool_use", turn.stop.raw, "served-model-2025")
     assert turn.model == "served-model-2025"
     assert isinstance(events[-1], Stop) and turn.failure is None and turn.warnings == []
@@ -101,7 +103,11 @@ async def test_reasoning_comes_back_as_an_opaque_item_of_its_wire(scripted_model
 
 @pytest.mark.parametrize("wire", ALL_WIRES)
 async def test_arguments_that_are_not_json_are_reported_on_the_call(scripted_model, make_wire, wire) -> None:
-    scripted_model.add({"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": "{\"path\": ", "chunks": 2}}]})
+    scripted_model.add(
+        {"reply": [{"tool_call": {"id": "c1", "name": "read", "arguments": '{"path": ', "chunks": 2}}]}
+    )
     turn, _ = await collect(make_wire(wire).stream(request()))
     [call] = turn.tool_calls
-    assert call.arguments == {} and call.raw_arguments == '{"path": ' and "not valid JSON" in (call.error or "")
+    assert (
+        call.arguments == {} and call.raw_arguments == '{"path": ' and "not valid JSON" in (call.error or "")
+    )

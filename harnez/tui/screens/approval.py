@@ -71,7 +71,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="approval-dialog"):
-            yield Static(Content.assemble(("Approval needed: ", ""), (request.name, "bold")), id="approval-title")
+            yield Static(
+                Content.assemble(("Approval needed: ", ""), (request.name, "bold")), id="approval-title"
+            )
             if request.reason:
                 yield Static(request.reason, id="approval-reason", markup=False)
             with VerticalScroll(id="approval-body"):
@@ -114,7 +116,6 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
             self.app.bell()
             return
         self.dismiss(ApprovalAnswer(verdict))
-
 
     def action_ask_reason(self) -> None:
         """Show the reason input; Enter there denies."""

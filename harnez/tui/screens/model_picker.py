@@ -71,9 +71,15 @@ class ModelPickerScreen(ModalScreen[str | None]):
             preferred = text.strip() if text.strip() in shown else self.current
             options.highlighted = shown.index(preferred) if preferred in shown else 0
         if not self.choices:
-            options.add_option(Option(Content.styled(
-                "No model is configured: type <provider>/<model> for a provider in settings.json.", "dim"),
-                disabled=True))
+            options.add_option(
+                Option(
+                    Content.styled(
+                        "No model is configured: type <provider>/<model> for a provider in settings.json.",
+                        "dim",
+                    ),
+                    disabled=True,
+                )
+            )
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._fill(event.value)

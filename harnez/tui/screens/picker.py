@@ -65,7 +65,7 @@ def snippet_content(snippet: str) -> Content:
     parts: list[tuple[str, str] | str] = []
     position = 0
     for match in _MATCH.finditer(snippet):
-        parts.append(snippet[position:match.start()])
+        parts.append(snippet[position : match.start()])
         parts.append((match.group(1), "bold reverse"))
         position = match.end()
     parts.append(snippet[position:])
@@ -82,13 +82,27 @@ def session_row(record: SessionRecord, snippet: str | None, project: str | None 
     """The lines of one picker row: title, id, status (and project, across projects); workspace and
     times; the match."""
     where = ("  ", (printable(project, one_line=True), "reverse")) if project else ()
-    head = Content.assemble((printable(record.display_title, one_line=True), "bold"), "  ",
-                            (record.id[:8], "dim"), "  ", (record.status, "italic"), *origin_tag(record), *where)
-    info = Content.assemble((printable(record.workspace, one_line=True), "dim"), "  created ",
-                            relative_time(record.created_at), " · active ", relative_time(record.updated_at))
+    head = Content.assemble(
+        (printable(record.display_title, one_line=True), "bold"),
+        "  ",
+        (record.id[:8], "dim"),
+        "  ",
+        (record.status, "italic"),
+        *origin_tag(record),
+        *where,
+    )
+    info = Content.assemble(
+        (printable(record.workspace, one_line=True), "dim"),
+        "  created ",
+        relative_time(record.created_at),
+        " · active ",
+        relative_time(record.updated_at),
+    )
     lines = [head, info]
     if snippet:
-        lines.append(Content.assemble("  ", snippet_content(printable(" ".join(snippet.split()), one_line=True))))
+        lines.append(
+            Content.assemble("  ", snippet_content(printable(" ".join(snippet.split()), one_line=True)))
+        )
     return Content("\n").join(lines)
 
 
@@ -115,8 +129,14 @@ class PickerScreen(Screen[PickerChoice | None]):
         Binding("ctrl+d", "delete", "Delete", priority=True),
     ]
 
-    def __init__(self, server: Server | None, workspace: Path, all_workspaces: bool = False, *,
-                 open_database: DatabaseOpener | None = None) -> None:
+    def __init__(
+        self,
+        server: Server | None,
+        workspace: Path,
+        all_workspaces: bool = False,
+        *,
+        open_database: DatabaseOpener | None = None,
+    ) -> None:
         super().__init__()
         self.server = server
         """The open database's server; None when this project has no database yet (nothing is created)."""
@@ -141,8 +161,10 @@ class PickerScreen(Screen[PickerChoice | None]):
         yield Input(placeholder="Search titles, workspaces, ids and conversations…", id="picker-search")
         yield OptionList(id="picker-sessions")
         yield Static("", id="picker-empty")
-        yield Static("Enter open · Ctrl+T this workspace/all · Ctrl+R rename · Ctrl+D delete · Esc close",
-                     id="picker-keys")
+        yield Static(
+            "Enter open · Ctrl+T this workspace/all · Ctrl+R rename · Ctrl+D delete · Esc close",
+            id="picker-keys",
+        )
 
     def _heading(self) -> str:
         scope = "all projects" if self.all_workspaces else f"this workspace ({self.workspace})"
@@ -159,7 +181,9 @@ class PickerScreen(Screen[PickerChoice | None]):
             self.projects = AllProjects(self.server)
         return self.projects
 
-    async def _listing(self, query: str | None, cursor: str | None, limit: int):  # -> SessionPage | ProjectsPage
+    async def _listing(
+        self, query: str | None, cursor: str | None, limit: int
+    ):  # -> SessionPage | ProjectsPage
         """A page of the scope shown: every project's sessions, or this workspace's (none without a database)."""
         if self.all_workspaces:
             page = await self._all_projects().page(query, cursor, limit)
@@ -269,14 +293,24 @@ class PickerScreen(Screen[PickerChoice | None]):
         empty.display = nothing
         if nothing:
             where = "in any project" if self.all_workspaces else "in this workspace"
-            found = f"No session {where} matches {self.query_text!r}." if self.query_text else f"No saved session {where} yet."
-            empty.update(f"{found}\n\nEnter: start a new session · Ctrl+T: "
-                         f"{'this workspace' if self.all_workspaces else 'all projects'} · Esc: close")
+            found = (
+                f"No session {where} matches {self.query_text!r}."
+                if self.query_text
+                else f"No saved session {where} yet."
+            )
+            empty.update(
+                f"{found}\n\nEnter: start a new session · Ctrl+T: "
+                f"{'this workspace' if self.all_workspaces else 'all projects'} · Esc: close"
+            )
 
     def _load_more_if_near_end(self, index: int | None) -> None:
         options = self.query_one(OptionList)
-        if self._cursor and not self._loading and index is not None \
-                and index >= options.option_count - LOAD_MORE_MARGIN:
+        if (
+            self._cursor
+            and not self._loading
+            and index is not None
+            and index >= options.option_count - LOAD_MORE_MARGIN
+        ):
             self._loading = True
             self.load_page(reset=False)
 
@@ -346,7 +380,9 @@ class PickerScreen(Screen[PickerChoice | None]):
         if not name:
             return
         try:
-            record = await self._in_its_database(session_id, lambda server: self._renamed(server, session_id, name))
+            record = await self._in_its_database(
+                session_id, lambda server: self._renamed(server, session_id, name)
+            )
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
             return

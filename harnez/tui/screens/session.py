@@ -293,8 +293,12 @@ class SessionScreen(Screen[None]):
             await self.run_command(*command)
             return
         try:
-            await self.server.submit(self.session_id, message.text, steer=message.steer and self.task_running,
-                                     options={"mode": self.harnez.permission_mode})
+            await self.server.submit(
+                self.session_id,
+                message.text,
+                steer=message.steer and self.task_running,
+                options={"mode": self.harnez.permission_mode},
+            )
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
 
@@ -313,7 +317,9 @@ class SessionScreen(Screen[None]):
         """Run a `!command` on the server; its `shell-line` event shows it (the model sees it only when
         shared: `!!command`)."""
         try:
-            await self.server.run_shell(self.session_id, command, mode=self.harnez.permission_mode, share=share)
+            await self.server.run_shell(
+                self.session_id, command, mode=self.harnez.permission_mode, share=share
+            )
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
 
@@ -322,7 +328,9 @@ class SessionScreen(Screen[None]):
         """Tell the completion menu which workspace's files `@` offers."""
         menu, draft = self.query_one(CompletionMenu), self.server.draft(self.session_id)
         try:
-            workspace = draft.workspace if draft else (await self.server.get_session(self.session_id)).workspace
+            workspace = (
+                draft.workspace if draft else (await self.server.get_session(self.session_id)).workspace
+            )
         except HarnezError:
             return  # deleted meanwhile: `@` then offers no files
         menu.workspace = Path(workspace)

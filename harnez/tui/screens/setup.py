@@ -83,16 +83,19 @@ def custom_choice(base_url: str, model: str, key_env: str) -> Choice:
     base_url, model, key_env = base_url.strip(), model.strip(), key_env.strip()
     scheme, _, rest = base_url.partition("://")
     if scheme not in ("http", "https") or not rest:
-        raise HarnezError("Type the server's base URL, starting with http:// or https://, for example "
-                          "http://127.0.0.1:8080/v1.")
+        raise HarnezError(
+            "Type the server's base URL, starting with http:// or https://, for example "
+            "http://127.0.0.1:8080/v1."
+        )
     if not model:
         raise HarnezError("Type the model id the server serves, for example qwen3:8b.")
     return server_choice(custom_provider_name(base_url), base_url.rstrip("/"), model, key_env or None)
 
 
 def _hosted_row(provider: HostedProvider) -> Content:
-    return Content.assemble((provider.label, "bold"), "  ", provider.default_ref, "  ",
-                            (f"{provider.key_env} is set", "dim"))
+    return Content.assemble(
+        (provider.label, "bold"), "  ", provider.default_ref, "  ", (f"{provider.key_env} is set", "dim")
+    )
 
 
 def _local_row(server: LocalServer, model: str) -> Content:
@@ -100,8 +103,13 @@ def _local_row(server: LocalServer, model: str) -> Content:
 
 
 def _empty_server_row(server: LocalServer) -> Content:
-    return Content.assemble((server.name, "bold"), "  ", (server.base_url, "dim"), "  ",
-                            ("lists no model: type one below", "italic"))
+    return Content.assemble(
+        (server.name, "bold"),
+        "  ",
+        (server.base_url, "dim"),
+        "  ",
+        ("lists no model: type one below", "italic"),
+    )
 
 
 def _note(text: str) -> Option:
@@ -119,8 +127,13 @@ class SetupScreen(Screen[SetupResult | None]):
     AUTO_FOCUS = "#setup-options"
     BINDINGS = [Binding("escape", "skip", "Skip")]
 
-    def __init__(self, settings: Settings, probe: LocalProbe, ports: Mapping[int, str] = DEFAULT_PORTS,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        probe: LocalProbe,
+        ports: Mapping[int, str] = DEFAULT_PORTS,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.settings = settings
         self._probe = probe
@@ -150,8 +163,7 @@ class SetupScreen(Screen[SetupResult | None]):
             yield Label("API-key variable")
             yield Input(placeholder="optional: the NAME of the variable, e.g. MY_API_KEY", id="setup-key-env")
         yield Static("", id="setup-error")
-        yield Static("↑↓ choose · Enter use · Tab next field · Esc skip (no model for now)",
-                     id="setup-keys")
+        yield Static("↑↓ choose · Enter use · Tab next field · Esc skip (no model for now)", id="setup-keys")
 
     def on_mount(self) -> None:
         self.query_one("#setup-error", Static).display = False
@@ -171,9 +183,16 @@ class SetupScreen(Screen[SetupResult | None]):
         previous = self.highlighted_id
         self.choices.clear()
         self._empty_servers.clear()
-        rows = [*self._hosted_rows(), None, *self._local_rows(), None,
-                Option(Content.styled("Other OpenAI-compatible server: type its URL and model below", "bold"),
-                       id=OTHER)]
+        rows = [
+            *self._hosted_rows(),
+            None,
+            *self._local_rows(),
+            None,
+            Option(
+                Content.styled("Other OpenAI-compatible server: type its URL and model below", "bold"),
+                id=OTHER,
+            ),
+        ]
         options.clear_options()
         options.add_options(rows)
         self._highlight(previous if previous not in (None, OTHER) else None)
@@ -244,9 +263,11 @@ class SetupScreen(Screen[SetupResult | None]):
     @on(Input.Submitted)
     def _submitted(self, _: Input.Submitted) -> None:
         try:
-            choice = custom_choice(self.query_one("#setup-url", Input).value,
-                                   self.query_one("#setup-model", Input).value,
-                                   self.query_one("#setup-key-env", Input).value)
+            choice = custom_choice(
+                self.query_one("#setup-url", Input).value,
+                self.query_one("#setup-model", Input).value,
+                self.query_one("#setup-key-env", Input).value,
+            )
         except HarnezError as exc:
             self.show_error(exc.message)
             return

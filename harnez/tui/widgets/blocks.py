@@ -255,7 +255,9 @@ class ToolBlock(Vertical):
 
     def _title_content(self) -> Content:
         summary = _summary(self.arguments)
-        return Content.assemble(("⚙ ", ""), (self.tool_name, "bold"), ("  " + summary if summary else "", "dim"))
+        return Content.assemble(
+            ("⚙ ", ""), (self.tool_name, "bold"), ("  " + summary if summary else "", "dim")
+        )
 
     def compose(self) -> ComposeResult:
         yield self._title
@@ -307,8 +309,17 @@ class ShellBlock(Vertical):
     ShellBlock Collapsible { border-top: none; padding: 0; background: transparent; }
     """
 
-    def __init__(self, command: str, output: str, exit_code: int | None, *, duration: float | None = None,
-                 timed_out: bool = False, cancelled: bool = False, seq: int = 0) -> None:
+    def __init__(
+        self,
+        command: str,
+        output: str,
+        exit_code: int | None,
+        *,
+        duration: float | None = None,
+        timed_out: bool = False,
+        cancelled: bool = False,
+        seq: int = 0,
+    ) -> None:
         super().__init__()
         self.seq = seq
         self.command = command

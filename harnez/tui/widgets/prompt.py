@@ -124,9 +124,9 @@ class PromptInput(TextArea):
         token = token_at(line, row, column)
         if menu is None or chosen is None or token is None:
             return False
-        if not force and line[token.start:token.end] == chosen.value:
+        if not force and line[token.start : token.end] == chosen.value:
             return False
-        spaced = line[token.end:token.end + 1] == " "
+        spaced = line[token.end : token.end + 1] == " "
         self.replace(chosen.value + ("" if spaced else " "), (token.row, token.start), (token.row, token.end))
         self.move_cursor((token.row, token.start + len(chosen.value) + 1))
         menu.close()

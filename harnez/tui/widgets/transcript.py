@@ -83,8 +83,19 @@ class BlockBuilder:
 
     async def _on_shell_line(self, seq: int, body: ev.ShellLine) -> Change:
         await self.close()
-        return Change([ShellBlock(body.command, body.output, body.exit_code, duration=body.duration,
-                                  timed_out=body.timed_out, cancelled=body.cancelled, seq=seq)])
+        return Change(
+            [
+                ShellBlock(
+                    body.command,
+                    body.output,
+                    body.exit_code,
+                    duration=body.duration,
+                    timed_out=body.timed_out,
+                    cancelled=body.cancelled,
+                    seq=seq,
+                )
+            ]
+        )
 
     async def _on_turn_started(self, seq: int, body: ev.TurnStarted) -> Change:
         await self.close()
@@ -123,7 +134,9 @@ class BlockBuilder:
             block.add_arguments(body.delta)
         return Change()
 
-    def _tool(self, seq: int, call_id: str, name: str, arguments: dict[str, Any] | None) -> tuple[ToolBlock, Change]:
+    def _tool(
+        self, seq: int, call_id: str, name: str, arguments: dict[str, Any] | None
+    ) -> tuple[ToolBlock, Change]:
         block = self.tools.get(call_id)
         if block is not None:
             return block, Change()
@@ -148,7 +161,9 @@ class BlockBuilder:
         return change
 
     async def _on_turn_retried(self, seq: int, body: ev.TurnRetried) -> Change:
-        discarded: list[Widget] = [b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)]
+        discarded: list[Widget] = [
+            b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)
+        ]
         await self.close()
         self.turn_blocks = []
         reason = body.reason.strip() or "the stream failed"
@@ -159,8 +174,10 @@ class BlockBuilder:
 
     async def _on_compacted(self, seq: int, body: ev.Compacted) -> Change:
         how = "summarised" if body.summarised else "older tool results elided"
-        text = (f"Context compacted ({how}): about {body.before_tokens} → {body.after_tokens} tokens. "
-                "The full history stays in the session.")
+        text = (
+            f"Context compacted ({how}): about {body.before_tokens} → {body.after_tokens} tokens. "
+            "The full history stays in the session."
+        )
         return Change([NoticeBlock(text, "info", seq)])
 
     async def _on_warning(self, seq: int, body: ev.WarningEvent) -> Change:

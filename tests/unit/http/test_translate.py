@@ -19,14 +19,19 @@ from harnez.http.translate import (
     terminal_event,
 )
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "../shared/reference/uhp-2026-08-11/"
-                     "uhp-2026-08-11.schema.json").resolve().read_text())
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[3] / "../shared/reference/uhp-2026-08-11/uhp-2026-08-11.schema.json")
+    .resolve()
+    .read_text()
+)
 FACTS = ResponseFacts("resp_1", 1796000000.5, "hsess" + "a" * 32, "chrn_x", "chat/m", max_step=2)
 
 
 def _events(*specs: tuple[str, dict[str, Any]], task: int = 7) -> list[StoredEvent]:
-    return [StoredEvent("s", seq, task, 0.0, body_from_payload(kind, payload))
-            for seq, (kind, payload) in enumerate(specs, start=1)]
+    return [
+        StoredEvent("s", seq, task, 0.0, body_from_payload(kind, payload))
+        for seq, (kind, payload) in enumerate(specs, start=1)
+    ]
 
 
 def _run(events: list[StoredEvent], annotations: list[dict] = ()) -> tuple[TaskStream, list[dict]]:
@@ -43,8 +48,10 @@ TOOL_TASK = _events(
     ("user-message", {"text": "hi", "mode": "prompt"}),
     ("started", {"model": "chat/m"}),
     ("turn-started", {"turn": 1}),
-    ("reasoning-delta", {"text": "Look "}), ("reasoning-delta", {"text": "first."}),
-    ("text-delta", {"text": "Let me "}), ("text-delta", {"text": "look."}),
+    ("reasoning-delta", {"text": "Look "}),
+    ("reasoning-delta", {"text": "first."}),
+    ("text-delta", {"text": "Let me "}),
+    ("text-delta", {"text": "look."}),
     ("tool-arguments-delta", {"call_id": "c1", "tool": "write", "delta": '{"path": "a.md", '}),
     ("tool-arguments-delta", {"call_id": "c1", "tool": "write", "delta": '"content": "x"}'}),
     ("usage", {"input": 100, "output": 20, "cache_read": 50, "cache_write": None}),
@@ -62,14 +69,24 @@ TOOL_TASK = _events(
 def test_a_tool_task_becomes_reasoning_message_call_output_message_in_order() -> None:
     stream, out = _run(TOOL_TASK)
     assert [item["type"] for item in stream.output] == [
-        "reasoning", "message", "function_call", "function_call_output", "message"]
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+    ]
     assert stream.output[0]["summary"][0]["text"] == "Look first."
     call = stream.output[2]
     assert call["call_id"] == "c1" and json.loads(call["arguments"]) == {"path": "a.md", "content": "x"}
     assert stream.output[3]["output"] == "Wrote a.md"
     assert output_text(stream.output) == "Let me look.Done."
     assert stream.status == "completed" and stream.written == ["a.md"]
-    assert stream.usage == {"input_tokens": 230, "output_tokens": 24, "total_tokens": 254, "cache_read_tokens": 50}
+    assert stream.usage == {
+        "input_tokens": 230,
+        "output_tokens": 24,
+        "total_tokens": 254,
+        "cache_read_tokens": 50,
+    }
     for event in out:
         _valid({**event, "sequence_number": 0}, "Event")
 
@@ -90,16 +107,26 @@ def test_every_item_is_added_before_its_events_and_done_after_them() -> None:
 
 def test_deltas_join_into_the_done_events_and_the_final_item() -> None:
     stream, out = _run(TOOL_TASK)
-    text = "".join(e["delta"] for e in out if e["type"] == "response.output_text.delta" and e["output_index"] == 1)
+    text = "".join(
+        e["delta"] for e in out if e["type"] == "response.output_text.delta" and e["output_index"] == 1
+    )
     done = next(e for e in out if e["type"] == "response.output_text.done" and e["output_index"] == 1)
     assert text == done["text"] == stream.output[1]["content"][0]["text"] == "Let me look."
     arguments = "".join(e["delta"] for e in out if e["type"] == "response.function_call_arguments.delta")
-    assert arguments == next(e["arguments"] for e in out if e["type"] == "response.function_call_arguments.done")
+    assert arguments == next(
+        e["arguments"] for e in out if e["type"] == "response.function_call_arguments.done"
+    )
 
 
 def test_annotations_land_on_the_last_message_before_it_is_done() -> None:
-    citation = {"type": "container_file_citation", "container_id": "cntr_x", "file_id": "file_1",
-                "filename": "a.md", "start_index": 0, "end_index": 5}
+    citation = {
+        "type": "container_file_citation",
+        "container_id": "cntr_x",
+        "file_id": "file_1",
+        "filename": "a.md",
+        "start_index": 0,
+        "end_index": 5,
+    }
     stream, out = _run(TOOL_TASK, [citation])
     kinds = [e["type"] for e in out]
     assert kinds.index("response.output_text.annotation.added") < len(kinds) - 1
@@ -108,13 +135,22 @@ def test_annotations_land_on_the_last_message_before_it_is_done() -> None:
 
 
 def test_the_response_is_schema_valid_and_names_session_harness_and_substitution() -> None:
-    facts = ResponseFacts("resp_1", 1796000000.5, "hsess" + "a" * 32, "chrn_x", "chat/m",
-                          requested_model="other/big", fallback_reason="key missing at /home/me/.env")
+    facts = ResponseFacts(
+        "resp_1",
+        1796000000.5,
+        "hsess" + "a" * 32,
+        "chrn_x",
+        "chat/m",
+        requested_model="other/big",
+        fallback_reason="key missing at /home/me/.env",
+    )
     stream, _ = _run(TOOL_TASK)
     response = response_object(facts, stream)
     _valid(response, "Response")
     assert response["created_at"] == 1796000000 and response["model"] == "chat/m"
-    assert response["metadata"]["session_id"] == facts.session and response["metadata"]["model_fallback"] is True
+    assert (
+        response["metadata"]["session_id"] == facts.session and response["metadata"]["model_fallback"] is True
+    )
     assert "/home/me" not in response["metadata"]["model_fallback_reason"]
     created = response_object(facts, TaskStream(7), status="in_progress")
     _valid(created, "Response")
@@ -122,11 +158,15 @@ def test_the_response_is_schema_valid_and_names_session_harness_and_substitution
 
 
 def test_a_retried_turn_leaves_its_items_incomplete_and_empty() -> None:
-    stream, out = _run(_events(
-        ("turn-started", {"turn": 1}), ("text-delta", {"text": "one two"}),
-        ("turn-retried", {"turn": 1, "attempt": 2, "delay": 0.1, "reason": "cut"}),
-        ("text-delta", {"text": "one two three"}),
-        ("finished", {"stop": "completed", "turns": 1, "error": None})))
+    stream, out = _run(
+        _events(
+            ("turn-started", {"turn": 1}),
+            ("text-delta", {"text": "one two"}),
+            ("turn-retried", {"turn": 1, "attempt": 2, "delay": 0.1, "reason": "cut"}),
+            ("text-delta", {"text": "one two three"}),
+            ("finished", {"stop": "completed", "turns": 1, "error": None}),
+        )
+    )
     assert [i["status"] for i in stream.output] == ["incomplete", "completed"]
     assert output_text(stream.output) == "one two three"
     voided = next(e for e in out if e["type"] == "response.output_item.done")
@@ -164,4 +204,5 @@ def test_events_of_other_tasks_and_unknown_kinds_make_nothing() -> None:
 def test_scrub_keeps_plain_text_and_hides_addresses_and_paths() -> None:
     assert scrub("The provider refused the key (401).") == "The provider refused the key (401)."
     assert scrub("GET https://internal.example:8443/v1 failed in /opt/harnez/x.py") == (
-        "GET <address> failed in <path>")
+        "GET <address> failed in <path>"
+    )

@@ -30,7 +30,9 @@ async def _project(root: Path, prompts: list[str], times: list[float]) -> tuple[
     finally:
         await server.close()
     with sqlite3.connect(database) as conn:
-        conn.executemany("UPDATE sessions SET updated_at = ? WHERE id = ?", list(zip(times, ids, strict=True)))
+        conn.executemany(
+            "UPDATE sessions SET updated_at = ? WHERE id = ?", list(zip(times, ids, strict=True))
+        )
     return database, ids
 
 
@@ -162,8 +164,10 @@ async def test_a_slow_database_costs_a_bounded_time_then_is_skipped(tmp_path: Pa
     index = _index(tmp_path)
     database, _ = await _project(tmp_path / "big", ["the first"], [1.0])
     with sqlite3.connect(database) as conn:  # enough rows that a full-text page runs many steps
-        conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (1, 'message', ?)",
-                         [(f"common words number {n}",) for n in range(20000)])
+        conn.executemany(
+            "INSERT INTO search_docs (session, kind, text) VALUES (1, 'message', ?)",
+            [(f"common words number {n}",) for n in range(20000)],
+        )
     index.remember(database)
     projects = AllProjects(None, index, budget=0.0)
     page = await projects.page("common", None, limit=50)

@@ -26,21 +26,30 @@ async def test_a_rename_drops_control_characters_and_is_capped(db_path: Path, wo
         assert stored.startswith("evil]0;pwned[2J name long")
         assert len(stored) <= MAX_TITLE_CHARS and stored.endswith("…")
         assert all(ch.isprintable() for ch in stored)
-        (changed,) = [e for e in await server.events_after(draft.id)
-                      if e.kind == "title-changed" and e.body.source == "user"]
+        (changed,) = [
+            e
+            for e in await server.events_after(draft.id)
+            if e.kind == "title-changed" and e.body.source == "user"
+        ]
         assert changed.body.title == stored
     finally:
         await server.close()
 
 
-async def test_a_lone_surrogate_in_a_name_or_prompt_is_stored_not_refused(db_path: Path, workspace: Path) -> None:
+async def test_a_lone_surrogate_in_a_name_or_prompt_is_stored_not_refused(
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path, work=_echo)
     try:
         draft = server.create_session(workspace)
         await server.submit(draft.id, "bad \udcff byte")
         assert (await server.wait(draft.id)).stop == "completed"
         assert await server.rename(draft.id, "name \udcff here") == "name here"
-        texts = [e.body.to_payload().get("text") for e in await server.events_after(draft.id) if e.kind == "text-delta"]
+        texts = [
+            e.body.to_payload().get("text")
+            for e in await server.events_after(draft.id)
+            if e.kind == "text-delta"
+        ]
         assert texts == ["bad \ufffd byte"]
         found = await server.list_sessions("byte \udcff")
         assert [s.id for s in found.sessions] == [draft.id]

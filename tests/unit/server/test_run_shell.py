@@ -26,7 +26,9 @@ async def server(db_path: Path) -> AsyncIterator[Server]:
     await opened.close()
 
 
-async def test_output_and_exit_code_are_stored_and_the_draft_is_saved(server: Server, workspace: Path) -> None:
+async def test_output_and_exit_code_are_stored_and_the_draft_is_saved(
+    server: Server, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     event = await server.run_shell(draft.id, "  echo zebra-token-81; echo oops >&2; exit 3  ")
     assert event.kind == "shell-line" and event.task is None
@@ -63,7 +65,9 @@ async def test_a_command_past_its_timeout_is_killed_and_marked(server: Server, w
     assert event.body.exit_code != 0
 
 
-async def test_a_cancelled_command_is_killed_and_its_partial_output_kept(server: Server, workspace: Path) -> None:
+async def test_a_cancelled_command_is_killed_and_its_partial_output_kept(
+    server: Server, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     running = asyncio.create_task(server.run_shell(draft.id, "echo partial; touch started; sleep 30"))
     while not (workspace / "started").exists():
@@ -117,8 +121,9 @@ async def test_a_shell_line_may_run_while_a_task_runs(db_path: Path, workspace: 
         await server.close()
 
 
-async def test_the_model_never_sees_a_shell_line(scripted_model: ScriptedModel, db_path: Path,
-                                                 workspace: Path) -> None:
+async def test_the_model_never_sees_a_shell_line(
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
     scripted_model.add(answer("First answer."), answer("Second answer."))
     settings = make_settings(scripted_model)
     server = await Server.open(db_path, settings, AgentWork(settings))
@@ -137,8 +142,9 @@ async def test_the_model_never_sees_a_shell_line(scripted_model: ScriptedModel, 
     assert "shell-secret-93" not in second
 
 
-async def test_sessions_show_renders_a_shell_line_with_its_output_and_failure(server: Server,
-                                                                             workspace: Path) -> None:
+async def test_sessions_show_renders_a_shell_line_with_its_output_and_failure(
+    server: Server, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     await server.run_shell(draft.id, "echo fine")
     await server.run_shell(draft.id, "echo broken; exit 2")

@@ -30,7 +30,12 @@ async def test_totals_sum_usage_and_cost_and_keep_the_last_context(server: Serve
     await server.append(draft.id, Event(ev.Cost(usd=0.003)))
 
     totals = await server.session_totals(draft.id)
-    assert (totals.input, totals.output, totals.context_tokens, totals.context_window) == (400, 30, 320, 200_000)
+    assert (totals.input, totals.output, totals.context_tokens, totals.context_window) == (
+        400,
+        30,
+        320,
+        200_000,
+    )
     assert totals.cost_text == "$0.0050" and not totals.unpriced
     assert totals.context_text == "320/200k (0%)"
 
@@ -64,7 +69,14 @@ async def test_events_before_pages_back_oldest_first(server: Server, workspace: 
 
 def test_token_counts_read_well_in_a_narrow_line() -> None:
     assert [tokens_text(n) for n in (0, 950, 1_000, 12_345, 99_999, 200_000, 1_047_576)] == [
-        "0", "950", "1k", "12.3k", "100k", "200k", "1M"]
+        "0",
+        "950",
+        "1k",
+        "12.3k",
+        "100k",
+        "200k",
+        "1M",
+    ]
 
 
 async def test_totals_include_events_stored_compressed(server: Server, workspace: Path) -> None:
@@ -81,7 +93,8 @@ async def test_totals_include_events_stored_compressed(server: Server, workspace
 
 
 async def test_calls_whose_provider_reported_no_usage_show_as_unknown_not_zero(
-        server: Server, workspace: Path) -> None:
+    server: Server, workspace: Path
+) -> None:
     draft = server.create_session(workspace)
     assert (await server.session_totals(draft.id)).tokens_text == ""  # no call yet
     await server.append(draft.id, Event(ev.Cost(usd=None)))  # a call, no usage reported

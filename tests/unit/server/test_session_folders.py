@@ -24,7 +24,9 @@ def test_inputs_are_placed_under_a_safe_name_inside_the_workspace(folders: Sessi
     assert safe_name("..") == "file" and safe_name("a b\\c.txt") == "c.txt"
 
 
-def test_an_inputs_folder_linked_out_of_the_workspace_is_refused(folders: SessionFolders, tmp_path: Path) -> None:
+def test_an_inputs_folder_linked_out_of_the_workspace_is_refused(
+    folders: SessionFolders, tmp_path: Path
+) -> None:
     workspace, outside = folders.new(), tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, workspace / ".uhp-inputs")
@@ -36,7 +38,9 @@ def test_an_inputs_folder_linked_out_of_the_workspace_is_refused(folders: Sessio
 def test_skills_are_written_whole_and_never_through_a_link(folders: SessionFolders, tmp_path: Path) -> None:
     workspace, outside = folders.new(), tmp_path / "outside"
     outside.mkdir()
-    skill = Skill("vault", True, (SkillFile("SKILL.md", b"---\nname: vault\n---\n"), SkillFile("refs/a.md", b"a")))
+    skill = Skill(
+        "vault", True, (SkillFile("SKILL.md", b"---\nname: vault\n---\n"), SkillFile("refs/a.md", b"a"))
+    )
     folders.place_skills(workspace, [skill])
     assert (workspace / ".harnez/skills/vault/refs/a.md").read_bytes() == b"a"
     folders.place_skills(workspace, [Skill("vault", False, skill.files)])
@@ -60,7 +64,8 @@ def test_artifacts_are_the_workspaces_own_files_only(folders: SessionFolders, tm
     for probe in ("leak.txt", "up/secret.txt", "../secret.txt", "/etc/passwd", "docs"):
         assert folders.open(workspace, probe) is None, probe
     assert [f.path for f in folders.existing(workspace, ["docs/report.md", "leak.txt", str(secret)])] == [
-        "docs/report.md"]
+        "docs/report.md"
+    ]
 
 
 def test_only_session_folders_are_removed(folders: SessionFolders, tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ async def _echo(run: TaskRun) -> TaskOutcome:
     return TaskOutcome("completed", 1)
 
 
-async def test_a_session_is_persisted_only_when_its_first_message_arrives(db_path: Path, workspace: Path) -> None:
+async def test_a_session_is_persisted_only_when_its_first_message_arrives(
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path, work=_echo)
     draft = server.create_session(workspace, model="local/qwen")
     await server.rename(draft.id, "named before speaking")
@@ -33,7 +35,9 @@ async def test_a_session_is_persisted_only_when_its_first_message_arrives(db_pat
     await server.close()
 
 
-async def test_listing_pages_by_cursor_and_says_when_there_is_no_next_page(db_path: Path, workspace: Path) -> None:
+async def test_listing_pages_by_cursor_and_says_when_there_is_no_next_page(
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path, work=_echo)
     ids = []
     for i in range(7):
@@ -53,15 +57,18 @@ async def test_listing_pages_by_cursor_and_says_when_there_is_no_next_page(db_pa
     await server.close()
 
 
-async def test_full_text_search_reaches_an_old_session_by_its_conversation(db_path: Path, workspace: Path) -> None:
+async def test_full_text_search_reaches_an_old_session_by_its_conversation(
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path, work=_echo)
     old = server.create_session(workspace)
     await server.submit(old.id, "the flux capacitor overheats on startup")
     await server.wait(old.id)
     for i in range(60):
         draft = server.create_session(workspace)
-        await server.append(draft.id, Event(ev.UserMessage(text=f"ordinary prompt {i}"),
-                                            search_text=f"ordinary prompt {i}"))
+        await server.append(
+            draft.id, Event(ev.UserMessage(text=f"ordinary prompt {i}"), search_text=f"ordinary prompt {i}")
+        )
     page = await server.list_sessions("capacitor")
     assert [s.id for s in page.sessions] == [old.id]
     assert "[capacitor]" in page.snippets[old.id]
@@ -106,7 +113,9 @@ async def test_a_rename_is_never_overwritten_by_automatic_naming(db_path: Path, 
     await server.close()
 
 
-async def test_delete_cancels_the_running_task_and_leaves_nothing_readable(db_path: Path, workspace: Path) -> None:
+async def test_delete_cancels_the_running_task_and_leaves_nothing_readable(
+    db_path: Path, workspace: Path
+) -> None:
     started = asyncio.Event()
 
     async def forever(run: TaskRun) -> TaskOutcome:
@@ -130,7 +139,9 @@ async def test_delete_cancels_the_running_task_and_leaves_nothing_readable(db_pa
     await server.close()
 
 
-async def test_cancel_keeps_output_marks_cancelled_and_the_session_continues(db_path: Path, workspace: Path) -> None:
+async def test_cancel_keeps_output_marks_cancelled_and_the_session_continues(
+    db_path: Path, workspace: Path
+) -> None:
     started = asyncio.Event()
 
     async def slow(run: TaskRun) -> TaskOutcome:
@@ -157,7 +168,8 @@ async def test_cancel_keeps_output_marks_cancelled_and_the_session_continues(db_
 
 
 async def test_prompts_during_a_task_are_queued_and_steering_reaches_the_running_task(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     release = asyncio.Event()
     steered: list[list[str]] = []
 
@@ -176,13 +188,20 @@ async def test_prompts_during_a_task_are_queued_and_steering_reaches_the_running
     assert steered == [["look at tests too"], []]
     assert (await server.store.tasks.get(queued)).state == "completed"
     kinds = [(e.kind, e.task) for e in await server.events_after(draft.id) if e.kind != "title-changed"]
-    assert kinds == [("user-message", first), ("prompt-queued", queued), ("user-message", first),
-                     ("finished", first), ("user-message", queued), ("finished", queued)]
+    assert kinds == [
+        ("user-message", first),
+        ("prompt-queued", queued),
+        ("user-message", first),
+        ("finished", first),
+        ("user-message", queued),
+        ("finished", queued),
+    ]
     await server.close()
 
 
 async def test_a_task_without_a_model_fails_with_a_message_that_says_what_to_do(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
     await server.submit(draft.id, "hi")

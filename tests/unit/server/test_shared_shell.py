@@ -15,8 +15,9 @@ from tests.agent.helpers import answer, make_settings
 
 
 @pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages", "openai-responses"])
-async def test_a_shared_shell_line_reaches_the_next_request(scripted_model: ScriptedModel, db_path: Path,
-                                                            workspace: Path, wire: str) -> None:
+async def test_a_shared_shell_line_reaches_the_next_request(
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path, wire: str
+) -> None:
     scripted_model.add(answer("First answer."), answer("I see the failing test."))
     settings = make_settings(scripted_model, wire)
     server = await Server.open(db_path, settings, AgentWork(settings))

@@ -20,7 +20,8 @@ async def _collect(server: Server, session_id: str, after: int, until: int) -> l
 
 
 async def test_subscribers_joining_during_thousands_of_appends_see_every_event_once(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
     await server.append(draft.id, Event(ev.UserMessage(text="start")))
@@ -38,9 +39,17 @@ async def test_subscribers_joining_during_thousands_of_appends_see_every_event_o
         await asyncio.sleep(delay)
         return await _collect(server, draft.id, after, total)
 
-    results = await asyncio.wait_for(asyncio.gather(
-        producer(), late_subscriber(0, 0), late_subscriber(0.005, 0), late_subscriber(0.02, 1),
-        late_subscriber(0.05, 100), late_subscriber(0.1, 0)), timeout=60)
+    results = await asyncio.wait_for(
+        asyncio.gather(
+            producer(),
+            late_subscriber(0, 0),
+            late_subscriber(0.005, 0),
+            late_subscriber(0.02, 1),
+            late_subscriber(0.05, 100),
+            late_subscriber(0.1, 0),
+        ),
+        timeout=60,
+    )
     expected_starts = [1, 1, 2, 101, 1]
     for start, seen in zip(expected_starts, results[1:], strict=True):
         assert seen == list(range(start, total + 1))

@@ -30,7 +30,9 @@ class CountingWork:
             self.active -= 1
 
 
-async def test_prompts_sent_at_every_moment_of_a_task_all_run_one_at_a_time(db_path: Path, workspace: Path) -> None:
+async def test_prompts_sent_at_every_moment_of_a_task_all_run_one_at_a_time(
+    db_path: Path, workspace: Path
+) -> None:
     work = CountingWork()
     server = await Server.open(db_path, work=work)
     try:
@@ -52,7 +54,8 @@ async def test_prompts_sent_at_every_moment_of_a_task_all_run_one_at_a_time(db_p
 
 
 async def test_concurrent_submits_on_an_idle_session_start_one_task_and_queue_the_rest(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     work = CountingWork()
     server = await Server.open(db_path, work=work)
     try:
@@ -67,7 +70,8 @@ async def test_concurrent_submits_on_an_idle_session_start_one_task_and_queue_th
 
 
 async def test_cancel_stops_the_task_and_drops_the_queue_even_when_sent_at_once(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     gate = asyncio.Event()
     ran: list[str] = []
 

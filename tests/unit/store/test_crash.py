@@ -19,8 +19,9 @@ WRITER = Path(__file__).with_name("crash_writer.py")
 
 
 def _run_until(db_path: Path, workspace: Path, events: int) -> tuple[str, int]:
-    proc = subprocess.Popen([sys.executable, str(WRITER), str(db_path), str(workspace)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(WRITER), str(db_path), str(workspace)], stdout=subprocess.PIPE, text=True
+    )
     session, last = "", 0
     deadline = time.monotonic() + 30
     assert proc.stdout is not None
@@ -36,7 +37,8 @@ def _run_until(db_path: Path, workspace: Path, events: int) -> tuple[str, int]:
 
 
 async def test_sigkill_mid_task_keeps_every_committed_event_and_marks_the_task_interrupted(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     session, last_reported = _run_until(db_path, workspace, 400)
     assert session and last_reported >= 400
 
@@ -58,7 +60,8 @@ async def test_sigkill_mid_task_keeps_every_committed_event_and_marks_the_task_i
 
 
 async def test_two_processes_appending_to_one_session_never_share_a_sequence_number(
-        db_path: Path, workspace: Path) -> None:
+    db_path: Path, workspace: Path
+) -> None:
     server = await Server.open(db_path)
     draft = server.create_session(workspace)
     await server.append(draft.id, Event(ev.UserMessage(text="shared")))
@@ -75,9 +78,11 @@ async def test_two_processes_appending_to_one_session_never_share_a_sequence_num
         "        s.store.events.append(r.num, r.id, Event(TextDelta(text=sys.argv[3] + str(i))))\n"
         "        if i % 7 == 0: await asyncio.sleep(0.001)\n"
         "    await s.close()\n"
-        "asyncio.run(main())\n")
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(db_path), draft.id, name])
-             for name in ("a", "b")]
+        "asyncio.run(main())\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(db_path), draft.id, name]) for name in ("a", "b")
+    ]
     assert [p.wait(60) for p in procs] == [0, 0]
     server = await Server.open(db_path)
     events = await server.events_after(draft.id)

@@ -39,8 +39,17 @@ def test_a_blank_database_gets_every_migration(db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
-    assert {"sessions", "events", "tasks", "model_selections", "context_records", "model_calls",
-            "tool_executions", "search_docs", "search_fts"} <= tables
+    assert {
+        "sessions",
+        "events",
+        "tasks",
+        "model_selections",
+        "context_records",
+        "model_calls",
+        "tool_executions",
+        "search_docs",
+        "search_fts",
+    } <= tables
 
 
 def test_every_migration_file_is_numbered_in_order() -> None:
@@ -48,13 +57,18 @@ def test_every_migration_file_is_numbered_in_order() -> None:
     assert names == sorted(names) and names[0] == "0001_initial.sql" and len(names) >= 2
 
 
-async def test_upgrade_from_the_first_schema_keeps_data_and_takes_a_backup(tmp_path: Path, db_path: Path) -> None:
+async def test_upgrade_from_the_first_schema_keeps_data_and_takes_a_backup(
+    tmp_path: Path, db_path: Path
+) -> None:
     store = await Store.open(db_path, migrations=_only_first(tmp_path))
     record = await store.sessions.insert("ab" * 16, "/w", None, title="old session")
     await store.close()
     with sqlite3.connect(db_path) as conn:  # a task as version 1 wrote it (today's code writes newer columns)
-        task_id = conn.execute("INSERT INTO tasks (session, state, input, model, runner_pid, created_at) "
-                               "VALUES (?, 'queued', 'hello', NULL, 1, 0)", (record.num,)).lastrowid
+        task_id = conn.execute(
+            "INSERT INTO tasks (session, state, input, model, runner_pid, created_at) "
+            "VALUES (?, 'queued', 'hello', NULL, 1, 0)",
+            (record.num,),
+        ).lastrowid
     assert _versions(db_path) == [1]
 
     store = await Store.open(db_path)
@@ -82,7 +96,9 @@ def test_a_newer_schema_is_refused_and_never_written(db_path: Path) -> None:
     assert "99" in message and str(len(load_migrations())) in message and str(db_path) in message
     assert db_path.read_bytes() == before
     checkout = Path(__file__).resolve().parents[3]
-    assert f"git -C {checkout} pull" in message, "the tests run from an install of this checkout: say how to update it"
+    assert f"git -C {checkout} pull" in message, (
+        "the tests run from an install of this checkout: say how to update it"
+    )
     assert "pip install -U harnez" not in message
 
 
@@ -91,7 +107,8 @@ async def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path, d
     shutil.copytree(migrations_dir(), folder)
     head = len(load_migrations())
     (folder / f"{head + 1:04d}_broken.sql").write_text(
-        "CREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);\n")
+        "CREATE TABLE half_done (x INTEGER);\nINSERT INTO no_such_table VALUES (1);\n"
+    )
     migrate(db_path)
     with pytest.raises(MigrationError) as caught:
         migrate(db_path, folder)
@@ -111,18 +128,31 @@ def test_a_file_that_is_not_a_database_gets_a_clear_error(db_path: Path) -> None
 
 def test_an_installed_wheel_finds_its_migrations(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[3]
-    built = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path / "dist")],
-                           cwd=root, capture_output=True, text=True, timeout=120)
+    built = subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path / "dist")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         assert {f"harnez/migrations/{m.name}" for m in load_migrations()} <= names
         archive.extractall(tmp_path / "site")
-    probe = ("from harnez.store.migrate import migrations_dir, load_migrations; "
-             "print(migrations_dir()); print(len(load_migrations()))")
-    shown = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, timeout=60)
+    probe = (
+        "from harnez.store.migrate import migrations_dir, load_migrations; "
+        "print(migrations_dir()); print(len(load_migrations()))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     folder, count = shown.stdout.split()
     assert Path(folder) == tmp_path / "site" / "harnez" / "migrations"

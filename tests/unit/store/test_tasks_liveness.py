@@ -67,8 +67,10 @@ async def test_recovery_closes_a_task_whose_pid_now_belongs_to_another_process(d
         task = await server.store.tasks.create(record.num, "hi", None, state="running")
         await server.close()
         with sqlite3.connect(db_path) as db:  # as if a dead runner's pid had been reused by `stranger`
-            db.execute("UPDATE tasks SET runner_pid = ?, runner_start = ? WHERE id = ?",
-                       (stranger.pid, process_start(stranger.pid) - 1, task.id))
+            db.execute(
+                "UPDATE tasks SET runner_pid = ?, runner_start = ? WHERE id = ?",
+                (stranger.pid, process_start(stranger.pid) - 1, task.id),
+            )
         reopened = await Server.open(db_path)
         try:
             assert (await reopened.store.tasks.get(task.id)).state == "interrupted"

@@ -88,7 +88,8 @@ async def test_cancelling_a_flushing_producer_or_closing_at_once_loses_no_event(
 
 
 async def test_a_cancellation_while_a_transaction_opens_or_commits_leaves_the_connection_usable(
-        db_path: Path) -> None:
+    db_path: Path,
+) -> None:
     db = await Database.open(db_path)
     async with db.transaction() as conn:
         await conn.execute("CREATE TABLE t (n INTEGER)")

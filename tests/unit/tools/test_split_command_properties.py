@@ -52,7 +52,9 @@ def test_double_quotes_keep_separators_literal(command: str, quoted: str) -> Non
 
 @PROPERTY
 @given(simple_command, compound(), st.sampled_from(["$({})", '"$({})"', "`{}`", '"`{}`"', "<({})", ">({})"]))
-def test_a_substitution_becomes_commands_of_its_own(outer: str, inner: tuple[str, list[str]], form: str) -> None:
+def test_a_substitution_becomes_commands_of_its_own(
+    outer: str, inner: tuple[str, list[str]], form: str
+) -> None:
     inner_line, inner_commands = inner
     line = f"{outer} {form.format(inner_line)}"
     left = '""' if form.startswith('"') else ""

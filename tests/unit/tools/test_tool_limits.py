@@ -45,14 +45,20 @@ def test_reading_a_300_mb_one_line_file_keeps_memory_flat(workspace: Path) -> No
             for _ in range(300):
                 handle.write(block)
             handle.write(b"\n")
-        done = subprocess.run([sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, str(workspace),
-                               big.name], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, str(workspace), big.name],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         big.unlink(missing_ok=True)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     grown_mib = (report["after_kib"] - report["before_kib"]) / 1024
-    print(f"peak RSS {report['before_kib'] / 1024:.1f} MiB before reading a 300 MiB line, grew by {grown_mib:.1f}")
+    print(
+        f"peak RSS {report['before_kib'] / 1024:.1f} MiB before reading a 300 MiB line, grew by {grown_mib:.1f}"
+    )
     assert grown_mib < 40, f"peak RSS grew by {grown_mib:.0f} MiB"
     assert f"line cut, {300 * MIB - 2000} more characters" in report["content"]
     assert report["details"]["total_lines"] == 1
@@ -88,9 +94,14 @@ async def test_a_long_read_leaves_the_event_loop_free(workspace: Path, call) -> 
 
 async def test_every_file_tool_runs_off_the_event_loop(workspace: Path, call) -> None:
     (workspace / "a.txt").write_text("one\n")
-    calls = {"read": {"path": "a.txt"}, "list": {}, "glob": {"pattern": "*"}, "grep": {"pattern": "o"},
-             "write": {"path": "b.txt", "content": "two\n"},
-             "edit": {"path": "a.txt", "old_string": "one", "new_string": "uno"}}
+    calls = {
+        "read": {"path": "a.txt"},
+        "list": {},
+        "glob": {"pattern": "*"},
+        "grep": {"pattern": "o"},
+        "write": {"path": "b.txt", "content": "two\n"},
+        "edit": {"path": "a.txt", "old_string": "one", "new_string": "uno"},
+    }
     for name, arguments in calls.items():
         result, ticks = await ticks_while(call(name, **arguments))
         assert not result.is_error, result.content

@@ -23,7 +23,9 @@ WRITE_OUT = ("write", {"path": "/tmp/harnez-outside/x.txt", "content": "x"})
 def judge(registry: ToolRegistry, workspace: Path):
     """Decide one call: (tool name, arguments) under settings and grants."""
 
-    def run(call: tuple[str, dict[str, Any]], grants: SessionGrants | None = None, **settings: Any) -> Decision:
+    def run(
+        call: tuple[str, dict[str, Any]], grants: SessionGrants | None = None, **settings: Any
+    ) -> Decision:
         name, raw = call
         args = registry.validate(name, raw)
         rules = PermissionSettings(**settings)
@@ -87,8 +89,9 @@ def test_per_tool_settings_override_the_defaults(judge, tools, call, verdict: st
     ("target", "outside"),
     [("../x", True), ("/etc/passwd", True), ("link/secret", True), ("src/app.py", False)],
 )
-def test_paths_outside_the_workspace_need_approval(judge, workspace: Path, tmp_path: Path,
-                                                   target: str, outside: bool) -> None:
+def test_paths_outside_the_workspace_need_approval(
+    judge, workspace: Path, tmp_path: Path, target: str, outside: bool
+) -> None:
     (tmp_path / "out").mkdir()
     (workspace / "link").symlink_to(tmp_path / "out")
     decision = judge(("read", {"path": target}))
@@ -159,7 +162,9 @@ def test_path_rules(judge, paths: PathRules, call, verdict: str) -> None:
 
 
 def test_path_deny_wins_even_in_accept_edits_with_the_tool_allowed(judge) -> None:
-    decision = judge(WRITE_IN, mode="accept-edits", tools={"write": "allow"}, paths=PathRules(deny=["src/**"]))
+    decision = judge(
+        WRITE_IN, mode="accept-edits", tools={"write": "allow"}, paths=PathRules(deny=["src/**"])
+    )
     assert decision.verdict == "deny" and "'src/**'" in decision.reason
 
 
@@ -168,7 +173,9 @@ def test_a_tool_grant_covers_later_calls_inside_the_workspace(judge, registry, w
     args = registry.validate(*EDIT_IN)
     grants.record(registry.get("edit"), args, workspace)
     assert judge(EDIT_IN, grants).verdict == "allow"
-    assert judge(("edit", {"path": "other.py", "old_string": "a", "new_string": "b"}), grants).verdict == "allow"
+    assert (
+        judge(("edit", {"path": "other.py", "old_string": "a", "new_string": "b"}), grants).verdict == "allow"
+    )
     assert judge(("edit", {"path": "../x.py", "old_string": "a", "new_string": "b"}), grants).verdict == "ask"
     assert judge(WRITE_IN, grants).verdict == "ask"
 
@@ -210,7 +217,7 @@ def test_grants_never_beat_deny_rules_or_explicit_ask_patterns(judge) -> None:
     [
         ("a && b || c; d | e & f\ng", ["a", "b", "c", "d", "e", "f", "g"]),
         ("echo 'x; y' \"p | q\"", ["echo 'x; y' \"p | q\""]),
-        ('echo "$(id)" `whoami`', ['id', 'whoami', 'echo ""']),
+        ('echo "$(id)" `whoami`', ["id", "whoami", 'echo ""']),
         ("cmd 2>&1 >/dev/null", ["cmd 2>&1 >/dev/null"]),
         ("cmd &>log |& tee", ["cmd &>log", "tee"]),
         ("(cd x; make)", ["cd x", "make"]),

@@ -12,8 +12,13 @@ async def test_read_numbers_every_line(workspace: Path, call) -> None:
     result = await call("read", path="a.txt")
     assert not result.is_error
     assert result.content == "     1\talpha\n     2\tbeta\n     3\tgamma"
-    assert result.details == {"path": "a.txt", "start_line": 1, "end_line": 3, "total_lines": 3,
-                              "truncated": False}
+    assert result.details == {
+        "path": "a.txt",
+        "start_line": 1,
+        "end_line": 3,
+        "total_lines": 3,
+        "truncated": False,
+    }
 
 
 async def test_read_range_notes_how_to_continue(workspace: Path, call) -> None:

@@ -16,7 +16,10 @@ def test_publishes_every_builtin_tool_with_a_clean_schema(registry: ToolRegistry
     assert read["required"] == ["path"]
     assert read["additionalProperties"] is False
     assert read["properties"]["offset"] == {
-        "default": 1, "description": "First line to show (1-based).", "minimum": 1, "type": "integer"
+        "default": 1,
+        "description": "First line to show (1-based).",
+        "minimum": 1,
+        "type": "integer",
     }
     assert "title" not in json.dumps(published)
     assert all(tool["description"] for tool in published.values())
@@ -47,8 +50,10 @@ def test_validate_refuses_broken_json_and_unknown_tools(registry: ToolRegistry) 
     not_object = registry.validate("read", "[1, 2]")
     assert isinstance(broken, ToolResult) and "not valid JSON" in broken.content
     assert isinstance(unknown, ToolResult)
-    assert unknown.content == ("There is no tool named 'delete_everything'. Available tools: "
-                               "read, write, edit, list, glob, grep, shell.")
+    assert unknown.content == (
+        "There is no tool named 'delete_everything'. Available tools: "
+        "read, write, edit, list, glob, grep, shell."
+    )
     assert isinstance(not_object, ToolResult) and "must be a JSON object, not list" in not_object.content
 
 

@@ -127,14 +127,22 @@ async def test_grep_in_a_single_file(workspace: Path, call) -> None:
 
 
 def make_project(root: Path) -> None:
-    for relative in ("src/app.py", "src/gen/table.py", "notes.log", "node_modules/pkg/index.py",
-                     ".venv/lib/site.py", "__pycache__/app.py"):
+    for relative in (
+        "src/app.py",
+        "src/gen/table.py",
+        "notes.log",
+        "node_modules/pkg/index.py",
+        ".venv/lib/site.py",
+        "__pycache__/app.py",
+    ):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text("TODO = 1\n")
     (root / ".gitignore").write_text("*.log\nsrc/gen/\n")
 
 
-async def test_glob_and_grep_skip_dependency_folders_and_what_the_gitignore_names(workspace: Path, call) -> None:
+async def test_glob_and_grep_skip_dependency_folders_and_what_the_gitignore_names(
+    workspace: Path, call
+) -> None:
     make_project(workspace)
     globbed = await call("glob", pattern="**")
     assert globbed.content.splitlines() == [".gitignore", "src/", "src/app.py"]
@@ -154,7 +162,9 @@ async def test_in_a_git_repository_glob_and_grep_follow_git(workspace: Path, cal
     assert globbed.content.splitlines() == ["src/.gitignore", "src/app.py"]
 
 
-async def test_a_listing_cut_at_its_limit_is_said_to_be_incomplete(workspace: Path, call, monkeypatch) -> None:
+async def test_a_listing_cut_at_its_limit_is_said_to_be_incomplete(
+    workspace: Path, call, monkeypatch
+) -> None:
     monkeypatch.setattr(search, "LIST_LIMIT", 5)
     for n in range(8):
         (workspace / f"f{n}.txt").write_text("hit\n")

@@ -137,8 +137,9 @@ async def test_empty_command_is_an_argument_error(call) -> None:
 @pytest.mark.parametrize("yields", [0, 1, 2, 3, 5, 8])
 async def test_a_cancellation_while_the_command_starts_still_stops_it(tmp_path: Path, yields: int) -> None:
     marker = tmp_path / "pid"
-    running = asyncio.ensure_future(ShellTool().run(
-        ShellParams(command=f"echo $$ > {marker}; sleep 30"), ToolContext(tmp_path)))
+    running = asyncio.ensure_future(
+        ShellTool().run(ShellParams(command=f"echo $$ > {marker}; sleep 30"), ToolContext(tmp_path))
+    )
     for _ in range(yields):  # land the cancellation at different points of starting
         await asyncio.sleep(0)
     running.cancel()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 async def test_a_file_name_that_is_not_utf8_reaches_the_result_as_a_replacement_character(
-        workspace: Path, call) -> None:
+    workspace: Path, call
+) -> None:
     (workspace / os.fsdecode(b"bad\xffname.txt")).write_text("x\n")
     for name, arguments in (("list", {}), ("glob", {"pattern": "*.txt"}), ("grep", {"pattern": "x"})):
         result = await call(name, **arguments)
