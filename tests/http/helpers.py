@@ -9,18 +9,16 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jsonschema
 
 from harnez.testing.scripted_model import ScriptedModel
+from tests.shared_files import validate_uhp
 
 SECRET = "sk-test-PLANTED-serve-0123456789abcdef"
 TOKEN = "uhp-test-token-5d1c0ffee"
-SCHEMA = Path(__file__).resolve().parents[2] / "../shared/reference/uhp-2026-08-11/uhp-2026-08-11.schema.json"
 
 
 @dataclass
@@ -48,14 +46,9 @@ class Served:
         return self.process.stderr.read() if self.process.stderr else ""
 
 
-@cache
-def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA.resolve().read_text())
-
-
 def validate(instance: Any, definition: str) -> None:
-    """Fail unless `instance` matches `$defs/<definition>` of the UHP JSON Schema."""
-    jsonschema.Draft202012Validator({**_schema(), "$ref": f"#/$defs/{definition}"}).validate(instance)
+    """Fail unless `instance` matches `$defs/<definition>` of the UHP JSON Schema (tests/shared_files.py)."""
+    validate_uhp(instance, definition)
 
 
 SCHEMA_OF = [  # (method, path pattern, definition of the body or of each item of `key`, key)

@@ -22,6 +22,7 @@ from tests.http.helpers import (
     validate,
     wait_for_requests,
 )
+from tests.shared_files import require_uhp_schema
 
 
 def _wait_status(client: httpx.Client, response_id: str, *statuses: str) -> dict:
@@ -428,3 +429,9 @@ def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path, host: st
     assert (
         refused.returncode == 2 and "without a token" in refused.stderr and "Traceback" not in refused.stderr
     )
+
+
+def test_the_uhp_schema_the_responses_are_validated_against_is_there() -> None:
+    assert require_uhp_schema()[
+        "$defs"
+    ]  # skipped (with where it was looked for) in a checkout without ../shared

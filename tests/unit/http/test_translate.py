@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -18,12 +17,8 @@ from harnez.http.translate import (
     scrub,
     terminal_event,
 )
+from tests.shared_files import require_uhp_schema
 
-SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[3] / "../shared/reference/uhp-2026-08-11/uhp-2026-08-11.schema.json")
-    .resolve()
-    .read_text()
-)
 FACTS = ResponseFacts("resp_1", 1796000000.5, "hsess" + "a" * 32, "chrn_x", "chat/m", max_step=2)
 
 
@@ -41,12 +36,14 @@ def _run(events: list[StoredEvent], annotations: list[dict] = ()) -> tuple[TaskS
 
 
 def _valid(instance: Any, definition: str) -> None:
-    jsonschema.Draft202012Validator({**SCHEMA, "$ref": f"#/$defs/{definition}"}).validate(instance)
+    jsonschema.Draft202012Validator({**require_uhp_schema(), "$ref": f"#/$defs/{definition}"}).validate(
+        instance
+    )
 
 
 TOOL_TASK = _events(
     ("user-message", {"text": "hi", "mode": "prompt"}),
-    ("started", {"model": "chat/m"}),
+    ("started", {"model": "chat/m", "wire": "openai-chat"}),
     ("turn-started", {"turn": 1}),
     ("reasoning-delta", {"text": "Look "}),
     ("reasoning-delta", {"text": "first."}),
