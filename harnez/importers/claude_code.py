@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
-from harnez.importers.jsonl import records
+from harnez.importers.jsonl import MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -103,11 +103,17 @@ class _FileParse:
         self.titles: dict[str, str] = {}
 
     def run(self, strict: bool) -> Iterator[tuple[StreamKey, Entry]]:
-        for record in records(self.ref.path, self.main.integrity, strict=strict):
-            key = self._stream_key(record)
-            conversation = self._conversation(key, record)
-            self._note(conversation.info, record, main=key is None)
-            for entry in conversation.feed(record):
+        integrity = self.main.integrity
+        for record in records(self.ref.path, integrity, strict=strict):
+            try:
+                key = self._stream_key(record)
+                conversation = self._conversation(key, record)
+                self._note(conversation.info, record, main=key is None)
+                entries = list(conversation.feed(record))
+            except MISSHAPEN as error:
+                misshapen(self.ref.path, integrity, strict, error)
+                continue
+            for entry in entries:
                 yield key, entry
         for key, conversation in self.streams.items():
             for entry in conversation.finish():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
-from harnez.importers.jsonl import records
+from harnez.importers.jsonl import MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -65,7 +65,10 @@ class CodexReader(Reader):
         rollout = _Rollout(info)
         out = rollout.out
         for record in records(ref.path, info.integrity, strict=strict):
-            rollout.feed(record)
+            try:
+                rollout.feed(record)
+            except MISSHAPEN as error:
+                misshapen(ref.path, info.integrity, strict, error)
             if out:
                 for entry in out:
                     yield None, entry

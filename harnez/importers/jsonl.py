@@ -45,6 +45,7 @@ def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterat
                     record = None
                 if record.__class__ is dict:
                     count += 1
+                    integrity.line = number
                     yield record
                     continue
                 if line.isspace():
@@ -56,6 +57,21 @@ def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterat
                 _unparsed(path, number, integrity, strict)
     finally:
         integrity.records += count
+
+
+MISSHAPEN = (TypeError, ValueError, AttributeError, IndexError, KeyError, LookupError)
+"""What reading a record of an unexpected shape raises (a list where the harness writes a string…)."""
+
+
+def misshapen(path: Path, integrity: Integrity, strict: bool, error: Exception) -> None:
+    """A record that parsed but is not in the shape its harness writes: counted like an unparsable
+    one (what it had added before the surprise stays), or with `strict` an error naming the line."""
+    if strict:
+        raise SessionFormatError(
+            f"Line {integrity.line} of {path} is a JSON object Harnez cannot read ({error!r}); "
+            "run without --strict to skip and count such records."
+        ) from error
+    _unparsed(path, integrity.line, integrity, strict)
 
 
 def _unparsed(path: Path, number: int, integrity: Integrity, strict: bool) -> None:

@@ -241,6 +241,8 @@ class Integrity:
     torn_tail: bool = False
     unparsed_lines: list[int] = field(default_factory=list)
     """Line numbers of the first unparsable records (at most 20 kept)."""
+    line: int = 0
+    """The line of the record being read (what an error about a record names)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -293,7 +295,7 @@ class TimeSpan:
     """The length of `first` and `last` while both are ISO text of one layout ending in "Z"."""
 
     def see(self, stamp: Any) -> None:
-        if stamp.__class__ is str and len(stamp) == self._width and stamp[-1] == "Z":
+        if stamp.__class__ is str and len(stamp) == self._width and stamp[-1:] == "Z":
             # ISO text of one layout orders as text: no parsing per record.
             if stamp > self.last:  # type: ignore[operator]
                 self.last = stamp

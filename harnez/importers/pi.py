@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
-from harnez.importers.jsonl import records
+from harnez.importers.jsonl import MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -63,23 +63,42 @@ class PiReader(Reader):
         last_id: str | None = None
         settings = _SettingEntries()
         for record in records(ref.path, info.integrity, strict=strict):
-            info.span.see(record.get("timestamp"))
             entry_id = record.get("id") if isinstance(record.get("id"), str) else None
-            if record.get("type") == "session":
-                _header(info, record)
+            try:
+                entries = _record_entries(info, record, entry_id, settings, parents)
+            except MISSHAPEN as error:
+                misshapen(ref.path, info.integrity, strict, error)
                 continue
-            if entry_id is not None:
+            if entry_id is not None and record.get("type") != "session":
                 last_id = entry_id
-                settings.see(entry_id, record.get("type") == "message")
-                if parents is not None:
-                    parent = record.get("parentId")
-                    parents[entry_id] = parent if isinstance(parent, str) else None
-            for entry in _entries(info, record, entry_id):
-                if isinstance(entry, Compaction) and entry.kept_from is not None:
-                    entry.kept_from = settings.message_at(entry.kept_from)
+            for entry in entries:
                 yield None, entry
         if parents and last_id is not None:
             info.active_path = _path_to(last_id, parents)
+
+
+def _record_entries(
+    info: SessionInfo,
+    record: dict[str, Any],
+    entry_id: str | None,
+    settings: _SettingEntries,
+    parents: dict[str, str | None] | None,
+) -> list[Entry]:
+    """The entries of one record, after noting its time, header, setting or place in the tree."""
+    info.span.see(record.get("timestamp"))
+    if record.get("type") == "session":
+        _header(info, record)
+        return []
+    if entry_id is not None:
+        settings.see(entry_id, record.get("type") == "message")
+        if parents is not None:
+            parent = record.get("parentId")
+            parents[entry_id] = parent if isinstance(parent, str) else None
+    entries = list(_entries(info, record, entry_id))
+    for entry in entries:
+        if isinstance(entry, Compaction) and entry.kept_from is not None:
+            entry.kept_from = settings.message_at(entry.kept_from)
+    return entries
 
 
 class _SettingEntries:
