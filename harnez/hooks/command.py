@@ -17,7 +17,7 @@ from harnez.redaction import command_environment
 from harnez.text import valid_text
 
 OUTPUT_CAP = 64 * 1024
-"""Characters of stdout and of stderr kept from a hook (a decision is a few lines)."""
+"""Bytes of stdout and of stderr kept from a hook, the last ones (a decision is a few lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ async def run_command(
             f"Could not start the hook `{command}` in {workspace}: {exc.strerror or exc}."
         ) from None
     try:
-        out, err = await asyncio.wait_for(process.communicate(stdin), timeout)
+        out, err = await asyncio.wait_for(_exchange(process, stdin), timeout)
     except TimeoutError:
         await _kill_group(process)
         return CommandResult(None, "", "", round(time.monotonic() - started, 3), timed_out=True)
@@ -64,8 +64,38 @@ async def run_command(
     return CommandResult(process.returncode, _text(out), _text(err), round(time.monotonic() - started, 3))
 
 
+async def _exchange(process: asyncio.subprocess.Process, stdin: bytes) -> tuple[bytes, bytes]:
+    """Write the event, read both outputs to their end (keeping only their tails), wait for the exit."""
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    out, err, _ = await asyncio.gather(
+        _tail(process.stdout), _tail(process.stderr), _feed(process.stdin, stdin)
+    )
+    await process.wait()
+    return out, err
+
+
+async def _feed(pipe: asyncio.StreamWriter, data: bytes) -> None:
+    """The event on stdin, then end of input; a hook that does not read it is fine."""
+    try:
+        pipe.write(data)
+        await pipe.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        pipe.close()
+
+
+async def _tail(stream: asyncio.StreamReader) -> bytes:
+    """Everything a stream gives until its end, of which only the last OUTPUT_CAP bytes are kept."""
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        kept += chunk
+        del kept[:-OUTPUT_CAP]
+    return bytes(kept)
+
+
 def _text(data: bytes) -> str:
-    return valid_text(data[-OUTPUT_CAP:].decode("utf-8", errors="replace"))
+    return valid_text(data.decode("utf-8", errors="replace"))
 
 
 async def _kill_group(process: asyncio.subprocess.Process) -> None:
