@@ -239,7 +239,6 @@ class PermissionSettings(_Section):
 
 HookName = Literal["stop", "pre_tool", "post_tool", "prompt_submit"]
 HOOK_NAMES: tuple[HookName, ...] = ("stop", "pre_tool", "post_tool", "prompt_submit")
-TOOL_HOOKS = ("pre_tool", "post_tool")
 
 
 class HookCommand(_Section):

@@ -110,9 +110,7 @@ class AnthropicWire(HttpWire):
             body["thinking"] = thinking
         elif request.temperature is not None:
             body["temperature"] = request.temperature
-        if (
-            request.tools and request.force_tool and thinking is None
-        ):  # Anthropic forces no tool while thinking
+        if request.tools and request.force_tool and thinking is None:  # no forced tool while thinking
             body["tool_choice"] = {"type": "tool", "name": request.force_tool}
         return body
 

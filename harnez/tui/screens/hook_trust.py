@@ -23,7 +23,7 @@ class HookTrustDialog(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     HookTrustDialog { align: center middle; }
-    HookTrustDialog > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    HookTrustDialog > Vertical { width: 80; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     HookTrustDialog #hook-commands { margin: 1 0; padding: 0 1; background: $boost; }
     HookTrustDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     HookTrustDialog Button { margin-left: 2; }
