@@ -126,6 +126,7 @@ def _add_headless(commands: Any) -> None:
         if name == "run":
             sub.add_argument("prompt", nargs="?", help="the prompt (or --input TEXT; default: read stdin)")
             sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
+        _add_answers_and_hooks(sub, name)
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
         sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
         _session_dir(sub)
@@ -146,6 +147,20 @@ def _add_headless(commands: Any) -> None:
             help="answer for tools that need approval (default deny; the model sees the refusal)",
         )
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+
+
+def _add_answers_and_hooks(sub: argparse.ArgumentParser, name: str) -> None:
+    """`--output-schema` (run) and `--trust-hooks` (run and chat): docs/headless.md, docs/hooks.md."""
+    if name == "run":
+        sub.add_argument(
+            "--output-schema",
+            type=Path,
+            metavar="FILE",
+            help="a JSON Schema: the model answers through an answer tool; prints that JSON answer",
+        )
+    sub.add_argument(
+        "--trust-hooks", action="store_true", help="trust this project's hooks as they are now (remembered)"
+    )
 
 
 def _add_read(commands: Any) -> None:
@@ -517,6 +532,8 @@ def _headless(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         approve=args.approve,
         json=args.json,
+        output_schema=_output_schema(getattr(args, "output_schema", None)),
+        trust_hooks=args.trust_hooks,
     )
     if args.command == "chat":
         return asyncio.run(headless.chat(opts, _stdin_line))
@@ -527,6 +544,15 @@ def _headless(args: argparse.Namespace) -> int:
     given = args.prompt if args.prompt is not None else args.input
     prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
+
+
+def _output_schema(path: Path | None) -> dict | None:
+    """The checked JSON Schema of `--output-schema`, or None (a bad file: exit 2, before anything opens)."""
+    if path is None:
+        return None
+    from harnez.server.answers import load_output_schema
+
+    return load_output_schema(path)
 
 
 def _stdin_text() -> str:

@@ -16,7 +16,9 @@ HarnezError
 ├── WireError              a model call failed for good (after retries, or not retryable)
 ├── ToolError              a tool could not run; its message is shown to the model
 ├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
-└── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
+├── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
+└── HookError              a hook command crashed, timed out or answered what Harnez cannot read:
+                           the task ends failed (docs/hooks.md)
 """
 
 from __future__ import annotations
@@ -121,3 +123,7 @@ class SessionFormatError(HarnezError):
     """A session file of another harness is not in a format Harnez reads, or `--strict` found a bad record."""
 
     exit_code = 2
+
+
+class HookError(HarnezError):
+    """A hook command crashed, timed out, or printed a decision Harnez cannot read; the task ends."""

@@ -39,6 +39,7 @@ WARNING_CODES: dict[str, str] = {
     "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
+    "untrusted-hooks": "The project's hooks are not trusted yet, so they did not run.",
 }
 
 UserMessageMode = Literal["prompt", "steering", "command"]
@@ -303,6 +304,63 @@ class ModelChanged(EventBody):
     model: str
 
 
+# answers and hooks (the "answers" part: structured answers, docs/hooks.md) -------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answered(EventBody):
+    kind: ClassVar[str] = "answered"
+    about: ClassVar[str] = "The model gave the task's structured answer through the answer tool (valid JSON)."
+    call_id: str
+    answer: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerNudged(EventBody):
+    kind: ClassVar[str] = "answer-nudged"
+    about: ClassVar[str] = "The model ended in prose; it is told once more to answer through the answer tool."
+    message: str
+    forced: bool = False
+    """Whether the next turn is held to the answer tool (the wire can force a tool)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookRan(EventBody):
+    kind: ClassVar[str] = "hook-ran"
+    about: ClassVar[str] = "A hook command ran: the hook, the command, its exit code, decision and reason."
+    hook: str
+    command: str
+    exit_code: int | None = None
+    decision: str = "allow"
+    reason: str | None = None
+    context: str | None = None
+    duration: float | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookFailed(EventBody):
+    kind: ClassVar[str] = "hook-failed"
+    about: ClassVar[str] = "A hook command crashed, timed out or answered nonsense; the task ends failed."
+    hook: str
+    command: str
+    message: str
+    exit_code: int | None = None
+    timed_out: bool = False
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopHookExhausted(EventBody):
+    kind: ClassVar[str] = "stop-hook-exhausted"
+    about: ClassVar[str] = (
+        "The stop hooks kept sending the work back past their limit; the task ends incomplete."
+    )
+    limit: int
+    command: str
+    reason: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(EventBody):
     """A stored event this Harnez cannot read as one of its kinds (written by a newer one, or damaged):
@@ -341,6 +399,11 @@ Body = (
     | Error
     | TitleChanged
     | ModelChanged
+    | Answered
+    | AnswerNudged
+    | HookRan
+    | HookFailed
+    | StopHookExhausted
     | UnknownEvent
 )
 """Every event body: the tagged union consumers match on."""

@@ -16,10 +16,13 @@ from typing import Any, Literal, TextIO
 
 from harnez.errors import SessionNotFoundError, UsageError
 from harnez.events import (
+    Answered,
+    AnswerNudged,
     ApprovalRequired,
     Error,
     EventBody,
     Finished,
+    HookRan,
     StoredEvent,
     TextDelta,
     TurnCompleted,
@@ -30,7 +33,7 @@ from harnez.events import (
 from harnez.outcome import Stop
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
-from harnez.text import printable
+from harnez.text import json_line, printable
 
 QUIET_CODES = frozenset({"unpriced-model"})
 """Warnings the text output leaves to --json: they would repeat on every run of a local model."""
@@ -55,12 +58,18 @@ class RunOptions:
     timeout: float | None = None
     approve: Literal["deny", "allow"] = "deny"
     json: bool = False
+    output_schema: dict[str, Any] | None = None
+    """`--output-schema`: the task answers through the answer tool; text mode prints that answer only."""
+    trust_hooks: bool = False
+    """`--trust-hooks`: trust the project's hooks as they are now (remembered, docs/hooks.md)."""
     task_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.model:
             parse_model_ref(self.model)  # a bad reference is a usage error before anything opens
         self.task_options = {"max_steps": self.max_steps, "timeout": self.timeout, "approve": self.approve}
+        if self.output_schema is not None:
+            self.task_options["output_schema"] = self.output_schema
 
     @property
     def resuming(self) -> bool:
@@ -133,9 +142,13 @@ class TaskPrinter:
     provider's message cannot retitle, clear or reorder the screen.
     """
 
-    def __init__(self, out: TextIO, as_json: bool) -> None:
+    def __init__(self, out: TextIO, as_json: bool, answer_only: bool = False) -> None:
         self.out = out
         self.as_json = as_json
+        self.answer_only = answer_only
+        """Text mode of `--output-schema`: stdout is kept for the answer, printed by `print_answer`."""
+        self.answer: Answered | None = None
+        """The newest `answered` event of the task."""
         self._printed_in_turn = False
 
     def show(self, event: StoredEvent) -> None:
@@ -151,7 +164,9 @@ class TaskPrinter:
     def _show_text(self, body: EventBody) -> None:
         """The answer on stdout as it streams; what went wrong (and what the run decided) on stderr."""
         match body:
-            case TextDelta(text=text):
+            case Answered() as answered:
+                self.answer = answered
+            case TextDelta(text=text) if not self.answer_only:
                 self.out.write(printable(text))
                 self.out.flush()
                 self._printed_in_turn = True
@@ -169,8 +184,25 @@ class TaskPrinter:
                 self._say(f"warning: {message}")
             case ApprovalRequired(name=name):
                 self._say(f"{name} needs approval; this run answers per --approve")
+            case HookRan(decision="block", hook=hook, command=command, reason=reason):
+                self._say(f"the {hook} hook `{command}` blocked{': ' + reason if reason else ''}")
+            case AnswerNudged():
+                self._say(
+                    "the model ended without an answer; it is told once more to answer through the tool"
+                )
             case Finished(stop=stop, error=error) if error:
                 self._say(f"task {stop}: {error}")
+
+    def print_answer(self, stop: Stop) -> int:
+        """`--output-schema` without `--json`: the answer alone on stdout; the exit code."""
+        if stop != "completed":
+            return EXIT_BY_STOP.get(stop, 1)
+        if self.answer is None:
+            self._say("the task completed without a valid answer through the answer tool")
+            return EXIT_BY_STOP["failed"]
+        self.out.write(json_line(self.answer.answer) + "\n")
+        self.out.flush()
+        return EXIT_BY_STOP["completed"]
 
     def _say(self, text: str, *, new_line: bool = False) -> None:
         """A notice on stderr, `harnez: …` (after a line break when streamed text left a line open)."""
@@ -248,16 +280,31 @@ async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
             "Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin."
         )
     check_before_opening(opts)
+    printer = TaskPrinter(out, opts.json, answer_only=opts.output_schema is not None and not opts.json)
     async with open_headless_server(opts) as server:
+        trust_hooks(server, opts)
         session_id, after = await _session_for(server, opts)
-        stop = await run_task(server, session_id, after, prompt, opts, TaskPrinter(out, opts.json))
-    return EXIT_BY_STOP.get(stop, 1)
+        stop = await run_task(server, session_id, after, prompt, opts, printer)
+    return printer.print_answer(stop) if printer.answer_only else EXIT_BY_STOP.get(stop, 1)
+
+
+def trust_hooks(server: Server, opts: RunOptions) -> None:
+    """`--trust-hooks`: trust the hooks of this workspace's project file as they are now, and say which."""
+    review = server.untrusted_hooks(opts.workspace) if opts.trust_hooks else None
+    if review is None:
+        return
+    server.trust_hooks(review)
+    commands = "; ".join(review.lines())
+    print(
+        f"harnez: note: trusted the hooks of {review.settings_file}: {printable(commands)}", file=sys.stderr
+    )
 
 
 async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.stdout) -> int:
     """`harnez chat`: each stdin line is a follow-up in one session; `exit` or EOF ends."""
     check_before_opening(opts)
     async with open_headless_server(opts) as server:
+        trust_hooks(server, opts)
         session_id, after = await _session_for(server, opts)
         printer = TaskPrinter(out, opts.json)
         stop: Stop = "completed"

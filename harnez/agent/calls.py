@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,8 @@ from harnez import events as ev
 from harnez.agent.approvals import Answer
 from harnez.agent.context import History
 from harnez.agent.task import Emit
-from harnez.errors import HarnezError
+from harnez.errors import HarnezError, HookError
+from harnez.hooks import TaskHooks
 from harnez.settings import PermissionSettings
 from harnez.store.ledger import ToolExecution
 from harnez.text import sentence
@@ -68,9 +69,12 @@ class ToolCalls:
         approver: Approver,
         emit: Emit,
         history: History,
+        hooks: TaskHooks | None = None,
     ) -> None:
         self.registry, self.workspace, self.permissions = registry, workspace, permissions
         self.grants, self.approver, self.emit, self.history = grants, approver, emit, history
+        self.hooks = hooks
+        """The task's pre_tool and post_tool hooks (a HookError from them ends the task)."""
 
     async def run(self, calls: Sequence[ToolCallEnd]) -> None:
         """Answer every call; each result is emitted, recorded and added to the history."""
@@ -94,6 +98,13 @@ class ToolCalls:
         if isinstance(parsed, ToolResult):
             return PreparedCall(call, result=parsed, outcome="invalid")
         tool = self.registry.get(call.name)
+        if self.hooks is not None:
+            blocked = await self.hooks.pre_tool(call.id, call.name, call.arguments)
+            if blocked is not None:
+                why = blocked.told(f"A pre_tool hook denied this {call.name} call")
+                return PreparedCall(
+                    call, tool, parsed, ToolResult.error(f"{why} It did not run."), "denied", "hook"
+                )
         decision = decide(tool, parsed, self.workspace, self.permissions, self.grants)
         if decision.verdict == "deny":
             denied = ToolResult.error(f"Denied by the permission rules: {decision.reason}")
@@ -157,8 +168,28 @@ class ToolCalls:
             return
         started = time.monotonic()
         results = await asyncio.gather(*(self._execute(p, started) for p in batch))
+        failure: HookError | None = None
         for prepared, result in zip(batch, results, strict=True):
+            if failure is None:
+                try:
+                    result = await self._post_tool(prepared, result)
+                except HookError as exc:  # every call that ran is still recorded; then the task ends
+                    failure = exc
             await self._complete(prepared, result, started)
+        if failure is not None:
+            raise failure
+
+    async def _post_tool(self, prepared: PreparedCall, result: ToolResult) -> ToolResult:
+        """The result with the notes post_tool hooks add for the model (only for calls that ran)."""
+        if self.hooks is None or prepared.result is not None:
+            return result
+        call = prepared.call
+        note = await self.hooks.post_tool(call.id, call.name, call.arguments, result.content, result.is_error)
+        return (
+            result
+            if note is None
+            else replace(result, content=f"{result.content}\n\n[post_tool hook] {note}")
+        )
 
     async def _execute(self, prepared: PreparedCall, started: float) -> ToolResult:
         if prepared.result is not None:
@@ -169,6 +200,7 @@ class ToolCalls:
                 self.workspace,
                 processes=self.history.store.commands,
                 pass_env=frozenset(self.permissions.shell.pass_env),
+                call_id=prepared.call.id,
             )
             return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:

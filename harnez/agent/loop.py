@@ -13,13 +13,16 @@ from harnez.agent.context import History
 from harnez.agent.task import Emit
 from harnez.agent.turns import ModelTurn, StreamFn, TaskAccounting
 from harnez.agent.window import fit_tool_calls
+from harnez.errors import HookError
 from harnez.outcome import TaskOutcome
 from harnez.wires import AssistantMessage, AssistantTurn, ResolvedModel, ToolSpec, UserMessage, WireRequest
 
 if TYPE_CHECKING:
     from harnez.agent.compaction import Compactor
+    from harnez.agent.ending import TaskEnding
 
 DEFAULT_MAX_STEPS = 100
+HOOK_FAILED = "not run: a hook failed and ended the task before this tool call ran"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,8 @@ class AgentLoop:
     the text as typed."""
     compactor: Compactor | None = None
     accounting: TaskAccounting = field(default_factory=TaskAccounting)
+    ending: TaskEnding | None = None
+    """What a stop must pass: the structured answer, the stop hooks (harnez/agent/ending.py)."""
     turns: int = 0
     _inbox: list[str] = field(default_factory=list)
 
@@ -95,15 +100,29 @@ class AgentLoop:
                 turn = await self._model_turn()
                 if turn.failure is not None:
                     return LoopOutcome("failed", self.turns, turn.failure.message)
-                if not turn.tool_calls:
-                    self._inbox.extend(self.steering())
-                    if not self._inbox:
-                        return LoopOutcome("completed", self.turns)
-                    continue
-                await self.calls.run(turn.tool_calls)
+                if turn.tool_calls:
+                    await self.calls.run(turn.tool_calls)
+                    if self.ending is None or not self.ending.take_answers():
+                        continue
+                outcome = await self._end(turn)
+                if outcome is not None:
+                    return outcome
         except asyncio.CancelledError:
             await self.history.answer_unanswered()
             raise
+        except HookError as exc:  # a hook crashed or timed out: the task ends, its calls answered
+            await self.history.answer_unanswered(HOOK_FAILED)
+            return LoopOutcome("failed", self.turns, exc.message)
+
+    async def _end(self, turn: AssistantTurn) -> LoopOutcome | None:
+        """How the task ends after a turn that left nothing to run; None when it goes on (steering came,
+        the model is told to answer, or a stop hook sent it back)."""
+        self._inbox.extend(self.steering())
+        if self._inbox:
+            return None
+        if self.ending is None:
+            return LoopOutcome("completed", self.turns)
+        return await self.ending.settle(self.history, self.turns, turn.text)
 
     async def _deliver_steering(self) -> None:
         waiting, self._inbox = self._inbox + self.steering(), []
@@ -120,6 +139,7 @@ class AgentLoop:
             self.tools,
             thinking=self.model.thinking,
             spec=self.model.spec,
+            force_tool=None if self.ending is None else self.ending.force_tool,
         )
         try:
             turn = await current.stream(self.stream, request)

@@ -12,20 +12,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harnez import events as ev
+from harnez.agent.answer import ANSWER_INSTRUCTIONS, AnswerTool, OutputSchema
 from harnez.agent.approvals import Answer, Policy, check_policy, policy_answer
 from harnez.agent.attachments import expand_attachments
 from harnez.agent.calls import Approver, ToolCalls
 from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
+from harnez.agent.ending import TaskEnding
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
-from harnez.errors import HarnezError, ModelConfigError
+from harnez.errors import HarnezError, HookError, ModelConfigError
+from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
-from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
-from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
+from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
+from harnez.wires import ResolvedModel, ToolSpec, UserMessage, forces_tools, open_wire, resolve_ref
 
 if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
@@ -46,11 +49,13 @@ class TaskOptions:
     """Standing guidance added to the system prompt for this task (a UHP harness or request)."""
     disabled_tools: tuple[str, ...] = ()
     """Tools withheld from the model for this task, on top of those settings deny."""
+    output_schema: OutputSchema | None = None
+    """The JSON Schema of the task's structured answer (the `answer` tool, harnez/agent/answer.py)."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
-        (text), disabled_tools (tool names)."""
+        (text), disabled_tools (tool names), output_schema (a JSON Schema)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -73,6 +78,7 @@ class TaskOptions:
         disabled = options.get("disabled_tools") or ()
         if not isinstance(disabled, (list, tuple)) or not all(isinstance(n, str) for n in disabled):
             raise HarnezError(f"disabled_tools must be a list of tool names, not {disabled!r}.")
+        schema = options.get("output_schema")
         return cls(
             Budget(max_steps, float(timeout) if timeout else None),
             approve,
@@ -80,6 +86,7 @@ class TaskOptions:
             bool(options.get("compact")),
             instructions or None,
             tuple(disabled),
+            None if schema is None else OutputSchema.parse(schema),
         )
 
 
@@ -111,16 +118,17 @@ class AgentWork:
         return resolve_ref(settings, parse_model_ref(ref))
 
     def registry(
-        self, settings: Settings | None = None, disabled: tuple[str, ...] = ()
+        self, settings: Settings | None = None, disabled: tuple[str, ...] = (), answer: Tool | None = None
     ) -> tuple[ToolRegistry, list[str]]:
-        """The tools offered, and those withheld because settings deny them outright (or `disabled`)."""
+        """The tools offered (the task's `answer` tool last), and those withheld because settings deny
+        them outright (or `disabled`)."""
         if self._tools is not None:
             return self._tools(), []
         settings = settings or self.settings
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
         denied |= {tool.name for tool in builtin_tools() if tool.name in disabled}
         offered = [tool for tool in builtin_tools() if tool.name not in denied]
-        return ToolRegistry(offered), sorted(denied)
+        return ToolRegistry(offered + ([answer] if answer else [])), sorted(denied)
 
     async def __call__(self, run: TaskRunLike) -> LoopOutcome:
         settings = run.settings or self.settings
@@ -129,33 +137,47 @@ class AgentWork:
             model = self.resolve(run.model, settings)
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
-        registry, withheld = self.registry(settings, options.disabled_tools)
+        answer = AnswerTool(options.output_schema) if options.output_schema else None
+        registry, withheld = self.registry(settings, options.disabled_tools, answer)
         system, specs = await _system_prompt(Path(run.session.workspace), registry, options)
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        # A compaction calls no tool: it reports none offered.
+        run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
+        hooks = None if options.compact else task_hooks(run, settings, model)
         if not options.compact:
             refusal = await self._take_prompt(
-                run, model, history, registry, prompt_room(model, system, _schema_tokens(specs))
+                run, model, history, registry, prompt_room(model, system, _schema_tokens(specs)), hooks
             )
             if refusal is not None:
                 return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
         wire = open_wire(model.endpoint, settings.retry)
         try:
-            # A compaction calls no tool: it reports none offered.
-            run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
-            loop = self._loop(run, settings, options, model, registry, history, system, specs, wire.stream)
+            ending = TaskEnding(run.emit, answer, hooks, forces_tools(model))
+            loop = self._loop(
+                run, settings, options, model, registry, history, system, specs, wire.stream, ending
+            )
             return await loop.run()
         finally:
             await wire.aclose()
 
     async def _take_prompt(
-        self, run: TaskRunLike, model: ResolvedModel, history: History, registry: ToolRegistry, room: int
+        self,
+        run: TaskRunLike,
+        model: ResolvedModel,
+        history: History,
+        registry: ToolRegistry,
+        room: int,
+        hooks: TaskHooks | None,
     ) -> str | None:
-        """Add the task's prompt to the history (its `@path` files attached for the model; the stored
-        user-message keeps the text as typed); why it was refused, when it cannot fit the window."""
+        """Add the task's prompt to the history (its `@path` files attached for the model and what the
+        prompt_submit hooks add; the stored user-message keeps the text as typed); why it was refused,
+        when it cannot fit the window or a hook refused it."""
         prompt = await attach_files(run.prompt, Path(run.session.workspace))
         refusal = prompt_refusal(model, prompt, room)
+        if refusal is None and hooks is not None:
+            refusal, prompt = await submitted_prompt(hooks, run.prompt, prompt)
         if refusal is not None:
             return refusal
         if run.session.id not in self._grants:
@@ -190,18 +212,18 @@ class AgentWork:
         system: str,
         specs: tuple[ToolSpec, ...],
         stream: StreamFn,
+        ending: TaskEnding,
     ) -> AgentLoop:
         accounting = TaskAccounting()
-        compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
-        grants = self._grants.setdefault(run.session.id, SessionGrants())
         calls = ToolCalls(
             registry,
             Path(run.session.workspace),
             _permissions(settings, options),
-            grants,
+            self._grants.setdefault(run.session.id, SessionGrants()),
             approver(options.approve, run.approvals, run.session.id),
             run.emit,
             history,
+            ending.hooks,
         )
         return AgentLoop(
             model=model,
@@ -214,9 +236,48 @@ class AgentWork:
             budget=options.budget,
             steering=run.take_steering,
             expand=partial(attach_files, workspace=Path(run.session.workspace)),
-            compactor=compactor,
+            compactor=Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs)),
             accounting=accounting,
+            ending=ending,
         )
+
+
+def task_hooks(run: TaskRunLike, settings: Settings, model: ResolvedModel) -> TaskHooks | None:
+    """The hooks in force for a task (the project's only once trusted; a warning when they are not),
+    or None when there are none."""
+    hooks, waiting = HookTrust().in_force(settings)
+    if waiting is not None:
+        run.emit(ev.WarningEvent(code="untrusted-hooks", message=untrusted_message(waiting)))
+    if hooks.empty:
+        return None
+    about = {
+        "session": run.session.id,
+        "task": run.task_id,
+        "workspace": run.session.workspace,
+        "model": f"{model.provider}/{model.model}",
+    }
+    workspace, pass_env = Path(run.session.workspace), frozenset(settings.permissions.shell.pass_env)
+    return TaskHooks(hooks, run.emit, workspace, about, pass_env)
+
+
+def untrusted_message(review: HookReview) -> str:
+    """The `untrusted-hooks` warning: whose hooks did not run, and how to trust them."""
+    count = len(review.lines())
+    return (
+        f"The project's hooks in {review.settings_file} ({count} command{'s' if count != 1 else ''}) are not "
+        "trusted yet, so they did not run. Trust them when the app asks, or run with --trust-hooks."
+    )
+
+
+async def submitted_prompt(hooks: TaskHooks, typed: str, prompt: str) -> tuple[str | None, str]:
+    """(why the prompt_submit hooks refused the prompt, or None; the prompt with the context they add)."""
+    try:
+        blocked, context = await hooks.prompt_submit(typed)
+    except HookError as exc:
+        return exc.message, prompt
+    if blocked is not None:
+        return blocked.told("A prompt_submit hook refused this prompt"), prompt
+    return None, prompt if context is None else f"{prompt}\n\n[prompt_submit hook] {context}"
 
 
 def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings:
@@ -266,6 +327,8 @@ async def _system_prompt(
     system = await build_system_prompt(workspace, published)
     if options.instructions:
         system += "\n\n# Instructions for this task\n" + options.instructions
+    if options.output_schema is not None:
+        system += "\n\n" + ANSWER_INSTRUCTIONS
     return system, tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
 
 

@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harnez.hooks.trust import HookReview
     from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
     from harnez.server.server import Draft, Server
     from harnez.store.sessions import SessionPage, SessionRecord
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Draft",
+    "HookReview",
     "Server",
     "SessionPage",
     "SessionRecord",
@@ -28,6 +30,7 @@ __all__ = [
 
 _HOMES = {
     "Draft": "harnez.server.server",
+    "HookReview": "harnez.hooks.trust",
     "Server": "harnez.server.server",
     "TaskOutcome": "harnez.server.runner",
     "TaskRun": "harnez.server.runner",
@@ -36,7 +39,8 @@ _HOMES = {
     "SessionPage": "harnez.store.sessions",
     "TaskRecord": "harnez.store.tasks",
 }
-"""Where each name lives; the session and task records are the store's, handed out through the server."""
+"""Where each name lives; the session and task records are the store's, and a review of a project's hooks
+is the hooks', handed out through the server."""
 
 
 def __getattr__(name: str) -> Any:

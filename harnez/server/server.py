@@ -23,6 +23,7 @@ from harnez.events import (
     warning,
 )
 from harnez.events import UserMessage as UserMessageEvent
+from harnez.hooks import HookReview, HookTrust
 from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
@@ -718,3 +719,15 @@ class Server:
     def watch_settings(self, watcher: Callable[[Settings], None]) -> None:
         """Call `watcher` with the new settings whenever `update_settings` applies them."""
         self._settings_watchers.append(watcher)
+
+    # hooks (docs/hooks.md) --------------------------------------------------------------------
+
+    def untrusted_hooks(self, workspace: str | Path) -> HookReview | None:
+        """The hooks of the workspace's project file when the person has not trusted them as they are
+        now (they do not run until then), else None. Raises SettingsError for a broken project file."""
+        return HookTrust().review(self.settings_for(workspace))
+
+    def trust_hooks(self, review: HookReview) -> None:
+        """Trust exactly these project hooks from now on (changed ones ask again); remembered in the
+        global config folder, never in the project. Raises SettingsError when it cannot be written."""
+        HookTrust().trust(review)

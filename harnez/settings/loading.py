@@ -33,7 +33,13 @@ from harnez.settings.messages import (
     origin_of,
     validation_message,
 )
-from harnez.settings.model import ENV_NESTED_DELIMITER, ENV_PREFIX, Settings, title_source_problem
+from harnez.settings.model import (
+    ENV_NESTED_DELIMITER,
+    ENV_PREFIX,
+    HookSettings,
+    Settings,
+    title_source_problem,
+)
 
 MAX_NESTING = 16
 """Objects and lists nested deeper than this are refused before parsing (the deepest setting has 4)."""
@@ -44,9 +50,11 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     """Read the global then the project file, merge them per key, apply HARNEZ_* variables, validate."""
     env = dict(os.environ if env is None else env)
     global_path, project_path = paths.global_settings_path(env), paths.project_settings_path(workspace)
+    project = _read_settings_file(project_path, "project")
+    project_hooks = _project_hooks(f"the project settings file {project_path}", project.pop("hooks", None))
     layers = [
         (f"the global settings file {global_path}", _read_settings_file(global_path, "global")),
-        (f"the project settings file {project_path}", _read_settings_file(project_path, "project")),
+        (f"the project settings file {project_path}", project),
     ]
     merged, provenance = _merge_layers(layers)
     _record_env_provenance(provenance, env)
@@ -56,7 +64,18 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     SECRETS.learn_all([*COMMON_KEY_VARIABLES, *settings.credential_variables], env)
     source_origin = origin_of(provenance, ("session", "title", "source"))
     warning = title_source_problem(settings.session.title.source, source_origin)
-    return settings.with_load_details(() if warning is None else (warning,), Path(workspace).resolve())
+    return settings.with_load_details(
+        () if warning is None else (warning,), Path(workspace).resolve(), project_hooks
+    )
+
+
+def _project_hooks(origin: str, raw: Any) -> HookSettings:
+    """The project file's `hooks`, checked like any setting but kept apart from the merge: they join the
+    person's own hooks (never replace them) and run only once trusted (docs/hooks.md)."""
+    if raw is None:
+        return HookSettings()
+    checked, provenance = _merge_layers([(origin, {"hooks": raw})])
+    return _validate(checked, provenance, {}).hooks
 
 
 def save_global_settings(changes: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Path:

@@ -237,6 +237,56 @@ class PermissionSettings(_Section):
     paths: PathRules = PathRules()
 
 
+HookName = Literal["stop", "pre_tool", "post_tool", "prompt_submit"]
+HOOK_NAMES: tuple[HookName, ...] = ("stop", "pre_tool", "post_tool", "prompt_submit")
+
+
+class HookCommand(_Section):
+    """One hook: a bash command line run in the workspace with the event as JSON on stdin."""
+
+    command: str = Field(min_length=1)
+    timeout: Number = Field(default=60.0, gt=0, le=HOUR)
+    """Seconds the command may take; past them it is killed and the task ends failed."""
+    tools: list[str] = Field(default_factory=list)
+    """pre_tool and post_tool only: the tool names it runs for (empty: every tool)."""
+
+    def applies_to(self, tool: str) -> bool:
+        return not self.tools or tool in self.tools
+
+
+class HookSettings(_Section):
+    """Commands run at points of every task (docs/hooks.md), and how often a stop hook may send it back."""
+
+    stop: list[HookCommand] = Field(default_factory=list)
+    pre_tool: list[HookCommand] = Field(default_factory=list)
+    post_tool: list[HookCommand] = Field(default_factory=list)
+    prompt_submit: list[HookCommand] = Field(default_factory=list)
+    stop_limit: WholeNumber = Field(default=5, ge=1, le=100)
+    """How many times in one task the stop hooks may send the work back before the task ends."""
+
+    @field_validator("stop", "prompt_submit")
+    @classmethod
+    def _no_tool_filter(cls, commands: list[HookCommand]) -> list[HookCommand]:
+        if any(command.tools for command in commands):
+            raise PydanticCustomError("harnez", "`tools` applies to pre_tool and post_tool hooks only")
+        return commands
+
+    def commands(self, hook: HookName) -> list[HookCommand]:
+        """The commands of one hook, in the order they run."""
+        found: list[HookCommand] = getattr(self, hook)
+        return found
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.commands(hook) for hook in HOOK_NAMES)
+
+    def joined(self, later: HookSettings) -> HookSettings:
+        """These hooks, then `later`'s after them; `later`'s stop_limit when it sets one."""
+        lists = {hook: self.commands(hook) + later.commands(hook) for hook in HOOK_NAMES}
+        limit = later.stop_limit if "stop_limit" in later.model_fields_set else self.stop_limit
+        return HookSettings(**lists, stop_limit=limit)
+
+
 # ----------------------------------------------------------------------------- the settings
 
 
@@ -266,11 +316,14 @@ class Settings(BaseSettings):
     """Keyed by `<provider>/<model>` or by the bare model id."""
     retry: RetrySettings = RetrySettings()
     permissions: PermissionSettings = PermissionSettings()
+    hooks: HookSettings = HookSettings()
+    """The person's own hooks (global file, variables); the project file's are `project_hooks`."""
     theme: str = Field(default="textual-dark", min_length=1)
     database_path: Path | None = None
 
     _warnings: tuple[str, ...] = PrivateAttr(default=())
     _workspace: Path | None = PrivateAttr(default=None)
+    _project_hooks: HookSettings = PrivateAttr(default_factory=HookSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -332,11 +385,20 @@ class Settings(BaseSettings):
         """The database to open: `database_path` when set, else the workspace default."""
         return self.database_path if self.database_path is not None else paths.database_path(workspace, env)
 
-    def with_load_details(self, warnings: tuple[str, ...], workspace: Path) -> Settings:
-        """A copy carrying what loading found: warnings naming the file that set the value, the workspace."""
+    @property
+    def project_hooks(self) -> HookSettings:
+        """The hooks of the workspace's project file: they run only once the person trusted them."""
+        return self._project_hooks
+
+    def with_load_details(
+        self, warnings: tuple[str, ...], workspace: Path, project_hooks: HookSettings | None = None
+    ) -> Settings:
+        """A copy carrying what loading found: warnings naming the file that set the value, the workspace,
+        the project file's hooks."""
         loaded = self.model_copy()
         loaded._warnings = warnings
         loaded._workspace = workspace
+        loaded._project_hooks = project_hooks or HookSettings()
         return loaded
 
 

@@ -78,6 +78,8 @@ class ToolContext:
     pass_env: frozenset[str] = frozenset()
     """Credential variables shell commands get anyway (`permissions.shell.pass_env`); the others
     are withheld (harnez.redaction.command_environment)."""
+    call_id: str | None = None
+    """The id of the model's call this run answers."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,10 @@ class Tool(ABC):
     def read_only(self) -> bool:
         """Whether the tool leaves the workspace unchanged."""
         return self.kind == "read"
+
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON schema published for the arguments, when it is not the parameters model's (None)."""
+        return None
 
     def targets(self, args: ToolParams, workspace: Path) -> list[WorkspacePath]:
         """The paths a call touches, resolved; by default the `path` argument if there is one."""

@@ -74,7 +74,7 @@ class ToolRegistry:
             {
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": parameters_schema(tool.parameters),
+                "parameters": tool.input_schema() or parameters_schema(tool.parameters),
             }
             for tool in self._tools.values()
         ]

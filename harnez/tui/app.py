@@ -87,6 +87,8 @@ class HarnezApp(App[None]):
         self._server: Server | None = None
         self._server_closed = False
         self._first_screen_chosen = False
+        self._hooks_asked: set[Path] = set()
+        """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
         self._use_settings_mode()
 
     def _use_settings_mode(self) -> None:
@@ -239,8 +241,9 @@ class HarnezApp(App[None]):
         )
         if waiting is not None:
             await waiting.attach(draft.id, draft.title, draft.model)
-            return
-        self._show(SessionScreen(draft.id, draft.title, draft.model))
+        else:
+            self._show(SessionScreen(draft.id, draft.title, draft.model))
+        self._ask_hook_trust(self.workspace)
 
     async def open_session(self, id_or_prefix: str) -> None:
         """Show a stored session (an id or a unique prefix)."""
@@ -248,6 +251,13 @@ class HarnezApp(App[None]):
 
         record = await self.server.get_session(id_or_prefix)
         self._show(SessionScreen(record.id, record.display_title, record.model))
+        self._ask_hook_trust(Path(record.workspace))
+
+    def _ask_hook_trust(self, workspace: Path) -> None:
+        """Ask, once per workspace, to trust the project's hooks its tasks would run (a modal)."""
+        from harnez.tui.screens.hook_trust import ask_hook_trust
+
+        ask_hook_trust(self, self.server, workspace, self._hooks_asked)
 
     async def _resume(self, id_or_prefix: str) -> None:
         """`--resume ID`: the session in this project's database, else in the project the index finds it in."""

@@ -27,7 +27,15 @@ from harnez.wires.base import (
     WireRequest,
     WireWarning,
 )
-from harnez.wires.catalogue import Endpoint, ResolvedModel, cost_of, endpoint_for, resolve_model, resolve_ref
+from harnez.wires.catalogue import (
+    Endpoint,
+    ResolvedModel,
+    cost_of,
+    endpoint_for,
+    forces_tools,
+    resolve_model,
+    resolve_ref,
+)
 from harnez.wires.conversation import (
     AssistantMessage,
     Conversation,
@@ -96,6 +104,7 @@ __all__ = [
     "collect",
     "cost_of",
     "endpoint_for",
+    "forces_tools",
     "item_from_json",
     "open_wire",
     "resolve_model",

@@ -110,6 +110,8 @@ class AnthropicWire(HttpWire):
             body["thinking"] = thinking
         elif request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.tools and request.force_tool and thinking is None:  # no forced tool while thinking
+            body["tool_choice"] = {"type": "tool", "name": request.force_tool}
         return body
 
     def translator(self, request: WireRequest) -> Translator:

@@ -67,6 +67,8 @@ class WireRequest:
     temperature: float | None = None
     spec: ModelSpec | None = None
     """None looks the model up in the built-in catalogue (or uses conservative defaults)."""
+    force_tool: str | None = None
+    """A tool the model must call in this turn (`tool_choice`), where the wire can hold it to one."""
 
 
 # --- events -------------------------------------------------------------------------------

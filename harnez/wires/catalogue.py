@@ -157,6 +157,14 @@ def anthropic_thinking(level: str, max_tokens: int) -> dict[str, Any] | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
+def forces_tools(model: ResolvedModel) -> bool:
+    """Whether a request can hold this model to one tool: every wire can, but Anthropic's not while the
+    model thinks (extended thinking refuses a forced `tool_choice`)."""
+    if model.endpoint.wire != "anthropic-messages":
+        return True
+    return anthropic_thinking(clamp_thinking(model.spec, model.thinking), model.spec.max_output) is None
+
+
 def openai_effort(level: str) -> str | None:
     """The `reasoning_effort` / `reasoning.effort` value for a level; None when off."""
     return None if level == "off" else OPENAI_EFFORTS[level]

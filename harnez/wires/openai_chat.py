@@ -93,6 +93,8 @@ class OpenAIChatWire(HttpWire):
                 }
                 for t in request.tools
             ]
+            if request.force_tool:
+                body["tool_choice"] = {"type": "function", "function": {"name": request.force_tool}}
         if request.max_output is not None:
             cap = "max_completion_tokens" if "api.openai.com" in self.endpoint.base_url else "max_tokens"
             body[cap] = request.max_output

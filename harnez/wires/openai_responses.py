@@ -108,6 +108,8 @@ class OpenAIResponsesWire(HttpWire):
                 }
                 for t in request.tools
             ]
+            if request.force_tool:
+                body["tool_choice"] = {"type": "function", "name": request.force_tool}
         if request.max_output is not None:
             body["max_output_tokens"] = request.max_output
         effort = openai_effort(clamp_thinking(spec, request.thinking))

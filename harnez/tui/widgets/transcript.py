@@ -14,6 +14,7 @@ from harnez import events as ev
 from harnez.events import EventBody, StoredEvent
 from harnez.text import printable_data
 from harnez.tui.bridge import paint_without_skipping
+from harnez.tui.widgets.answers import answer_notice, hook_text
 from harnez.tui.widgets.blocks import (
     AssistantBlock,
     NoticeBlock,
@@ -191,6 +192,14 @@ class BlockBuilder:
     async def _on_model_changed(self, seq: int, body: ev.ModelChanged) -> Change:
         return Change([NoticeBlock(f"Model: {body.model}", "info", seq)])
 
+    async def _on_answer_or_hook(self, seq: int, body: Any) -> Change:
+        """Answers and hooks (harnez/tui/widgets/answers.py); a tool call's hook shows in its block."""
+        block = self.tools.get(getattr(body, "call_id", None) or "")
+        if isinstance(body, ev.HookRan | ev.HookFailed) and block is not None:
+            block.show_state(hook_text(body))
+            return Change()
+        return Change([answer_notice(body, seq)])
+
     async def _on_finished(self, seq: int, body: ev.Finished) -> Change:
         await self.close()
         return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
@@ -216,6 +225,11 @@ _HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Ch
     ev.Error: BlockBuilder._on_error,
     ev.ModelChanged: BlockBuilder._on_model_changed,
     ev.Finished: BlockBuilder._on_finished,
+    ev.Answered: BlockBuilder._on_answer_or_hook,
+    ev.AnswerNudged: BlockBuilder._on_answer_or_hook,
+    ev.HookRan: BlockBuilder._on_answer_or_hook,
+    ev.HookFailed: BlockBuilder._on_answer_or_hook,
+    ev.StopHookExhausted: BlockBuilder._on_answer_or_hook,
 }
 """What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
 elsewhere (the status line, the title bar) or not at all."""
