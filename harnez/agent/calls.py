@@ -169,6 +169,7 @@ class ToolCalls:
                 self.workspace,
                 processes=self.history.store.commands,
                 pass_env=frozenset(self.permissions.shell.pass_env),
+                call_id=prepared.call.id,
             )
             return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:
