@@ -9,10 +9,12 @@ from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.agents_support import (
     delegate,
     only_child,
+    project_agents,
     published_tools,
     requests_with,
     reviewer,
     system_text,
+    write_agent,
 )
 from tests.agent.helpers import answer, events, make_settings, run_task, tool_call
 
@@ -131,3 +133,20 @@ async def test_the_parents_totals_include_what_the_child_spent(
     assert totals.usd is not None and abs(totals.usd - (sum(own) + child_totals.usd)) < 1e-12
     before = await server.session_totals(parent, up_to=ended.seq - 1)
     assert (before.input, before.calls) == (100, 1)
+
+
+async def test_a_malformed_agent_file_is_warned_about_by_name_and_the_others_are_still_offered(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    reviewer(workspace)
+    broken = write_agent(project_agents(workspace), "broken", "name: broken\ntools: read")
+    scripted_model.add(answer("hello"))
+    server = await open_server(make_settings(scripted_model))
+    session, outcome = await run_task(server, workspace, "hi")
+    assert outcome.stop == "completed"
+    (started,) = await events(server, session, "started")
+    assert started.body.agents == ["reviewer"]
+    (warned,) = [w.body for w in await events(server, session, "warning") if w.body.code == "invalid-agent"]
+    assert warned.message.startswith(f"{broken}: ") and "needs `description:`" in warned.message
+    (request,) = scripted_model.requests
+    assert "broken" not in system_text(request) and "broken" not in str(request.body["tools"])
