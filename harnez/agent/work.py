@@ -23,6 +23,7 @@ from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.agents import ParentLimits
+from harnez.agents.definitions import DELEGATE
 from harnez.agents.offer import TaskAgents
 from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
@@ -166,6 +167,8 @@ class AgentWork:
         withheld, and its agents. A child session gets its link's tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
         registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld)
+        if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
+            withheld = sorted([*withheld, DELEGATE])
         self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
         lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
         parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)

@@ -31,8 +31,8 @@ class SessionTotals:
     """Tokens and cost summed over a session's `usage` and `cost` events (and its child sessions', from
     `delegate-finished`: docs/agents.md), and the context in use.
 
-        The cost is None when nothing was priced, and `unpriced` is set as soon as one call had no
-        rate: a total that silently left calls out would be wrong, so clients show no cost then.
+    The cost is None when nothing was priced, and `unpriced` is set as soon as one call had no
+    rate: a total that silently left calls out would be wrong, so clients show no cost then.
     """
 
     input: int = 0

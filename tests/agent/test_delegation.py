@@ -16,7 +16,7 @@ from tests.agent.agents_support import (
     system_text,
     write_agent,
 )
-from tests.agent.helpers import answer, events, make_settings, run_task, tool_call
+from tests.agent.helpers import answer, events, first_event, make_settings, run_task, tool_call, tool_outputs
 
 
 async def test_a_delegation_runs_in_a_linked_child_session_and_its_answer_is_the_calls_result(
@@ -150,3 +150,30 @@ async def test_a_malformed_agent_file_is_warned_about_by_name_and_the_others_are
     assert warned.message.startswith(f"{broken}: ") and "needs `description:`" in warned.message
     (request,) = scripted_model.requests
     assert "broken" not in system_text(request) and "broken" not in str(request.body["tools"])
+
+
+async def test_two_delegate_calls_of_one_turn_run_side_by_side_in_two_children(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    reviewer(workspace)
+    calls = [delegate(call_id, "reviewer", f"Part {call_id}")["reply"][0] for call_id in ("d1", "d2")]
+    scripted_model.add(
+        {"reply": calls},
+        {"reply": [{"text": "held answer"}], "hold": "first"},
+        answer("quick answer"),
+        answer("both done"),
+    )
+    server = await open_server(make_settings(scripted_model))
+    parent = server.create_session(workspace).id
+    await server.submit(parent, "split it")
+    # one child waits on the model while the other finishes: they run at the same time
+    quick = await first_event(server, parent, lambda e: e.kind == "delegated")
+    assert quick.body.text == "quick answer"
+    (held,) = [link.child for link in await server.children(parent) if link.child != quick.body.child]
+    assert server.running(held) is not None
+    scripted_model.release("first")
+    await server.wait(parent)
+    results = {e.body.call_id: e.body.text for e in await events(server, parent, "delegated")}
+    assert sorted(results.values()) == ["held answer", "quick answer"]
+    sent = tool_outputs(scripted_model.requests[-1].body)
+    assert (sent["d1"], sent["d2"]) == (results["d1"], results["d2"])

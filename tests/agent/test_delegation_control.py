@@ -165,10 +165,10 @@ async def test_deleting_the_parent_deletes_its_children(
     assert docs[0][0] == 0
 
 
-async def test_without_agents_nothing_is_offered_and_settings_can_withhold_delegate(
+async def test_without_agents_nothing_is_offered_and_settings_or_the_task_can_withhold_delegate(
     scripted_model: ScriptedModel, open_server, workspace: Path
 ) -> None:
-    scripted_model.add(answer("plain"), answer("still plain"))
+    scripted_model.add(answer("plain"), answer("still plain"), answer("plain again"))
     server = await open_server(make_settings(scripted_model))
     session, _ = await run_task(server, workspace, "hi")
     (started,) = await events(server, session, "started")
@@ -180,3 +180,7 @@ async def test_without_agents_nothing_is_offered_and_settings_can_withhold_deleg
     (started,) = await events(server, session, "started")
     assert "delegate" not in started.body.tools and "delegate" in started.body.withheld
     assert started.body.agents == []
+    server = await open_server(make_settings(scripted_model))
+    session, _ = await run_task(server, workspace, "hi", disabled_tools=["delegate"])
+    (started,) = await events(server, session, "started")
+    assert "delegate" not in started.body.tools and started.body.withheld == ["delegate"]
