@@ -169,7 +169,10 @@ class AgentWork:
         registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])
-        self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
+        owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
+        shared = agents.grants_session(run.session)
+        if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
+            self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
         lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
         parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
         return agents.offer(registry, withheld, run.delegate, parent), withheld, agents

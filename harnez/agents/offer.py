@@ -9,6 +9,7 @@ its agent's instructions, and its parent's session grants.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,13 @@ class TaskAgents:
     def grants_owner(self) -> str | None:
         """The session whose "allow for this session" answers a child shares: its parent's."""
         return self.link.parent if self.link is not None else None
+
+    def grants_session(self, session: SessionRecord) -> SessionRecord | None:
+        """For a child session, its parent's record: whose stored answers rebuild the grants they share
+        (the parent's log holds copies of the child's answers). None for any other session."""
+        if self.link is None or self.link.parent is None:
+            return None
+        return dataclasses.replace(session, num=self.link.parent_num, id=self.link.parent)
 
     def offer(
         self, registry: ToolRegistry, withheld: list[str], delegate: Delegate, parent: ParentLimits

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from harnez.agent.work import AgentWork
 from harnez.errors import SessionNotFoundError
+from harnez.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.agents_support import delegate, only_child, reviewer
 from tests.agent.helpers import (
@@ -184,3 +186,46 @@ async def test_without_agents_nothing_is_offered_and_settings_or_the_task_can_wi
     session, _ = await run_task(server, workspace, "hi", disabled_tools=["delegate"])
     (started,) = await events(server, session, "started")
     assert "delegate" not in started.body.tools and started.body.withheld == ["delegate"]
+
+
+async def test_after_a_restart_a_resumed_child_and_its_parent_keep_every_shared_grant(
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path
+) -> None:
+    reviewer(workspace, tools="shell")
+    scripted_model.add(
+        tool_call("shell", "p1", command="echo parent >> log.txt"),
+        delegate("d1", "reviewer", "Log yourself"),
+        tool_call("shell", "s1", command="echo child >> log.txt"),
+        answer("logged"),
+        answer("both logged"),
+        tool_call("shell", "s2", command="echo child >> log.txt"),
+        tool_call("shell", "s3", command="echo parent >> log.txt"),
+        answer("child again"),
+        tool_call("shell", "p2", command="echo parent >> log.txt"),
+        answer("parent again"),
+    )
+    settings = make_settings(scripted_model)
+    first = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
+    try:
+        parent = first.create_session(workspace).id
+        answering = answer_approvals(first, parent, {"shell": ("allow-session", None)})
+        await first.submit(parent, "log")
+        await first.wait(parent)
+        assert await answering == ["p1", "d1/s1"]
+        child = await only_child(first, parent)
+    finally:
+        await first.close()
+
+    # A new process that cannot ask (approve="deny"): the child is resumed first, then the parent.
+    second = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
+    try:
+        for session in (child, parent):
+            await second.submit(session, "again")
+            await second.wait(session)
+        asked = {
+            s: [e.body.call_id for e in await events(second, s, "approval-required")] for s in (parent, child)
+        }
+    finally:
+        await second.close()
+    assert asked == {parent: ["p1", "d1/s1"], child: ["s1"]}
+    assert (workspace / "log.txt").read_text().split() == ["parent", "child", "child", "parent", "parent"]
