@@ -17,6 +17,7 @@ from harnez.server.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.app import HarnezApp
 from harnez.tui.commands import help_markdown
+from harnez.tui.screens import approval
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock
@@ -115,8 +116,10 @@ async def test_enter_allows_once(agent_app: AgentApp, scripted_model: ScriptedMo
 
 
 async def test_keys_typed_as_the_prompt_opens_do_not_allow(
-    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    clock = [1000.0]  # the prompt's clock stands still until the test moves it: no race with a busy machine
+    monkeypatch.setattr(approval, "monotonic", lambda: clock[0])
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
@@ -127,6 +130,7 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(
             session_screen(app).session_id
         )
+        clock[0] += approval.ARM_DELAY + 1
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "armed prompt")
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
