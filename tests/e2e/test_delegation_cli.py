@@ -27,6 +27,7 @@ def test_sessions_lists_the_parent_only_and_show_links_parent_and_child(headless
     shown = headless.harnez("sessions", "show", parent)
     assert shown.returncode == 0, shown.stderr
     assert "sub-agent sessions" in shown.stdout
+    assert f"[sub-agent] reviewer in session {child[:12]} (harnez sessions show {child[:12]})" in shown.stdout
     (line,) = [line for line in shown.stdout.splitlines() if line.startswith(f"  {child[:12]}")]
     assert "reviewer" in line and "completed" in line and "Review the parser" in line
     opened = headless.harnez("sessions", "show", child[:12])
