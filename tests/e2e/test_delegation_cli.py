@@ -22,8 +22,9 @@ def test_sessions_lists_the_parent_only_and_show_links_parent_and_child(headless
     parent, child = events[0]["session"], began["child"]
     assert [e["text"] for e in events if e["kind"] == "delegated"] == ["The parser has no bug."]
 
-    listed = json_lines(headless.harnez("sessions", "--json").stdout)
-    assert [s["id"] for s in listed] == [parent]
+    for listing in (["--json"], ["--all", "--json"], ["--search", "parser", "--json"]):
+        listed = json_lines(headless.harnez("sessions", *listing).stdout)
+        assert [s["id"] for s in listed] == ([] if "parser" in listing else [parent]), listing
     shown = headless.harnez("sessions", "show", parent)
     assert shown.returncode == 0, shown.stderr
     assert "sub-agent sessions" in shown.stdout
