@@ -432,9 +432,24 @@ async def _show_session(server, args: argparse.Namespace) -> int:
                 one_line=True,
             )
         )
+    for line in await _delegation_lines(server, record.id):
+        print(printable(line, one_line=True))
     print()
     sys.stdout.write(printable(render_plain(events)))
     return EXIT_OK
+
+
+async def _delegation_lines(server, session_id: str) -> list[str]:
+    """`sessions show`'s lines on sub-agents: whose child the session is, and the children it has."""
+    link = await server.delegation_of(session_id)
+    lines = [f"sub-agent {link.agent} of session {link.parent} (call {link.call_id})"] if link else []
+    children = await server.children(session_id)
+    if children:
+        lines.append("sub-agent sessions (open one with `harnez sessions show <id>`):")
+    for child in children:
+        ended = child.stop or child.child_status
+        lines.append(f"  {child.child[:12]}  {child.agent:<12}  {ended:<11}  {child.child_title or ''}")
+    return lines
 
 
 async def _print_events(server, args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ WARNING_CODES: dict[str, str] = {
     "invalid-settings": "A settings value is invalid; a default is used instead.",
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
     "untrusted-hooks": "The project's hooks are not trusted yet, so they did not run.",
+    "invalid-agent": "A sub-agent's file could not be read as an agent; it is not offered.",
 }
 
 UserMessageMode = Literal["prompt", "steering", "command"]
@@ -103,7 +104,7 @@ class ShellLine(EventBody):
 class Started(EventBody):
     kind: ClassVar[str] = "started"
     about: ClassVar[str] = (
-        "A task began: model, thinking level, wire, tools published, tools withheld, window."
+        "A task began: model, thinking level, wire, tools published, tools withheld, window, agents offered."
     )
     model: str
     wire: str
@@ -111,6 +112,7 @@ class Started(EventBody):
     tools: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     context_window: int | None = None
+    agents: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -361,6 +363,53 @@ class StopHookExhausted(EventBody):
     reason: str | None = None
 
 
+# sub-agents (the "subagents" part: harnez/agents/, docs/agents.md) --------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DelegateStarted(EventBody):
+    kind: ClassVar[str] = "delegate-started"
+    about: ClassVar[str] = (
+        "A delegate call started a sub-agent in a child session (agent, child session, model, tools)."
+    )
+    call_id: str
+    agent: str
+    child: str
+    model: str | None = None
+    tools: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delegated(EventBody):
+    kind: ClassVar[str] = "delegated"
+    about: ClassVar[str] = "A sub-agent's result: the text the delegate call returns to the model."
+    call_id: str
+    agent: str
+    child: str
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DelegateFinished(EventBody):
+    kind: ClassVar[str] = "delegate-finished"
+    about: ClassVar[str] = (
+        "A sub-agent's task ended: stop, turns, error, and its usage and cost (rolled up into the parent's)."
+    )
+    call_id: str
+    agent: str
+    child: str
+    stop: Stop
+    turns: int | None = None
+    error: str | None = None
+    input: int = 0
+    output: int = 0
+    usd: float | None = None
+    calls: int = 0
+    reported: int = 0
+    unpriced: bool = False
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(EventBody):
     """A stored event this Harnez cannot read as one of its kinds (written by a newer one, or damaged):
@@ -404,6 +453,9 @@ Body = (
     | HookRan
     | HookFailed
     | StopHookExhausted
+    | DelegateStarted
+    | Delegated
+    | DelegateFinished
     | UnknownEvent
 )
 """Every event body: the tagged union consumers match on."""

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from harnez.events import (
+    DelegateStarted,
     Error,
     EventBody,
     Finished,
@@ -79,6 +80,8 @@ def _line(body: EventBody) -> str | None:
             return f"[task {stop}{f': {error}' if error else ''}]\n\n"
         case TitleChanged(title=title):
             return f"[title] {title}\n\n"
+        case DelegateStarted(agent=agent, child=child):  # sub-agents: docs/agents.md
+            return f"[sub-agent] {agent} in session {child[:12]} (harnez sessions show {child[:12]})\n"
     return None
 
 

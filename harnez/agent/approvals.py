@@ -56,10 +56,28 @@ def policy_answer(policy: Policy) -> Answer | None:
 
 
 class ApprovalDesk:
-    """The approval prompts waiting for an answer, by session and call id."""
+    """The approval prompts waiting for an answer, by session and call id.
+
+    A sub-agent's calls are asked in its parent session (`forward`): they wait under the parent's id,
+    their call ids prefixed, so whoever answers the parent's prompts answers them too.
+    """
 
     def __init__(self) -> None:
         self._pending: dict[tuple[str, str], asyncio.Future[Answer]] = {}
+        self._forwarded: dict[str, tuple[str, str]] = {}
+        """A child session's calls → (the session they are asked in, the prefix of their ids there)."""
+
+    def forward(self, session_id: str, to_session: str, prefix: str) -> None:
+        """Ask the calls of `session_id` in `to_session`, as `<prefix><call id>` (until `stop_forwarding`)."""
+        self._forwarded[session_id] = (to_session, prefix)
+
+    def stop_forwarding(self, session_id: str) -> None:
+        """Ask a session's calls in the session itself again."""
+        self._forwarded.pop(session_id, None)
+
+    def _key(self, session_id: str, call_id: str) -> tuple[str, str]:
+        to_session, prefix = self._forwarded.get(session_id, (session_id, ""))
+        return to_session, prefix + call_id
 
     def pending(self, session_id: str) -> list[str]:
         """The call ids waiting for an answer in a session, oldest first."""
@@ -68,16 +86,17 @@ class ApprovalDesk:
     async def wait(self, session_id: str, call_id: str) -> Answer:
         """Wait for the answer to a call's prompt; cancelling the wait withdraws the prompt."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._pending[(session_id, call_id)] = future
+        key = self._key(session_id, call_id)
+        self._pending[key] = future
         try:
             return await future
         finally:
-            self._pending.pop((session_id, call_id), None)
+            self._pending.pop(key, None)
 
     def answer(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
         """Resolve a waiting prompt; raises ApprovalError when nothing waits under that id."""
         checked = check_verdict(verdict)
-        future = self._pending.get((session_id, call_id))
+        future = self._pending.get(self._key(session_id, call_id))
         if future is None or future.done():
             waiting = ", ".join(self.pending(session_id)) or "none"
             raise ApprovalError(

@@ -1,8 +1,9 @@
 """The agent's view of a task: the Protocols the server's `TaskRun` satisfies, and nothing more.
 
 The agent never sees the server. A task hands it the session it works in, its prompt and options,
-one callback every event leaves through (`emit`), the stores it reads and writes (`TaskStore`), and
-the desk where a tool call waits for a person (`ApprovalWaiter`). `harnez.server.runner.TaskRun`
+one callback every event leaves through (`emit`), the stores it reads and writes (`TaskStore`), the
+desk where a tool call waits for a person (`ApprovalWaiter`), and `delegate`, which runs a sub-agent's
+task as a child session. `harnez.server.runner.TaskRun`
 provides exactly these; tests can hand in anything else that does.
 """
 
@@ -14,9 +15,11 @@ from harnez.events import EventBody
 
 if TYPE_CHECKING:
     from harnez.agent.approvals import Answer
+    from harnez.agents import Delegation, DelegationResult
     from harnez.settings import Settings
     from harnez.store.commands import RunningCommands
     from harnez.store.context import ContextRecords
+    from harnez.store.delegations import DelegationTable
     from harnez.store.events import EventLog
     from harnez.store.ledger import Ledger
     from harnez.store.sessions import SessionRecord
@@ -50,6 +53,11 @@ class TaskStore(Protocol):
     @property
     def commands(self) -> RunningCommands:
         """The shell commands running, by process group."""
+        ...
+
+    @property
+    def delegations(self) -> DelegationTable:
+        """Child sessions: whether this session is one (and of whom), for its limits."""
         ...
 
 
@@ -89,3 +97,7 @@ class TaskRunLike(Protocol):
     def emit(self, body: EventBody, /, *, search_text: str | None = None) -> object: ...
 
     def take_steering(self) -> list[str]: ...
+
+    async def delegate(self, delegation: Delegation, /) -> DelegationResult:
+        """Run a sub-agent's task as a child session of this task (docs/agents.md)."""
+        ...

@@ -24,6 +24,9 @@ from harnez.agent.prompt import build_system_prompt
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
+from harnez.agents import ParentLimits
+from harnez.agents.definitions import DELEGATE
+from harnez.agents.offer import TaskAgents
 from harnez.errors import HarnezError, HookError, ModelConfigError
 from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
@@ -105,6 +108,8 @@ class AgentWork:
         self._tools = tools
         self._grants: dict[str, SessionGrants] = {}
         """"Allow for this session" answers, kept across the tasks of a session."""
+        self._grant_owners: dict[str, str] = {}
+        """The session whose grants a session uses: its own, or a child session's parent's."""
 
     def resolve(self, model: str | None, settings: Settings | None = None) -> ResolvedModel:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
@@ -138,11 +143,16 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None
-        registry, withheld = self.registry(settings, options.disabled_tools, answer)
-        system, specs = await _system_prompt(Path(run.session.workspace), registry, options)
+        registry, withheld, agents = await self._offer(run, settings, options, answer)
+        system, specs = await _system_prompt(
+            Path(run.session.workspace), registry, options, agents.instructions
+        )
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         # A compaction calls no tool: it reports none offered.
-        run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
+        offered = ([], [], []) if options.compact else (registry.names, withheld, agents.offered(registry))
+        run.emit(_started(model, *offered))
+        if not options.compact:
+            agents.warn(run.emit)
         hooks = None if options.compact else task_hooks(run, settings, model)
         if not options.compact:
             refusal = await self._take_prompt(
@@ -162,6 +172,27 @@ class AgentWork:
         finally:
             await wire.aclose()
 
+    async def _offer(
+        self, run: TaskRunLike, settings: Settings, options: TaskOptions, answer: Tool | None
+    ) -> tuple[ToolRegistry, list[str], TaskAgents]:
+        """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), those
+        withheld, and its agents. A child session gets its link's tools and shares its parent's grants."""
+        agents = await TaskAgents.load(run.store, run.session, settings)
+        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer)
+        if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
+            withheld = sorted([*withheld, DELEGATE])
+        owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
+        shared = agents.grants_session(run.session)
+        if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
+            self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
+        lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
+        parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
+        return agents.offer(registry, withheld, run.delegate, parent), withheld, agents
+
+    def _session_grants(self, session_id: str) -> SessionGrants:
+        """A session's "allow for this session" answers (a child session's are its parent's)."""
+        return self._grants.setdefault(self._grant_owners.get(session_id, session_id), SessionGrants())
+
     async def _take_prompt(
         self,
         run: TaskRunLike,
@@ -180,8 +211,9 @@ class AgentWork:
             refusal, prompt = await submitted_prompt(hooks, run.prompt, prompt)
         if refusal is not None:
             return refusal
-        if run.session.id not in self._grants:
-            self._grants[run.session.id] = await restore_grants(run.store, run.session, registry)
+        owner = self._grant_owners.get(run.session.id, run.session.id)
+        if owner not in self._grants:
+            self._grants[owner] = await restore_grants(run.store, run.session, registry)
         await history.add(UserMessage(prompt))
         return None
 
@@ -215,11 +247,12 @@ class AgentWork:
         ending: TaskEnding,
     ) -> AgentLoop:
         accounting = TaskAccounting()
+        grants = self._session_grants(run.session.id)
         calls = ToolCalls(
             registry,
             Path(run.session.workspace),
             _permissions(settings, options),
-            self._grants.setdefault(run.session.id, SessionGrants()),
+            grants,
             approver(options.approve, run.approvals, run.session.id),
             run.emit,
             history,
@@ -320,11 +353,14 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
 
 
 async def _system_prompt(
-    workspace: Path, registry: ToolRegistry, options: TaskOptions
+    workspace: Path, registry: ToolRegistry, options: TaskOptions, agent: str | None = None
 ) -> tuple[str, tuple[ToolSpec, ...]]:
-    """The system text of a task (with the task's own instructions) and the tools as published."""
+    """The system text of a task (with the task's own instructions, and a sub-agent's) and the tools
+    as published."""
     published = registry.publish()
     system = await build_system_prompt(workspace, published)
+    if agent:
+        system += "\n\n" + agent
     if options.instructions:
         system += "\n\n# Instructions for this task\n" + options.instructions
     if options.output_schema is not None:
@@ -332,8 +368,10 @@ async def _system_prompt(
     return system, tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
 
 
-def _started(model: ResolvedModel, tools: list[str], withheld: list[str]) -> ev.Started:
-    """The `started` event: the model that runs the task, the tools published and withheld."""
+def _started(
+    model: ResolvedModel, tools: list[str], withheld: list[str], agents: list[str] | None = None
+) -> ev.Started:
+    """The `started` event: the model that runs the task, the tools published and withheld, the agents."""
     return ev.Started(
         model=f"{model.provider}/{model.model}",
         thinking=model.thinking,
@@ -341,6 +379,7 @@ def _started(model: ResolvedModel, tools: list[str], withheld: list[str]) -> ev.
         tools=tools,
         withheld=withheld,
         context_window=model.spec.context_window,
+        agents=agents or [],
     )
 
 

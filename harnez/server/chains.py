@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from harnez.errors import HarnezError, StoreError
 from harnez.events import Event, Finished, UserMessage, UserMessageMode
-from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
+from harnez.server.runner import DelegationRunner, TaskOutcome, TaskRun, TaskWork
 
 if TYPE_CHECKING:
     from harnez.agent.approvals import ApprovalDesk
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 
 class ChainHost(Protocol):
-    """What the chains ask of their server: the work to run, whether it closes, a task's settings."""
+    """What the chains ask of their server: the work to run, whether it closes, a task's settings,
+    where a task's delegations run."""
 
     @property
     def work(self) -> TaskWork | None: ...
@@ -34,6 +35,9 @@ class ChainHost(Protocol):
     def closed(self) -> bool: ...
 
     def task_settings(self, workspace: str | Path) -> Settings | None: ...
+
+    @property
+    def delegations(self) -> DelegationRunner | None: ...
 
 
 log = logging.getLogger(__name__)
@@ -118,7 +122,9 @@ class TaskChains:
     def _run(
         self, record: SessionRecord, task_id: int, prompt: str, model: str | None, options: dict
     ) -> TaskRun:
-        return TaskRun(record, task_id, prompt, model, self._store, self._approvals, options)
+        run = TaskRun(record, task_id, prompt, model, self._store, self._approvals, options)
+        run.delegations = self._host.delegations
+        return run
 
     async def _drive(self, entry: Chain) -> TaskOutcome:
         """Run the chain: the task, then each queued prompt as its own task, until none is left."""

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harnez.errors import HarnezError
 from harnez.events import Event, EventBody, StoredEvent
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
     from harnez.agent.approvals import ApprovalDesk
+    from harnez.agents import Delegation, DelegationResult
     from harnez.settings import Settings
     from harnez.store import Store
     from harnez.store.sessions import SessionRecord
@@ -37,6 +39,8 @@ class TaskRun:
     settings: Settings | None = None
     """The settings of the session's own workspace (global file + its project file), set when the
     task starts; None leaves the work's own settings in force."""
+    delegations: DelegationRunner | None = None
+    """Where a delegate call's child session runs (the server's; None: this task cannot delegate)."""
 
     @property
     def workspace(self) -> Path:
@@ -52,12 +56,24 @@ class TaskRun:
         """Append an event of this task and wait until it is committed."""
         return await self.emit(body, search_text=search_text)
 
+    async def delegate(self, delegation: Delegation, /) -> DelegationResult:
+        """Run a sub-agent's task as a child session of this task (harnez/server/delegations.py)."""
+        if self.delegations is None:
+            raise HarnezError("This task cannot delegate: its server runs no child sessions.")
+        return await self.delegations.run(self, delegation)
+
     def take_steering(self) -> list[str]:
         """Steering messages received since the last call (delivered at the next model turn)."""
         messages = []
         while not self.steering.empty():
             messages.append(self.steering.get_nowait())
         return messages
+
+
+class DelegationRunner(Protocol):
+    """Runs a task's delegation as a child session (the server's `Delegations`)."""
+
+    async def run(self, parent: TaskRun, delegation: Delegation) -> DelegationResult: ...
 
 
 class TaskWork(Protocol):

@@ -27,11 +27,13 @@ from harnez.hooks import HookReview, HookTrust
 from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
+from harnez.server.delegations import Delegations
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
 from harnez.settings import Settings, load_settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.commands import boot_id
+from harnez.store.delegations import DelegationLink
 from harnez.store.search import SearchPage
 from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
 from harnez.store.tasks import TaskRecord
@@ -85,6 +87,8 @@ class Server:
         """Tool calls of running tasks that wait for a person's answer."""
         self.chains = TaskChains(store, self.approvals, self)
         """The running tasks, one chain per session (harnez/server/chains.py)."""
+        self.delegations = Delegations(self)
+        """Child sessions of delegate calls (harnez/server/delegations.py)."""
         self._lock = asyncio.Lock()
         self.titles = TitlePolicy(self, settings.session.title)
         self._closed = False
@@ -169,6 +173,7 @@ class Server:
             await self.store.tasks.mark_interrupted(task_id)
             rows = await self.store.sessions.by_nums([session_num])
             record = rows[session_num]
+            await self.delegations.recover(task_id, record)
             await self.store.events.append_now(
                 record.num,
                 record.id,
@@ -306,14 +311,16 @@ class Server:
             return None
 
     async def delete_session(self, session_id: str) -> None:
-        """Cancel its running task, then delete everything of the session."""
+        """Cancel its running task, then delete everything of the session and of its child sessions."""
         if self._drafts.pop(session_id, None) is not None:
             return
         record = await self.get_session(session_id)
         await self.cancel(record.id)
         await self.store.events.flush()
-        await self.store.sessions.delete(record.num)
-        self._bus.close_session(record.id)
+        children = await self.store.delegations.children(record.num)
+        await self.store.sessions.delete(record.num)  # its children with it (a trigger: migrations/)
+        for session in [record.id, *(child.child for child in children)]:
+            self._bus.close_session(session)
 
     async def persist(self, session_id: str) -> SessionRecord:
         """The stored session, creating its row from the draft if needed."""
@@ -426,7 +433,22 @@ class Server:
         last_call = await events.last_of_kind(record.num, record.id, "usage", up_to)
         if last_call is not None and isinstance(last_call.body, Usage):
             totals.context_tokens = context_tokens(last_call.body)
+        totals.add_child(await self.store.delegations.rolled_up(record.num, up_to))
         return totals
+
+    async def children(self, session_id: str) -> list[DelegationLink]:
+        """The child sessions a session's delegate calls ran (docs/agents.md), oldest first."""
+        if session_id in self._drafts:
+            return []
+        record = await self.get_session(session_id)
+        return await self.store.delegations.children(record.num)
+
+    async def delegation_of(self, session_id: str) -> DelegationLink | None:
+        """Where a child session came from (parent session, task, call, agent); None for any other."""
+        if session_id in self._drafts:
+            return None
+        record = await self.get_session(session_id)
+        return await self.store.delegations.of_child(record.num)
 
     async def subscribe(
         self, session_id: str, after: int = 0, poll: float | None = None

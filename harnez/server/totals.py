@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from harnez.events import Cost, EventBody, Started, Usage
+from harnez.events import Cost, DelegateFinished, EventBody, Started, Usage
+
+
+class ChildSpend(Protocol):
+    """A child session's tokens and cost as its parent takes them in (a `delegate-finished` event, or
+    the rolled-up totals of the store's delegations)."""
+
+    @property
+    def input(self) -> int: ...
+    @property
+    def output(self) -> int: ...
+    @property
+    def usd(self) -> float | None: ...
+    @property
+    def calls(self) -> int: ...
+    @property
+    def reported(self) -> int: ...
+    @property
+    def unpriced(self) -> bool: ...
 
 
 @dataclass(slots=True)
 class SessionTotals:
-    """Tokens and cost summed over a session's `usage` and `cost` events, and the context in use.
+    """Tokens and cost summed over a session's `usage` and `cost` events (and its child sessions', from
+    `delegate-finished`: docs/agents.md), and the context in use.
 
     The cost is None when nothing was priced, and `unpriced` is set as soon as one call had no
     rate: a total that silently left calls out would be wrong, so clients show no cost then.
@@ -47,7 +67,20 @@ class SessionTotals:
             case Started(context_window=window) if window:
                 self.context_window = window
                 return True
+            case DelegateFinished():
+                self.add_child(body)
+                return True
         return False
+
+    def add_child(self, child: ChildSpend) -> None:
+        """Add what child sessions spent (the context in use stays this session's own)."""
+        self.input += child.input
+        self.output += child.output
+        self.calls += child.calls
+        self.reported += child.reported
+        self.unpriced = self.unpriced or child.unpriced
+        if child.usd is not None:
+            self.usd = (self.usd or 0.0) + child.usd
 
     @property
     def tokens_text(self) -> str:

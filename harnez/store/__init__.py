@@ -9,6 +9,7 @@ from harnez.events import StoredEvent
 from harnez.store.commands import RunningCommands
 from harnez.store.context import ContextRecords
 from harnez.store.db import Database
+from harnez.store.delegations import DelegationTable
 from harnez.store.events import EventLog
 from harnez.store.imports import ImportedSessions
 from harnez.store.ledger import Ledger, ModelCall, ToolExecution
@@ -44,6 +45,7 @@ class Store:
         self.search = FullTextSearch(db)
         self.commands = RunningCommands(db)
         self.imports = ImportedSessions(db)
+        self.delegations = DelegationTable(db, self.sessions)
 
     @classmethod
     async def open(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnez.store.db import Database
-from harnez.store.sessions import decode_cursor, encode_cursor
+from harnez.store.sessions import ChildFilter, decode_cursor, encode_cursor
 
 SNIPPET_WORDS = 16
 """Words shown around a match in a listing."""
@@ -45,10 +45,13 @@ class SearchPage:
     next_cursor: str | None
 
 
-def _matches(query: str, workspace: str | None, before: int | None, scan: int) -> tuple[str, list[Any]]:
-    """The SQL (and its parameters) of up to `scan` matching documents, newest first, before a cursor."""
+def _matches(
+    query: str, workspace: str | None, before: int | None, scan: int, hidden: str | None = None
+) -> tuple[str, list[Any]]:
+    """The SQL (and its parameters) of up to `scan` matching documents, newest first, before a cursor
+    (`hidden`: the condition that leaves child sessions out)."""
     sql = "SELECT d.id, d.session, d.kind FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
-    where: list[str] = ["search_fts MATCH ?"]
+    where: list[str] = ["search_fts MATCH ?", *([hidden] if hidden else [])]
     params: list[Any] = [query]
     if before is not None:
         where.append("search_fts.rowid < ?")
@@ -66,6 +69,7 @@ class FullTextSearch:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._children = ChildFilter(db)
 
     async def search(
         self,
@@ -85,7 +89,8 @@ class FullTextSearch:
         if query is None:
             return SearchPage([], None)
         before = decode_cursor(cursor)[0] if cursor else None
-        rows = await self._db.fetchall(*_matches(query, workspace, before, scan))
+        hidden = await self._children.clause("d.session")
+        rows = await self._db.fetchall(*_matches(query, workspace, before, scan, hidden))
         chosen: dict[int, tuple[int, str]] = {}
         last_doc = None
         for doc_id, session, kind in rows:

@@ -8,7 +8,7 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
@@ -93,6 +93,33 @@ def decode_cursor(cursor: str) -> list[Any]:
         ) from exc
 
 
+class Reads(Protocol):
+    """A database that answers reads (the project's own, or another project's read-only one)."""
+
+    async def fetchone(self, sql: str, params: Any = ()) -> sqlite3.Row | None: ...
+
+
+class ChildFilter:
+    """The SQL condition that leaves child sessions out of a listing.
+
+    Empty for a database from before sub-agents (another project's, read without migrating it): it
+    has no children to hide, and no table to ask.
+    """
+
+    def __init__(self, db: Reads) -> None:
+        self._db = db
+        self._known: bool | None = None
+
+    async def clause(self, column: str) -> str | None:
+        """`<column> NOT IN (…children…)`, or None when the database has no delegations table."""
+        if self._known is None:
+            row = await self._db.fetchone(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'delegations'"
+            )
+            self._known = row is not None
+        return f"{column} NOT IN (SELECT child FROM delegations)" if self._known else None
+
+
 @dataclass(frozen=True, slots=True)
 class SessionPage:
     """One page of a listing; `next_cursor` is None when there is no next page."""
@@ -107,6 +134,7 @@ class SessionTable:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._children = ChildFilter(db)
 
     async def insert(
         self,
@@ -176,8 +204,10 @@ class SessionTable:
 
     async def newest(self, workspace: str) -> SessionRecord | None:
         """The most recently active session of a workspace."""
+        hidden = await self._children.clause("num")
         row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM sessions WHERE workspace = ? ORDER BY updated_at DESC, num DESC LIMIT 1",
+            f"SELECT {_COLUMNS} FROM sessions WHERE workspace = ? {'AND ' + hidden if hidden else ''} "
+            "ORDER BY updated_at DESC, num DESC LIMIT 1",
             (workspace,),
         )
         return _record(row) if row else None
@@ -190,7 +220,8 @@ class SessionTable:
         title_filter: str | None = None,
     ) -> SessionPage:
         """Sessions newest first (by last activity), keyset-paginated."""
-        where, params = [], []
+        hidden = await self._children.clause("num")
+        where, params = [hidden] if hidden else [], []
         if workspace is not None:
             where.append("workspace = ?")
             params.append(workspace)

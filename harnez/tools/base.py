@@ -79,7 +79,7 @@ class ToolContext:
     """Credential variables shell commands get anyway (`permissions.shell.pass_env`); the others
     are withheld (harnez.redaction.command_environment)."""
     call_id: str | None = None
-    """The id of the model's call this run answers."""
+    """The id of the model's call being run (the delegate tool links its child session to it)."""
 
 
 @dataclass(frozen=True)

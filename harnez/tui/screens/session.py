@@ -19,6 +19,7 @@ from harnez.text import printable
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
 from harnez.tui.widgets.completion import CompletionMenu
+from harnez.tui.widgets.delegation import DelegationPanel
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
 from harnez.tui.widgets.transcript import Transcript
@@ -50,6 +51,8 @@ class SessionHost(Protocol):
     def permission_mode(self) -> str: ...
 
     async def open_new_session(self) -> None: ...
+
+    async def open_session(self, id_or_prefix: str) -> None: ...
 
     def open_picker(self, at_start: bool = False) -> None: ...
 
@@ -320,6 +323,13 @@ class SessionScreen(Screen[None]):
             await self.server.run_shell(
                 self.session_id, command, mode=self.harnez.permission_mode, share=share
             )
+        except HarnezError as exc:
+            self.notify(str(exc), severity="error")
+
+    async def on_delegation_panel_opened(self, message: DelegationPanel.Opened) -> None:
+        """Show the child session of a delegate call (the picker lists no child sessions)."""
+        try:
+            await self.harnez.open_session(message.child)
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
 

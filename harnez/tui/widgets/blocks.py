@@ -269,6 +269,10 @@ class ToolBlock(Vertical):
         if self.is_mounted:
             self.mount(widget)
 
+    def attach(self, widget: Widget) -> None:
+        """Another part under the arguments (a delegate call's sub-agent: widgets/delegation.py)."""
+        self._add(widget)
+
     def adopt_request(self, arguments: Any, seq: int) -> None:
         """This call's own request, met after its later events (it was on an older page of history)."""
         self.seq, self.arguments = seq, arguments

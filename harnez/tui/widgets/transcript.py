@@ -25,6 +25,7 @@ from harnez.tui.widgets.blocks import (
     UserBlock,
     block_seq,
 )
+from harnez.tui.widgets.delegation import DelegationPanel
 
 STATUS_LINE_WARNINGS = frozenset({"unpriced-model"})
 """Warnings the status line shows (as "unpriced" beside the cost) instead of a notice per task."""
@@ -58,6 +59,8 @@ class BlockBuilder:
         self.tools: dict[str, ToolBlock] = dict(shown or {})
         """Tool blocks by call id; `shown` are those already on screen (newer pages of history)."""
         self.turn_blocks: list[Widget] = []
+        self.delegations: dict[str, DelegationPanel] = {}
+        """The sub-agent panels of delegate calls, by call id."""
 
     async def feed(self, event: StoredEvent) -> Change:
         """The blocks this event adds or removes (text deltas extend the open answer instead)."""
@@ -161,6 +164,24 @@ class BlockBuilder:
         block.show_result(body.content, body.details, body.is_error)
         return change
 
+    def _delegation(self, seq: int, call_id: str, agent: str, child: str) -> tuple[DelegationPanel, Change]:
+        block, change = self._tool(seq, call_id, "delegate", None)
+        panel = self.delegations.get(call_id)
+        if panel is None:
+            panel = self.delegations[call_id] = DelegationPanel(agent, child)
+            block.attach(panel)
+        return panel, change
+
+    async def _on_delegate_started(self, seq: int, body: ev.DelegateStarted) -> Change:
+        panel, change = self._delegation(seq, body.call_id, body.agent, body.child)
+        panel.show_start(body)
+        return change
+
+    async def _on_delegate_finished(self, seq: int, body: ev.DelegateFinished) -> Change:
+        panel, change = self._delegation(seq, body.call_id, body.agent, body.child)
+        panel.show_end(body)
+        return change
+
     async def _on_turn_retried(self, seq: int, body: ev.TurnRetried) -> Change:
         discarded: list[Widget] = [
             b for b in self.turn_blocks if isinstance(b, AssistantBlock | ReasoningBlock)
@@ -230,6 +251,8 @@ _HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Ch
     ev.HookRan: BlockBuilder._on_answer_or_hook,
     ev.HookFailed: BlockBuilder._on_answer_or_hook,
     ev.StopHookExhausted: BlockBuilder._on_answer_or_hook,
+    ev.DelegateStarted: BlockBuilder._on_delegate_started,
+    ev.DelegateFinished: BlockBuilder._on_delegate_finished,
 }
 """What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
 elsewhere (the status line, the title bar) or not at all."""

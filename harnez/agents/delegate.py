@@ -1,0 +1,125 @@
+"""The `delegate` tool: hands a self-contained task to a sub-agent, which runs it in a child session."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+
+from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition
+from harnez.errors import ToolError
+from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult
+
+INTRODUCTION = (
+    "Hand a task to a sub-agent. It works in a session of its own, with its own tools, and its final "
+    "answer comes back as this call's result. It sees nothing of this conversation: give it a "
+    "complete task (what to do, where to look, what to report). Agents:"
+)
+
+
+class DelegateParams(ToolParams):
+    agent: str = Field(description="The agent's name, from the list in this tool's description.")
+    task: str = Field(
+        min_length=1,
+        description="The whole task for the agent, self-contained: it does not see this conversation.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ParentLimits:
+    """What a parent task lends the agents it delegates to, and never more."""
+
+    tools: tuple[str, ...]
+    """The tools the parent task offers (a child gets its agent's tools among these)."""
+    model: str | None
+    """The parent's model, for agents that name none (None: the settings' default)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The child task's options: the parent's permission mode and approval policy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delegation:
+    """What one delegate call asks for: which agent does what, within which limits."""
+
+    agent: AgentDefinition
+    task: str
+    call_id: str
+    tools: tuple[str, ...]
+    """The tools the child may use: its agent's, within those its parent offers."""
+    model: str | None
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DelegationResult:
+    """How a delegation ended: the child session, and the text the parent's model receives."""
+
+    agent: str
+    child: str
+    text: str
+    stop: str
+    is_error: bool = False
+
+    def tool_result(self, *, cancelled: bool = False) -> ToolResult:
+        """The delegate call's result: the text for the model, the child session for the UI."""
+        details = {"agent": self.agent, "child": self.child, "stop": self.stop}
+        return ToolResult(self.text, details=details, is_error=self.is_error, cancelled=cancelled)
+
+
+Delegate = Callable[[Delegation], Awaitable[DelegationResult]]
+"""Runs a delegation as a child session of the task that asked for it (the server's side)."""
+
+
+def child_tools(agent: AgentDefinition, offered: tuple[str, ...]) -> tuple[str, ...]:
+    """The tools a child gets: its agent's that its parent offers (all of those when it names none)."""
+    parent = tuple(tool for tool in offered if tool != DELEGATE)
+    return parent if agent.tools is None else tuple(tool for tool in agent.tools if tool in parent)
+
+
+def describe(catalogue: AgentCatalogue) -> str:
+    """The tool's description: how to delegate, and each agent with its description and tools."""
+    lines = [INTRODUCTION]
+    for agent in catalogue.agents:
+        tools = f" (tools: {', '.join(agent.tools)})" if agent.tools is not None else ""
+        lines.append(f"- {agent.name}: {agent.description}{tools}")
+    return "\n".join(lines)
+
+
+class DelegateTool(Tool):
+    """Starts a sub-agent on a task; returns its final answer (see `offering` for its description)."""
+
+    name = DELEGATE
+    description = INTRODUCTION
+    parameters = DelegateParams
+    kind = "read"
+    """It changes nothing itself: what the sub-agent does is checked by the sub-agent's own permissions."""
+
+    def __init__(self, catalogue: AgentCatalogue, delegate: Delegate, parent: ParentLimits) -> None:
+        self.catalogue = catalogue
+        self.delegate = delegate
+        self.parent = parent
+
+    @classmethod
+    def offering(cls, catalogue: AgentCatalogue, delegate: Delegate, parent: ParentLimits) -> DelegateTool:
+        """The tool for one task, its description listing the task's agents."""
+        described = type(cls.__name__, (cls,), {"description": describe(catalogue)})
+        return described(catalogue, delegate, parent)
+
+    async def run(self, args: DelegateParams, ctx: ToolContext) -> ToolResult:
+        agent = self.catalogue.get(args.agent)
+        if agent is None:
+            raise ToolError(
+                f"There is no agent named {args.agent!r}; use one of: {', '.join(self.catalogue.names)}."
+            )
+        delegation = Delegation(
+            agent,
+            args.task,
+            ctx.call_id or uuid.uuid4().hex,
+            child_tools(agent, self.parent.tools),
+            agent.model or self.parent.model,
+            dict(self.parent.options),
+        )
+        return (await self.delegate(delegation)).tool_result()

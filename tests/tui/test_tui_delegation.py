@@ -1,0 +1,85 @@
+"""A delegation in the TUI, over the real agent and a scripted model: the delegate call's block shows the
+sub-agent and opens its child session; the child's approvals are asked on the parent's screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harnez.testing.scripted_model import ScriptedModel
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
+from harnez.tui.widgets.delegation import DelegationPanel
+from tests.agent.agents_support import delegate, only_child, reviewer
+from tests.agent.helpers import answer, tool_call
+from tests.tui.helpers import wait_for
+from tests.tui.test_tui_approvals import (
+    AgentApp,
+    agent_app,
+    ends,
+    prompt_shown,
+    send,
+    session_screen,
+    text_of,
+)
+
+__all__ = ["agent_app"]  # the fixture, shared with the approval tests
+
+
+def panels(app) -> list[DelegationPanel]:
+    return list(session_screen(app).query(DelegationPanel))
+
+
+async def test_the_delegate_block_shows_the_sub_agent_and_its_button_opens_the_child(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    reviewer(workspace)
+    scripted_model.add(
+        delegate("d1", "reviewer", "Review a.py"),
+        answer("a.py looks fine."),
+        answer("The reviewer says a.py looks fine."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40)) as pilot:
+        await send(pilot, "review the code")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        parent = session_screen(app).session_id
+        child = await only_child(app.server, parent)
+        (panel,) = panels(app)
+        assert (panel.agent, panel.child, panel.stop) == ("reviewer", child, "completed")
+        (block,) = [b for b in session_screen(app).query(ToolBlock) if b.tool_name == "delegate"]
+        assert panel.parent is block
+        shown = text_of(app)
+        assert f"↳ sub-agent reviewer in session {child[:12]}" in shown and "tools: read, grep" in shown
+        assert "✓ completed after 1 turn · 120 in / 20 out tokens" in shown
+        await pilot.click(panel.query_one("Button"))
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == child,
+            "the child session on screen",
+        )
+        await wait_for(
+            pilot,
+            lambda: [b.text for b in app.screen.query(AssistantBlock)] == ["a.py looks fine."],
+            "answer",
+        )
+
+
+async def test_a_childs_approval_is_asked_on_the_parents_screen(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    reviewer(workspace, tools="shell")
+    scripted_model.add(
+        delegate("d1", "reviewer", "Make the file"),
+        tool_call("shell", "s1", command="echo hi > out.txt"),
+        answer("Made out.txt."),
+        answer("The reviewer made out.txt."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "d1/s1"), "the child's approval prompt")
+        assert "Sub-agent reviewer: " in text_of(app) and not (workspace / "out.txt").exists()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert (workspace / "out.txt").read_text() == "hi\n"
+        assert panels(app)[0].stop == "completed"
