@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,14 @@ class GatedWork:
 async def wait_for(
     pilot: Pilot, condition: Callable[[], Any], what: str = "condition", tries: int = 400
 ) -> None:
-    """Let the app run until `condition()` holds; fail after `tries` short pauses (not a timing assertion)."""
-    for _ in range(tries):
+    """Let the app run until `condition()` holds; fail after at least `tries` short pauses and 30 s
+    (a limit for a hang, not a timing assertion: a loaded machine stretches every pause)."""
+    deadline = time.monotonic() + 30.0
+    attempt = 0
+    while attempt < tries or time.monotonic() < deadline:
         if condition():
             return
+        attempt += 1
         await pilot.pause(0.01)
     raise AssertionError(f"Never happened: {what}")
 

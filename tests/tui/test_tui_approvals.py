@@ -58,8 +58,14 @@ def session_screen(app: HarnezApp) -> SessionScreen:
 
 
 def prompt_shown(app: HarnezApp, call_id: str) -> bool:
+    """The prompt for `call_id` is armed and drawn whole (a loaded machine can arm it before its parts mount)."""
+    screen = app.screen
     return (
-        isinstance(app.screen, ApprovalScreen) and app.screen.request.call_id == call_id and app.screen.armed
+        isinstance(screen, ApprovalScreen)
+        and screen.request.call_id == call_id
+        and screen.armed
+        and screen.is_mounted
+        and all(widget.is_mounted for widget in screen.walk_children())
     )
 
 
