@@ -198,6 +198,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         self._cursor: str | None = None
         self._loading = False
         self._search_timer: Timer | None = None
+        self._typed_at = 0.0
+        """When the last key changed the search (time.monotonic)."""
         self._attached = on_chosen is None
 
     def compose(self) -> ComposeResult:
@@ -327,6 +329,19 @@ class PickerScreen(Screen[PickerChoice | None]):
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
         self._show_empty()
+        if reset and query and not full_text:
+            self._search_after_filter(query)
+
+    def _search_after_filter(self, query: str) -> None:
+        """Once the title filter's rows for the query typed are shown, search the full text after
+        SEARCH_DELAY of quiet typing (counted from the last key): a search never cancels the filter
+        that comes before it, however slow."""
+        if query != self.query_text:
+            return
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        wait = max(0.001, SEARCH_DELAY - (time.monotonic() - self._typed_at))  # 0 would not run
+        self._search_timer = self.set_timer(wait, lambda: self.load_page(reset=True))
 
     @work(group="refresh", exclusive=True)
     async def refresh_rows(self) -> None:
@@ -395,12 +410,12 @@ class PickerScreen(Screen[PickerChoice | None]):
 
     @on(Input.Changed, "#picker-search")
     def _typed(self, _: Input.Changed) -> None:
-        """Each key lists the title, workspace and id matches at once; a pause searches the full text."""
+        """Each key lists the title, workspace and id matches at once; a pause then searches the full
+        text (`_search_after_filter`)."""
         if self._search_timer is not None:
             self._search_timer.stop()
+        self._typed_at = time.monotonic()
         self.load_page(reset=True, full_text=False)
-        if self.query_text:
-            self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.load_page(reset=True))
 
     # actions ----------------------------------------------------------------------------------
 
