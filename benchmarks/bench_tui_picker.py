@@ -40,6 +40,7 @@ from harnez.server import Server
 from harnez.tui.app import HarnezApp
 
 TYPE_GAP = 0.06
+PARTS = ("launch", "open", "filter", "search")
 BARE_TEXT = "bare textual app ready"
 FIRST_ROW = " · active "
 """Text of every picker row (its activity), never of the splash or the heading."""
@@ -62,7 +63,13 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=2_000)
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--before", type=Path, metavar="DIR", help="also launch the harnez code in DIR")
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"what to measure, comma-separated (default {','.join(PARTS)})",
+    )
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     runs = 10 if args.quick else args.runs
     path, meta = generate_data.ensure(args.sessions, args.events)
     lib.header(
@@ -70,7 +77,14 @@ async def main() -> None:
         "page ≤ bare first frame + 100 ms; filter ≤ 30 ms; open ≤ 100 ms p95; full text ≤ 150 ms p95)"
     )
     workspace = Path(meta["workspace_big"])
-    measure_launch(path, workspace, runs, args.before)
+    if "launch" in parts:
+        measure_launch(path, workspace, runs, args.before)
+    if parts & {"open", "filter", "search"}:
+        await measure_in_process(path, workspace, runs, meta, parts)
+
+
+async def measure_in_process(path: Path, workspace: Path, runs: int, meta: dict, parts: set[str]) -> None:
+    """Open, filter and search through an app under `run_test()`."""
 
     async def open_server() -> Server:
         return await Server.open(path)
@@ -80,9 +94,12 @@ async def main() -> None:
     tui.hook_frames(app, frames.on_frame)
     async with app.run_test(size=(tui.COLUMNS, tui.LINES)) as pilot:
         await tui.wait_until(lambda: app.ready)
-        await measure_open(app, frames, runs, workspace)
-        await measure_filter(app, frames, runs, meta["title_word"])
-        await measure_search(app, frames, runs, workspace, meta)
+        if "open" in parts:
+            await measure_open(app, frames, runs, workspace)
+        if "filter" in parts:
+            await measure_filter(app, frames, runs, meta["title_word"])
+        if "search" in parts:
+            await measure_search(app, frames, runs, workspace, meta)
         await pilot.pause(0.2)
         await pilot.press("ctrl+q")
 
@@ -192,6 +209,7 @@ async def measure_filter(app: HarnezApp, frames: FrameWatch, runs: int, word: st
 
     from harnez.tui.screens.picker import PickerScreen
 
+    await tui.wait_until(lambda: not isinstance(app.screen, PickerScreen))  # the last one closed
     app.open_picker()
     await tui.wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.records)
     picker = app.screen
@@ -232,6 +250,7 @@ async def measure_search(app: HarnezApp, frames: FrameWatch, runs: int, workspac
 
     from harnez.tui.screens.picker import SEARCH_DELAY, PickerScreen
 
+    await tui.wait_until(lambda: not isinstance(app.screen, PickerScreen))  # the last one closed
     app.open_picker()
     await tui.wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.records)
     picker = app.screen
