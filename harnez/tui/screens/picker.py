@@ -199,6 +199,9 @@ class PickerScreen(Screen[PickerChoice | None]):
         self._loading = False
         self._search_timer: Timer | None = None
         self._typed_at = 0.0
+        self._filtering = False
+        """Whether a title filter is being read: keys typed meanwhile wait for it (`_filter`)."""
+        self._filter_again = False
         """When the last key changed the search (time.monotonic)."""
         self._attached = on_chosen is None
 
@@ -304,7 +307,11 @@ class PickerScreen(Screen[PickerChoice | None]):
     async def load_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
         """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted); a query
         is searched in the full text, or (`full_text` False) in titles, workspaces and ids."""
-        await self._show_page(reset, keep, full_text)
+        try:
+            await self._show_page(reset, keep, full_text)
+        finally:
+            if reset and not full_text:
+                self._filter_ended()
 
     async def _show_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
         self._loading = True
@@ -415,7 +422,21 @@ class PickerScreen(Screen[PickerChoice | None]):
         if self._search_timer is not None:
             self._search_timer.stop()
         self._typed_at = time.monotonic()
+        self._filter()
+
+    def _filter(self) -> None:
+        """List the title filter's matches for the text typed; while one is read, once more after it
+        (a query left behind still runs in the database's thread: keys typed fast would queue them)."""
+        if self._filtering:
+            self._filter_again = True
+            return
+        self._filtering, self._filter_again = True, False
         self.load_page(reset=True, full_text=False)
+
+    def _filter_ended(self) -> None:
+        self._filtering = False
+        if self._filter_again:
+            self._filter()
 
     # actions ----------------------------------------------------------------------------------
 
