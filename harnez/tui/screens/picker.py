@@ -297,6 +297,11 @@ class PickerScreen(Screen[PickerChoice | None]):
         self.set_interval(REFRESH_EVERY, self.refresh_rows)
 
     @property
+    def showing(self) -> bool:
+        """Whether the screen is still there with its widgets (a worker may end after it closed)."""
+        return self.is_attached and bool(self.query("#picker-empty")) and bool(self.query(OptionList))
+
+    @property
     def query_text(self) -> str:
         """What is typed in the search box."""
         return self.query_one("#picker-search", Input).value.strip()
@@ -321,6 +326,8 @@ class PickerScreen(Screen[PickerChoice | None]):
             page = await self._listing(query or None, cursor, PAGE_SIZE, full_text)
         finally:
             self._loading = False
+        if not self.showing:
+            return  # closed while the page was read
         options = self.query_one(OptionList)
         if reset:
             self.shown_query, self.shown_full_text = query, full_text and bool(query)
@@ -362,6 +369,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         elif lister is not None:
             fresh = await lister.reload_sessions(self.records.values())
         else:
+            return
+        if not self.showing:
             return
         options = self.query_one(OptionList)
         for session_id, record in list(self.records.items()):
@@ -435,7 +444,7 @@ class PickerScreen(Screen[PickerChoice | None]):
 
     def _filter_ended(self) -> None:
         self._filtering = False
-        if self._filter_again:
+        if self._filter_again and self.showing:
             self._filter()
 
     # actions ----------------------------------------------------------------------------------
