@@ -12,12 +12,13 @@ read-only `EarlyListing` of the database while the server opens in the backgroun
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -137,6 +138,12 @@ def early_picker(workspace: Path, database: Path | None, on_chosen: ChoiceHandle
     return PickerScreen(None, workspace, early=early, on_chosen=on_chosen)
 
 
+def _retrieved(read: asyncio.Future[Any]) -> None:
+    """Mark the outcome of a page read as seen (a load cancelled meanwhile never awaits it)."""
+    if not read.cancelled():
+        read.exception()
+
+
 @dataclass(frozen=True, slots=True)
 class PickerChoice:
     """What the picker was closed with: a session to open (in `database` when that is another
@@ -199,9 +206,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         self._loading = False
         self._search_timer: Timer | None = None
         self._typed_at = 0.0
-        self._filtering = False
-        """Whether a title filter is being read: keys typed meanwhile wait for it (`_filter`)."""
-        self._filter_again = False
+        self._reading: asyncio.Future[Any] | None = None
+        """The page read last (`_read_alone`)."""
         """When the last key changed the search (time.monotonic)."""
         self._attached = on_chosen is None
 
@@ -269,6 +275,16 @@ class PickerScreen(Screen[PickerChoice | None]):
             return ProjectsPage([], None, {}, {})
         return await lister.list_sessions(query, self.workspace, cursor, limit, full_text)
 
+    async def _read_alone(self, read: Callable[[], Awaitable[Any]]) -> Any:
+        """Run `read()` once the page read before it has ended. A page load cancelled by the next key
+        leaves its query running in the database's thread: starting none behind it, and none for text
+        already typed over (its load is cancelled while it waits), keeps queries from queueing."""
+        while self._reading is not None and not self._reading.done():
+            await asyncio.wait([self._reading])
+        self._reading = reading = asyncio.ensure_future(read())
+        reading.add_done_callback(_retrieved)
+        return await asyncio.shield(reading)
+
     def _project_of(self, session_id: str) -> str | None:
         """The project name shown on a row across projects."""
         database = self.projects.database_of(session_id) if self.projects is not None else None
@@ -312,18 +328,14 @@ class PickerScreen(Screen[PickerChoice | None]):
     async def load_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
         """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted); a query
         is searched in the full text, or (`full_text` False) in titles, workspaces and ids."""
-        try:
-            await self._show_page(reset, keep, full_text)
-        finally:
-            if reset and not full_text:
-                self._filter_ended()
+        await self._show_page(reset, keep, full_text)
 
     async def _show_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
         self._loading = True
         query = self.query_text
         cursor = None if reset else self._cursor
         try:
-            page = await self._listing(query or None, cursor, PAGE_SIZE, full_text)
+            page = await self._read_alone(lambda: self._listing(query or None, cursor, PAGE_SIZE, full_text))
         finally:
             self._loading = False
         if not self.showing:
@@ -431,21 +443,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         if self._search_timer is not None:
             self._search_timer.stop()
         self._typed_at = time.monotonic()
-        self._filter()
-
-    def _filter(self) -> None:
-        """List the title filter's matches for the text typed; while one is read, once more after it
-        (a query left behind still runs in the database's thread: keys typed fast would queue them)."""
-        if self._filtering:
-            self._filter_again = True
-            return
-        self._filtering, self._filter_again = True, False
         self.load_page(reset=True, full_text=False)
-
-    def _filter_ended(self) -> None:
-        self._filtering = False
-        if self._filter_again and self.showing:
-            self._filter()
 
     # actions ----------------------------------------------------------------------------------
 
