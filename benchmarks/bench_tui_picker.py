@@ -1,12 +1,21 @@
-"""Benchmark the resume picker through the TUI on 10k sessions / 1M events: open, and full-text search.
+"""Benchmark the resume picker: `harnez --resume` launch → first page, then open, filter and search.
 
-In process, with Textual's `run_test()` (120×40) over a real server on `generate_data.py`'s database
+Launch (a real process): `harnez --resume` in a 120×40 pty over `generate_data.py`'s database, in its
+busiest workspace, from the fork to the first row painted (" · active " on screen); runs alternate with
+the bare Textual app's first frame (`bench_tui_lib.bare_app_script`), the reference. The generated
+workspaces are invented paths, so harnez is started through a two-line launcher that names the workspace
+(`cli._workspace`) and calls `cli.main(["--resume"])`. `--before DIR` also launches the harnez code in
+DIR (e.g. `git archive <commit> | tar -x -C DIR`) the same way, for a before/after figure in one run.
+
+The rest in process, with Textual's `run_test()` (120×40) over a real server on `generate_data.py`'s database
 (the app's workspace is the busiest one). `bench_store_picker.py` measures the same queries at the
 store; this one adds the screen: the worker, building the rows, the OptionList and the paint.
 
 - Open: from `app.open_picker()` (what `/resume` calls) to the end of the first frame painted (see
   `bench_tui_lib.hook_frames`) with 50 rows in the list; Esc closes it between runs. Also with
   every workspace listed (a `PickerScreen(all_workspaces=True)` pushed the same way).
+- Filter: a title word typed one key every 60 ms; from the last key to the first frame painted with
+  the title filter's rows for the whole word (`shown_query` is the word, no snippets).
 - Search: the search box is cleared (the unfiltered first page reloads), then a term is typed one key
   every 60 ms through the terminal driver's path; from the last key to the first frame painted with
   the search's results (rows carrying snippets, for the whole term). The picker waits for 50 ms of quiet typing
@@ -31,6 +40,19 @@ from harnez.server import Server
 from harnez.tui.app import HarnezApp
 
 TYPE_GAP = 0.06
+PARTS = ("launch", "open", "filter", "search")
+BARE_TEXT = "bare textual app ready"
+FIRST_ROW = " · active "
+"""Text of every picker row (its activity), never of the splash or the heading."""
+LAUNCHER = """
+import sys
+from pathlib import Path
+
+from harnez import cli
+
+cli._workspace = lambda: Path(sys.argv[1])  # a workspace of the generated data: no such folder here
+sys.exit(cli.main(["--resume"]))
+"""
 
 
 async def main() -> None:
@@ -38,16 +60,31 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="10 runs of each")
-    parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--sessions", type=int, default=2_000)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--before", type=Path, metavar="DIR", help="also launch the harnez code in DIR")
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"what to measure, comma-separated (default {','.join(PARTS)})",
+    )
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     runs = 10 if args.quick else args.runs
     path, meta = generate_data.ensure(args.sessions, args.events)
     lib.header(
-        f"Resume picker through the TUI, {args.sessions:,} sessions / {args.events:,} events "
-        "(SPEC §10: open ≤ 100 ms p95; full-text first results ≤ 150 ms p95)"
+        f"Resume picker, {args.sessions:,} sessions / {args.events:,} events (issue #17: launch → first "
+        "page ≤ bare first frame + 100 ms; filter ≤ 30 ms; open ≤ 100 ms p95; full text ≤ 150 ms p95)"
     )
     workspace = Path(meta["workspace_big"])
+    if "launch" in parts:
+        measure_launch(path, workspace, runs, args.before)
+    if parts & {"open", "filter", "search"}:
+        await measure_in_process(path, workspace, runs, meta, parts)
+
+
+async def measure_in_process(path: Path, workspace: Path, runs: int, meta: dict, parts: set[str]) -> None:
+    """Open, filter and search through an app under `run_test()`."""
 
     async def open_server() -> Server:
         return await Server.open(path)
@@ -57,10 +94,55 @@ async def main() -> None:
     tui.hook_frames(app, frames.on_frame)
     async with app.run_test(size=(tui.COLUMNS, tui.LINES)) as pilot:
         await tui.wait_until(lambda: app.ready)
-        await measure_open(app, frames, runs, workspace)
-        await measure_search(app, frames, runs, workspace, meta)
+        if "open" in parts:
+            await measure_open(app, frames, runs, workspace)
+        if "filter" in parts:
+            await measure_filter(app, frames, runs, meta["title_word"])
+        if "search" in parts:
+            await measure_search(app, frames, runs, workspace, meta)
         await pilot.pause(0.2)
         await pilot.press("ctrl+q")
+
+
+def measure_launch(database: Path, workspace: Path, runs: int, before: Path | None) -> None:
+    """`harnez --resume` → first row painted, alternating with the bare app's first frame."""
+    home = tui.make_home(database)
+    launcher = home.root / "launch_resume.py"
+    launcher.write_text(LAUNCHER, encoding="utf-8")
+    bare = [str(tui.PYTHON), str(tui.bare_app_script(home.root))]
+    kinds = {"bare": (bare, {}), "harnez": ([str(tui.PYTHON), str(launcher), str(workspace)], {})}
+    if before is not None:
+        kinds["before"] = (kinds["harnez"][0], {"PYTHONPATH": str(before.resolve())})
+    times: dict[str, list[float]] = {kind: [] for kind in kinds}
+    try:
+        for run in range(runs + 1):  # the first round warms the page cache
+            for kind, (argv, extra) in kinds.items():
+                process = tui.launch(argv, {**home.env(), **extra}, home.workspace)
+                shown = process.wait_for([BARE_TEXT if kind == "bare" else FIRST_ROW])
+                process.stop()
+                if run:
+                    times[kind].append(shown)
+    finally:
+        tui.remove_home(home)
+    report_launch(times)
+
+
+def report_launch(times: dict[str, list[float]]) -> None:
+    """Medians and p90 of the launches, against the bare app's first frame."""
+    bare = lib.median(times["bare"])
+    print(f"  reference: bare Textual app first frame {lib.summary_ms(times['bare'])}")
+    for kind, label in (("harnez", "this code"), ("before", "the code given by --before")):
+        if kind not in times:
+            continue
+        shown = lib.median(times[kind])
+        lib.report(
+            f"harnez --resume, launch → first page painted ({label})",
+            f"median {shown * lib.MS:.0f} ms, p90 {lib.percentile(times[kind], 90) * lib.MS:.0f} ms",
+            "≤ bare + 100 ms",
+            shown <= bare + 0.1,
+            f"{shown / bare:.2f}× bare (bare median {bare * lib.MS:.0f} ms, "
+            f"+{(shown - bare) * lib.MS:.0f} ms)",
+        )
 
 
 class FrameWatch:
@@ -121,12 +203,54 @@ async def measure_open(app: HarnezApp, frames: FrameWatch, runs: int, workspace:
         )
 
 
+async def measure_filter(app: HarnezApp, frames: FrameWatch, runs: int, word: str) -> None:
+    """Type a title word; last key → first frame with the title filter's rows for the whole word."""
+    from textual.widgets import Input, OptionList
+
+    from harnez.tui.screens.picker import PickerScreen
+
+    await tui.wait_until(lambda: not isinstance(app.screen, PickerScreen))  # the last one closed
+    app.open_picker()
+    await tui.wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.records)
+    picker = app.screen
+    options = picker.query_one(OptionList)
+    search = picker.query_one("#picker-search", Input)
+    times: list[float] = []
+    for run in range(runs + 1):
+        search.value = ""
+        await tui.wait_until(lambda: not picker.shown_query and options.option_count >= 50)
+        await asyncio.sleep(0.05)
+        for letter in word[:-1]:
+            tui.send_key(app, letter)
+            await asyncio.sleep(TYPE_GAP)
+        last = tui.send_key(app, word[-1])
+        shown = await frames.wait(
+            lambda: picker.shown_query == word and not picker.shown_full_text and options.option_count > 0
+        )
+        if run >= 1:
+            times.append(shown - last)
+    reference = await lib.timed_runs(
+        lambda: app.server.list_sessions(word, picker.workspace, None, 50, full_text=False), runs
+    )
+    p95, ref95 = lib.percentile(times, 95), lib.percentile(reference, 95)
+    lib.report(
+        f"title filter '{word}', last key → rows painted",
+        lib.summary_ms(times),
+        "≤ 30 ms p95",
+        p95 <= 0.03,
+        f"p95 {p95 / ref95:.1f}× the store's filter query (p95 {ref95 * lib.MS:.1f} ms)",
+    )
+    search.value = ""
+    tui.send_key(app, "escape")
+
+
 async def measure_search(app: HarnezApp, frames: FrameWatch, runs: int, workspace: Path, meta: dict) -> None:
     """Type a term; last key → first frame with the search's rows."""
     from textual.widgets import Input, OptionList
 
     from harnez.tui.screens.picker import SEARCH_DELAY, PickerScreen
 
+    await tui.wait_until(lambda: not isinstance(app.screen, PickerScreen))  # the last one closed
     app.open_picker()
     await tui.wait_until(lambda: isinstance(app.screen, PickerScreen) and app.screen.records)
     picker = app.screen

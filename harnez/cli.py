@@ -291,8 +291,13 @@ def _database(args: argparse.Namespace, workspace: Path, settings) -> Path:
     """The database a command uses: `--session-dir DIR`, else HARNEZ_DATABASE_PATH or the settings',
     else the project's (`harnez.paths.project_root`)."""
     if args.session_dir is not None:
-        return (args.session_dir / "harnez.sqlite").expanduser().resolve()
+        return _session_dir_database(args.session_dir)
     return settings.database_file(workspace, os.environ)
+
+
+def _session_dir_database(folder: Path) -> Path:
+    """The database of `--session-dir DIR`."""
+    return (folder / "harnez.sqlite").expanduser().resolve()
 
 
 async def _open_server(
@@ -599,6 +604,13 @@ def _tui(args: argparse.Namespace) -> int:
     def open_server(database: Path | None = None):  # -> Awaitable[Server]; another project's when given
         return _open_server(workspace, loaded[-1], with_agent=True, database=database or own_database())
 
+    def early_database() -> Path | None:  # known before the settings are read: the picker lists at once
+        from harnez.paths import database_path_before_settings
+
+        if args.session_dir is not None:
+            return _session_dir_database(args.session_dir)
+        return database_path_before_settings(workspace)
+
     from harnez.tui import run_tui
 
     return run_tui(
@@ -609,4 +621,5 @@ def _tui(args: argparse.Namespace) -> int:
         continue_latest=args.continue_latest,
         load_settings=settings,
         database=own_database,
+        early_database=early_database,
     )

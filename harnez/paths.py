@@ -81,6 +81,28 @@ def database_path(workspace: Path, env: Mapping[str, str] | None = None) -> Path
     return workspace_dir(project_root(workspace)) / "harnez.sqlite"
 
 
+def database_path_before_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """The database file as far as it is known without loading the settings (pydantic's import is slow):
+    $HARNEZ_DATABASE_PATH, else the project's. None when a settings file may name another (it mentions
+    `database_path`, or cannot be read) or the variable is spelt in another case: then only the
+    loaded settings say (`Settings.database_file`)."""
+    env = os.environ if env is None else env
+    if any(key.upper() == DATABASE_ENV and key != DATABASE_ENV for key in env):
+        return None
+    if env.get(DATABASE_ENV):
+        return database_path(workspace, env)
+    for settings in (global_settings_path(env), project_settings_path(workspace)):
+        try:
+            text = settings.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError):
+            return None
+        if "database_path" in text:
+            return None
+    return database_path(workspace, env)
+
+
 def global_skills_dir(env: Mapping[str, str] | None = None) -> Path:
     """Skills shared by every workspace."""
     return config_dir(env) / "skills"

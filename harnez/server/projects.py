@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from harnez import paths
 from harnez.errors import SessionNotFoundError, StoreError
+from harnez.server.listing import list_page, reload_records
 from harnez.store.index import DatabaseIndex, project_of
 from harnez.store.readonly import READ_BUDGET, DatabaseGone, ReadOnlyDatabase
 from harnez.store.sessions import SessionPage, SessionRecord, decode_cursor, encode_cursor
@@ -73,27 +74,28 @@ class _Source:
         self.server = server
         self.reader = None if server is not None else ReadOnlyDatabase(database, budget)
 
-    async def page(self, query: str | None, cursor: str | None, limit: int) -> SessionPage:
+    async def page(self, query: str | None, cursor: str | None, limit: int, full_text: bool) -> SessionPage:
         if self.server is not None:
-            return await self.server.list_sessions(query, None, cursor, limit)
+            return await self.server.list_sessions(query, None, cursor, limit, full_text)
         assert self.reader is not None
-        if not query or not query.strip():
-            return await self.reader.sessions.page(None, cursor, limit)
-        found = await self.reader.search.search(query, None, cursor, limit, scan=limit * SCAN_PER_ROW)
-        records = await self.reader.sessions.by_nums([hit.session_num for hit in found.hits])
-        listed = [records[hit.session_num] for hit in found.hits if hit.session_num in records]
-        snippets = {
-            records[hit.session_num].id: hit.snippet for hit in found.hits if hit.session_num in records
-        }
-        return SessionPage(listed, found.next_cursor, snippets)
+        reader = self.reader
+        return await list_page(
+            reader.sessions,
+            reader.search,
+            query,
+            None,
+            cursor,
+            limit,
+            full_text=full_text,
+            scan=limit * SCAN_PER_ROW,
+        )
 
     async def current(self, records: list[SessionRecord]) -> dict[str, SessionRecord]:
         """The current rows of these sessions, by id (deleted ones absent)."""
         if self.server is not None:
             return await self.server.reload_sessions(records)
         assert self.reader is not None
-        found = await self.reader.sessions.by_nums([record.num for record in records])
-        return {record.id: record for record in found.values()}
+        return await reload_records(self.reader.sessions, records)
 
     async def find(self, id_or_prefix: str) -> SessionRecord:
         if self.server is not None:
@@ -161,10 +163,11 @@ class AllProjects:
         return self._databases.get(session_id)
 
     async def page(
-        self, query: str | None = None, cursor: str | None = None, limit: int = 50
+        self, query: str | None = None, cursor: str | None = None, limit: int = 50, full_text: bool = True
     ) -> ProjectsPage:
         """Sessions of every project, newest activity first; with a query, full-text matches (each
-        database's newest matches first, databases interleaved by the sessions' last activity)."""
+        database's newest matches first, databases interleaved by the sessions' last activity), or
+        with `full_text` False the title, workspace and id filter (`Server.list_sessions`)."""
         query = valid_text(query) if query and query.strip() else None
         sources = self.sources()
         size = max(MIN_READ, -(-limit // max(len(sources), 1)))
@@ -177,7 +180,8 @@ class AllProjects:
         ]
         # Each database is read in its own thread (SQLite releases the GIL): the slowest bounds the wait.
         results = await asyncio.gather(
-            *(self._read(source, query, *position) for source, position in wanted), return_exceptions=True
+            *(self._read(source, query, full_text, *position) for source, position in wanted),
+            return_exceptions=True,
         )
         for (source, position), result in zip(wanted, results, strict=True):
             if isinstance(result, DatabaseGone):
@@ -189,7 +193,7 @@ class AllProjects:
                 raise result
             else:
                 buffers.append(result)
-        listed, snippets = await self._merge(buffers, query, limit, skipped)
+        listed, snippets = await self._merge(buffers, query, full_text, limit, skipped)
         for buffer in buffers:
             resume_at = buffer.position()
             if resume_at is not None:
@@ -199,7 +203,7 @@ class AllProjects:
         return ProjectsPage(listed, encode_cursor(carried) if more else None, snippets, databases, skipped)
 
     async def _merge(
-        self, buffers: list[_Buffer], query: str | None, limit: int, skipped: list[str]
+        self, buffers: list[_Buffer], query: str | None, full_text: bool, limit: int, skipped: list[str]
     ) -> tuple[list[SessionRecord], dict[str, str]]:
         """Take rows newest first from the buffers, reading a database's next page when its buffer ends."""
         listed: list[SessionRecord] = []
@@ -222,7 +226,7 @@ class AllProjects:
             if buffer.head is None and buffer.next_cursor is not None:
                 try:
                     buffers[i] = buffer = await self._read(
-                        buffer.source, query, buffer.next_cursor, 0, buffer.size
+                        buffer.source, query, full_text, buffer.next_cursor, 0, buffer.size
                     )
                 except StoreError as exc:
                     skipped.append(exc.message)
@@ -231,9 +235,9 @@ class AllProjects:
         return listed, snippets
 
     async def _read(
-        self, source: _Source, query: str | None, start: str | None, shown: int, size: int
+        self, source: _Source, query: str | None, full_text: bool, start: str | None, shown: int, size: int
     ) -> _Buffer:
-        page = await source.page(query, start, size)
+        page = await source.page(query, start, size, full_text)
         return _Buffer(
             source,
             start,

@@ -28,14 +28,15 @@ from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
+from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
 from harnez.settings import Settings, load_settings, parse_model_ref
 from harnez.store import Store
 from harnez.store.commands import boot_id
 from harnez.store.delegations import DelegationLink
-from harnez.store.search import SearchPage
-from harnez.store.sessions import SessionPage, SessionRecord, new_session_id
+from harnez.store.search import FullTextSearch
+from harnez.store.sessions import SessionRecord, SessionTable, new_session_id
 from harnez.store.tasks import TaskRecord
 from harnez.text import valid_text
 from harnez.titles.keywords import clean_title
@@ -74,8 +75,9 @@ class Draft:
     title: str | None = None
 
 
-class Server:
-    """Owns the store and the running tasks of one process."""
+class Server(SessionListing):
+    """Owns the store and the running tasks of one process (its session listing calls, `list_sessions`
+    and `reload_sessions`: harnez/server/listing.py)."""
 
     def __init__(self, store: Store, bus: EventBus, settings: Settings, work: TaskWork | None = None) -> None:
         self.store = store
@@ -216,38 +218,8 @@ class Server:
             )
         return record
 
-    async def list_sessions(
-        self,
-        query: str | None = None,
-        workspace: Path | None = None,
-        cursor: str | None = None,
-        limit: int = 50,
-        full_text: bool = True,
-    ) -> SessionPage:
-        """Newest first. With a query: matches in titles, workspaces, ids and conversation text."""
-        ws = str(Path(workspace).resolve()) if workspace is not None else None
-        query = valid_text(query)
-        if not query or not query.strip():
-            return await self.store.sessions.page(ws, cursor, limit)
-        if not full_text:
-            return await self.store.sessions.page(ws, cursor, limit, title_filter=query.strip())
-        found: SearchPage = await self.store.search.search(query, ws, cursor, limit)
-        records = await self.store.sessions.by_nums([h.session_num for h in found.hits])
-        sessions = [records[h.session_num] for h in found.hits if h.session_num in records]
-        snippets = {records[h.session_num].id: h.snippet for h in found.hits if h.session_num in records}
-        return SessionPage(sessions, found.next_cursor, snippets)
-
-    async def reload_sessions(self, records: Iterable[SessionRecord]) -> dict[str, SessionRecord]:
-        """The current metadata of sessions already listed, by id; deleted ones are absent.
-
-        Lets a picker refresh its rows (titles, status, activity changed by any process).
-        """
-        nums = [record.num for record in records]
-        fresh: dict[str, SessionRecord] = {}
-        for start in range(0, len(nums), 500):
-            found = await self.store.sessions.by_nums(nums[start : start + 500])
-            fresh.update((record.id, record) for record in found.values())
-        return fresh
+    def _listed_tables(self) -> tuple[SessionTable, FullTextSearch]:
+        return self.store.sessions, self.store.search
 
     async def rename(self, session_id: str, title: str) -> str:
         """A person's title: saved at once, never overwritten by automatic naming; returns it as stored

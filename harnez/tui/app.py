@@ -8,21 +8,24 @@ import gc
 import importlib
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
+from harnez.tui.notices import NoticeKeepingApp
+
 if TYPE_CHECKING:
     from harnez.server.models import LocalServer
     from harnez.server.server import Server
     from harnez.settings import Settings
-    from harnez.tui.screens.picker import PickerChoice
+    from harnez.tui.screens.picker import PickerChoice, PickerScreen
     from harnez.tui.screens.setup import SetupResult
 
 WORKER_STOP_WAIT = 2.0
@@ -35,12 +38,13 @@ ServerOpener = Callable[..., Awaitable["Server"]]
 `database=<path>` (another project's database: a session chosen across projects opens there)."""
 
 
-class HarnezApp(App[None]):
-    """A client of the in-process server: sends commands, renders events."""
+class HarnezApp(NoticeKeepingApp):
+    """A client of the in-process server: sends commands, renders events (notifications kept whole:
+    harnez/tui/notices.py)."""
 
-    CSS_PATH = ["app.tcss", "screens/session.tcss"]
-    """The session screen's stylesheet is the app's: that screen can be the default screen, whose
-    own CSS_PATH Textual does not load."""
+    CSS_PATH = ["app.tcss", "screens/session.tcss", "screens/picker.tcss"]
+    """The session screen's and the picker's stylesheets are the app's: either can be the default
+    screen, whose own CSS_PATH Textual does not load."""
     TITLE = "harnez"
     BINDINGS = [
         Binding("shift+tab", "cycle_mode", "Permission mode", priority=True, show=False),
@@ -62,6 +66,7 @@ class HarnezApp(App[None]):
         local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
         load_settings: Callable[[], Settings] | None = None,
         database: Callable[[], Path] | None = None,
+        early_database: Callable[[], Path | None] | None = None,
     ) -> None:
         self._theme_settled = False
         """Whether the settings' theme has been applied: later changes are the person's, and saved."""
@@ -71,6 +76,10 @@ class HarnezApp(App[None]):
         """Where this workspace's database is (asked once settings are read). Given, `--resume`,
         `--continue` and the picker create no database where there is none, and `open_server`
         accepts `database=`; None (most tests): the opener's database is always opened."""
+        self._early_database = early_database
+        """Where the database is when that is known before the settings are read (None: not known):
+        the picker then lists at once, as the first screen, while the server opens."""
+        self._first_picker: PickerScreen | None = None
         self.workspace = Path(workspace)
         self.settings = settings
         self._load_settings = load_settings
@@ -121,10 +130,17 @@ class HarnezApp(App[None]):
             from harnez.tui.screens.session import SessionScreen
 
             return SessionScreen(None, None, None)
+        if self.start_with_picker and self._early_database is not None:
+            from harnez.tui.screens.picker import early_picker
+
+            chosen = partial(self._picker_chosen, at_start=True)
+            self._first_picker = early_picker(self.workspace, self._early_database(), chosen)
+            if self._first_picker is not None:
+                return self._first_picker
         return super().get_default_screen()
 
     def compose(self) -> ComposeResult:
-        if not self.opens_new_session:
+        if not self.opens_new_session and self._first_picker is None:
             yield Static("harnez — opening…", id="splash")
 
     def on_mount(self) -> None:
@@ -210,6 +226,8 @@ class HarnezApp(App[None]):
             await self.open_session(record.id)
         elif self.resume:
             await self._resume(self.resume)
+        elif self._first_picker is not None:
+            self._first_picker.attach(self._server, self._database_opener())
         elif self.start_with_picker:
             self.open_picker(at_start=True)
         elif self.needs_setup:
@@ -314,26 +332,33 @@ class HarnezApp(App[None]):
     def open_picker(self, at_start: bool = False) -> None:
         """Show the resume picker; choosing a session opens it (in its own project), choosing nothing
         in an empty picker starts a new session, Esc returns (or quits at start)."""
-        from harnez.errors import HarnezError
         from harnez.tui.screens.picker import PickerScreen
 
-        async def chosen(choice: PickerChoice | None) -> None:
-            if choice is None:
-                if at_start:
-                    self.call_next(self.quit_harnez)
-                return
-            try:
-                if choice.session_id is None:
-                    await self._start_fresh()
-                else:
-                    await self.open_choice(choice.session_id, choice.database)
-            except HarnezError as exc:
-                self.notify(exc.message, severity="error", timeout=10)
-                if at_start:
-                    self.open_picker(at_start=True)
+        picker = PickerScreen(self._server, self.workspace, open_database=self._database_opener())
+        self.push_screen(picker, partial(self._picker_chosen, at_start=at_start))
 
-        opener = None if self._database is None else (lambda database: self._open_server(database=database))
-        self.push_screen(PickerScreen(self._server, self.workspace, open_database=opener), chosen)
+    def _database_opener(self) -> Callable[[Path], Awaitable[Server]] | None:
+        """Opens another project's database for the picker (None when the app opens only its own)."""
+        return None if self._database is None else (lambda database: self._open_server(database=database))
+
+    async def _picker_chosen(self, choice: PickerChoice | None, at_start: bool = False) -> None:
+        """Open the session chosen in a picker (in its own project), or start a new one; Esc in the
+        picker shown at start quits."""
+        from harnez.errors import HarnezError
+
+        if choice is None:
+            if at_start:
+                self.call_next(self.quit_harnez)
+            return
+        try:
+            if choice.session_id is None:
+                await self._start_fresh()
+            else:
+                await self.open_choice(choice.session_id, choice.database)
+        except HarnezError as exc:
+            self.notify(exc.message, severity="error", timeout=10)
+            if at_start and self._first_picker is None:
+                self.open_picker(at_start=True)  # the first picker stays under, still listing
 
     async def _start_fresh(self) -> None:
         """The picker's "start a new session": open this project's database first if it was not."""
@@ -453,6 +478,7 @@ def run_tui(
     continue_latest: bool = False,
     load_settings: Callable[[], Settings] | None = None,
     database: Callable[[], Path] | None = None,
+    early_database: Callable[[], Path | None] | None = None,
 ) -> int:
     """Run the TUI until the person quits; the process exit code (2 for an unknown session id or
     bad settings, whose one-line reason goes to stderr once the screen is restored)."""
@@ -465,6 +491,7 @@ def run_tui(
         continue_latest=continue_latest,
         load_settings=load_settings,
         database=database,
+        early_database=early_database,
     )
     app.run()
     if app.failure:

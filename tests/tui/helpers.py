@@ -115,3 +115,16 @@ async def seed_session(
     if title:
         await server.rename(draft.id, title)
     return draft.id
+
+
+async def seed_database(
+    db_path: Path, workspace: Path, titled_prompts: list[tuple[str, str | None]]
+) -> list[str]:
+    """Stored sessions of (prompt, title or None), oldest first, written by a server opened for it."""
+    server = await Server.open(db_path)
+    try:
+        return [
+            await seed_session(server, workspace, prompt, title=title) for prompt, title in titled_prompts
+        ]
+    finally:
+        await server.close()

@@ -149,3 +149,30 @@ async def test_rows_follow_changes_made_elsewhere(make_app, db_path, workspace) 
         assert options.get_option_at_index(0).id == newcomer
         prompt = str(options.get_option(ids[1]).prompt)
         assert "Renamed in another window" in prompt
+
+
+async def test_each_key_lists_title_matches_then_a_pause_searches_the_conversations(
+    make_app, db_path, workspace
+) -> None:
+    ids = await seed(db_path, workspace, count=3)  # only the first mentions a zebra, in its conversation
+    server = await Server.open(db_path)
+    try:
+        titled = await seed_session(server, workspace, "a chat about stripes", title="Zebra crossing")
+    finally:
+        await server.close()
+    app = make_app(open_picker=True)
+    shown: list[tuple[str, bool, list[str]]] = []
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and picker(app).records)
+        screen = picker(app)
+        original = screen._show_page
+
+        async def recorded(reset: bool, keep: str | None = None, full_text: bool = True) -> None:
+            await original(reset, keep, full_text)
+            shown.append((screen.shown_query, screen.shown_full_text, list(screen.records)))
+
+        screen._show_page = recorded  # type: ignore[method-assign]
+        await pilot.press(*"zebra")
+        await wait_for(pilot, lambda: screen.shown_full_text and screen.shown_query == "zebra", "search")
+        assert shown[-2] == ("zebra", False, [titled])  # the title filter's rows came first
+        assert set(shown[-1][2]) == {titled, ids[0]} and "[zebra]" in screen.snippets[ids[0]]

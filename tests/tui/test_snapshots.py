@@ -87,7 +87,15 @@ def test_picker_search_results(snap_compare, db_path: Path) -> None:
     async def search(pilot) -> None:
         await wait_for(pilot, lambda: app.ready and app.screen.records)
         await pilot.press(*"zebra")
-        await wait_for(pilot, lambda: len(app.screen.records) == 2, "search results")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.screen.shown_query == "zebra"
+                and app.screen.shown_full_text
+                and len(app.screen.records) == 2
+            ),
+            "the full-text results of the whole word",
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=search)

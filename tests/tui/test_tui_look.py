@@ -37,7 +37,7 @@ async def test_an_unknown_theme_keeps_the_default_and_says_which_exist(
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)
         assert app.theme == "textual-dark"
-        messages = [n.message for n in app._notifications]
+        messages = [n.text for n in app.notices]  # whole, though the toast shows it short
         assert any("Unknown theme 'no-such-theme'" in m and "textual-light" in m for m in messages), messages
 
 

@@ -52,7 +52,7 @@ async def test_a_full_disk_is_shown_and_the_session_stays_openable(
         status = app.screen.query_one(StatusLine)
         await wait_for(pilot, lambda: status.state == "not saving", "the storage failure", tries=2000)
         assert isinstance(app.screen, SessionScreen)
-        assert any("disk is full" in n.message for n in app._notifications)
+        assert any("disk is full" in n.text for n in app.notices)
         session_id = app.screen.session_id
         await pilot.press("ctrl+q")
     server = await Server.open(db_path)

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown
+from textual.widgets import Button, Input, Label
 
 from harnez.tui.commands import help_markdown
 
@@ -16,8 +16,9 @@ class RenameDialog(ModalScreen[str | None]):
 
     DEFAULT_CSS = """
     RenameDialog { align: center middle; }
-    RenameDialog > Vertical { width: 60; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
-    RenameDialog Label { margin-bottom: 1; }
+    RenameDialog > Vertical { width: 60; max-width: 100%; height: auto; border: thick $primary;
+                              background: $surface; padding: 1 2; }
+    RenameDialog Label { width: 1fr; margin-bottom: 1; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -48,7 +49,9 @@ class ConfirmDialog(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     ConfirmDialog { align: center middle; }
-    ConfirmDialog > Vertical { width: 64; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    ConfirmDialog > Vertical { width: 64; max-width: 100%; height: auto; border: thick $error;
+                               background: $surface; padding: 1 2; }
+    ConfirmDialog Label { width: 1fr; }
     ConfirmDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmDialog Button { margin-left: 2; }
     """
@@ -85,5 +88,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it and pygments: not for the dialogs above
+
         with VerticalScroll():
             yield Markdown(help_markdown() + "\n\nPress Esc to close.")

@@ -4,16 +4,21 @@ Two scopes, Ctrl+T between them: this workspace (the open database, this folder'
 project (every workspace of the open database and of every other database in the index, read through
 `harnez.server.projects.AllProjects`). With no database here yet the picker still opens: this
 workspace is empty, every project is one key away, and Enter starts a new session.
+
+`harnez --resume` shows the picker as the app's first screen (`early_picker`): it lists through a
+read-only `EarlyListing` of the database while the server opens in the background, then the app
+`attach`es the server (a session chosen meanwhile opens then).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,21 +33,32 @@ from harnez.errors import HarnezError
 from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
+from harnez.tui.widgets.keys import KeyHints
 
 if TYPE_CHECKING:
     from harnez.server import SessionRecord
+    from harnez.server.listing import EarlyListing
     from harnez.server.projects import AllProjects
     from harnez.server.server import Server
 
 DatabaseOpener = Callable[[Path], Awaitable["Server"]]
+ChoiceHandler = Callable[["PickerChoice | None"], Awaitable[None]]
 
 PAGE_SIZE = 50
 SEARCH_DELAY = 0.05
-"""Seconds of quiet typing before a search runs."""
+"""Seconds of quiet typing before the full-text search runs (each key filters titles at once)."""
 LOAD_MORE_MARGIN = 10
+"""Load the next page when the selection comes this close to the end."""
 REFRESH_EVERY = 2.0
 """Seconds between refreshes of the listed rows (titles, status and new sessions from any process)."""
-"""Load the next page when the selection comes this close to the end."""
+KEYS = (
+    ("Enter", "open"),
+    ("Ctrl+T", "this workspace/all"),
+    ("Ctrl+R", "rename"),
+    ("Ctrl+D", "delete"),
+    ("Esc", "close"),
+)
+"""The keys listed at the picker's foot."""
 _MATCH = re.compile(r"\[([^\]]*)\]")
 
 
@@ -106,6 +122,28 @@ def session_row(record: SessionRecord, snippet: str | None, project: str | None 
     return Content("\n").join(lines)
 
 
+def early_picker(workspace: Path, database: Path | None, on_chosen: ChoiceHandler) -> PickerScreen | None:
+    """The picker as the app's first screen, listing `database` read-only until the app attaches its
+    server (no database there: an empty picker); None when it cannot list before the server opens
+    (the database's place is not known without the settings, or its schema must be migrated first)."""
+    if database is None:
+        return None
+    early = None
+    if database.exists():
+        from harnez.server.listing import EarlyListing
+
+        early = EarlyListing.of(database)
+        if early is None:
+            return None
+    return PickerScreen(None, workspace, early=early, on_chosen=on_chosen)
+
+
+def _retrieved(read: asyncio.Future[Any]) -> None:
+    """Mark the outcome of a page read as seen (a load cancelled meanwhile never awaits it)."""
+    if not read.cancelled():
+        read.exception()
+
+
 @dataclass(frozen=True, slots=True)
 class PickerChoice:
     """What the picker was closed with: a session to open (in `database` when that is another
@@ -116,9 +154,10 @@ class PickerChoice:
 
 
 class PickerScreen(Screen[PickerChoice | None]):
-    """Lists sessions to resume; dismisses with a PickerChoice, or None (Esc)."""
+    """Lists sessions to resume; dismisses with a PickerChoice, or None (Esc). Its stylesheet,
+    picker.tcss, is the app's: as the first screen of `harnez --resume` it is the default screen, whose
+    own CSS_PATH Textual does not load."""
 
-    CSS_PATH = "picker.tcss"
     AUTO_FOCUS = "#picker-search"
     BINDINGS = [
         Binding("escape", "close", "Close"),
@@ -136,10 +175,19 @@ class PickerScreen(Screen[PickerChoice | None]):
         all_workspaces: bool = False,
         *,
         open_database: DatabaseOpener | None = None,
+        early: EarlyListing | None = None,
+        on_chosen: ChoiceHandler | None = None,
     ) -> None:
         super().__init__()
         self.server = server
-        """The open database's server; None when this project has no database yet (nothing is created)."""
+        """The open database's server; None when this project has no database yet (nothing is created)
+        or while it opens (the first screen)."""
+        self.early = early
+        """This project's database read read-only until the server is attached (the first screen)."""
+        self.on_chosen = on_chosen
+        """Given (the app's first screen, which cannot be dismissed), the choice goes there; it then
+        waits for `attach`: a choice made before is kept and acted on when it comes."""
+        self._pending: PickerChoice | None = None
         self.workspace = workspace
         self.all_workspaces = all_workspaces
         """Whether sessions of every project are listed, not only this workspace's."""
@@ -152,27 +200,55 @@ class PickerScreen(Screen[PickerChoice | None]):
         self.snippets: dict[str, str] = {}
         self.shown_query = ""
         """The search the listed rows answer ("" for the unfiltered list)."""
+        self.shown_full_text = False
+        """Whether the listed rows are the full-text search's (else the title, workspace and id filter's)."""
         self._cursor: str | None = None
         self._loading = False
         self._search_timer: Timer | None = None
+        self._typed_at = 0.0
+        self._reading: asyncio.Future[Any] | None = None
+        """The page read last (`_read_alone`)."""
+        """When the last key changed the search (time.monotonic)."""
+        self._attached = on_chosen is None
 
     def compose(self) -> ComposeResult:
         yield Label(self._heading(), id="picker-heading")
         yield Input(placeholder="Search titles, workspaces, ids and conversations…", id="picker-search")
         yield OptionList(id="picker-sessions")
         yield Static("", id="picker-empty")
-        yield Static(
-            "Enter open · Ctrl+T this workspace/all · Ctrl+R rename · Ctrl+D delete · Esc close",
-            id="picker-keys",
-        )
+        yield KeyHints(KEYS, id="picker-keys")
 
     def _heading(self) -> str:
         scope = "all projects" if self.all_workspaces else f"this workspace ({self.workspace})"
         return f"Resume a session — {scope}"
 
     def on_unmount(self) -> None:
+        self._close_readers()
+
+    def _close_readers(self) -> None:
         if self.projects is not None:
             self.projects.close()
+            self.projects = None
+        if self.early is not None:
+            self.early.close()
+            self.early = None
+
+    @property
+    def starting(self) -> bool:
+        """Whether this is the app's first screen and the server is not attached yet."""
+        return self.on_chosen is not None and not self._attached
+
+    def attach(self, server: Server | None, open_database: DatabaseOpener | None) -> None:
+        """Read through the app's server from now on (None: this project has no database); act on a
+        choice made while it opened."""
+        self._close_readers()
+        self.server, self.open_database, self._attached = server, open_database, True
+        self.query_one("#picker-heading", Label).update(self._heading())
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._finish(pending)
+        else:
+            self.load_page(reset=True, keep=self.selected_id, full_text=self.shown_full_text)
 
     def _all_projects(self) -> AllProjects:
         if self.projects is None:
@@ -182,20 +258,32 @@ class PickerScreen(Screen[PickerChoice | None]):
         return self.projects
 
     async def _listing(
-        self, query: str | None, cursor: str | None, limit: int
+        self, query: str | None, cursor: str | None, limit: int, full_text: bool = True
     ):  # -> SessionPage | ProjectsPage
-        """A page of the scope shown: every project's sessions, or this workspace's (none without a database)."""
+        """A page of the scope shown: every project's sessions, or this workspace's (none without a
+        database); with a query, its full-text matches or (`full_text` False) the title filter's."""
         if self.all_workspaces:
-            page = await self._all_projects().page(query, cursor, limit)
+            page = await self._all_projects().page(query, cursor, limit, full_text)
             for reason in set(page.skipped) - self._told:
                 self._told.add(reason)  # once per picker, not at every refresh
                 self.notify(printable(reason), severity="warning", timeout=8)
             return page
-        if self.server is None:
+        lister = self.server or self.early
+        if lister is None:
             from harnez.server.projects import ProjectsPage
 
             return ProjectsPage([], None, {}, {})
-        return await self.server.list_sessions(query, self.workspace, cursor, limit)
+        return await lister.list_sessions(query, self.workspace, cursor, limit, full_text)
+
+    async def _read_alone(self, read: Callable[[], Awaitable[Any]]) -> Any:
+        """Run `read()` once the page read before it has ended. A page load cancelled by the next key
+        leaves its query running in the database's thread: starting none behind it, and none for text
+        already typed over (its load is cancelled while it waits), keeps queries from queueing."""
+        while self._reading is not None and not self._reading.done():
+            await asyncio.wait([self._reading])
+        self._reading = reading = asyncio.ensure_future(read())
+        reading.add_done_callback(_retrieved)
+        return await asyncio.shield(reading)
 
     def _project_of(self, session_id: str) -> str | None:
         """The project name shown on a row across projects."""
@@ -225,6 +313,11 @@ class PickerScreen(Screen[PickerChoice | None]):
         self.set_interval(REFRESH_EVERY, self.refresh_rows)
 
     @property
+    def showing(self) -> bool:
+        """Whether the screen is still there with its widgets (a worker may end after it closed)."""
+        return self.is_attached and bool(self.query("#picker-empty")) and bool(self.query(OptionList))
+
+    @property
     def query_text(self) -> str:
         """What is typed in the search box."""
         return self.query_one("#picker-search", Input).value.strip()
@@ -232,20 +325,24 @@ class PickerScreen(Screen[PickerChoice | None]):
     # loading ----------------------------------------------------------------------------------
 
     @work(group="page", exclusive=True)
-    async def load_page(self, reset: bool, keep: str | None = None) -> None:
-        """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted)."""
-        await self._show_page(reset, keep)
+    async def load_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
+        """Fetch the first page (reset) or the next one, and show it (`keep` stays highlighted); a query
+        is searched in the full text, or (`full_text` False) in titles, workspaces and ids."""
+        await self._show_page(reset, keep, full_text)
 
-    async def _show_page(self, reset: bool, keep: str | None = None) -> None:
+    async def _show_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
         self._loading = True
         query = self.query_text
+        cursor = None if reset else self._cursor
         try:
-            page = await self._listing(query or None, None if reset else self._cursor, PAGE_SIZE)
+            page = await self._read_alone(lambda: self._listing(query or None, cursor, PAGE_SIZE, full_text))
         finally:
             self._loading = False
+        if not self.showing:
+            return  # closed while the page was read
         options = self.query_one(OptionList)
         if reset:
-            self.shown_query = query
+            self.shown_query, self.shown_full_text = query, full_text and bool(query)
             options.clear_options()
             self.records.clear()
             self.snippets.clear()
@@ -258,18 +355,34 @@ class PickerScreen(Screen[PickerChoice | None]):
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
         self._show_empty()
+        if reset and query and not full_text:
+            self._search_after_filter(query)
+
+    def _search_after_filter(self, query: str) -> None:
+        """Once the title filter's rows for the query typed are shown, search the full text after
+        SEARCH_DELAY of quiet typing (counted from the last key): a search never cancels the filter
+        that comes before it, however slow."""
+        if query != self.query_text:
+            return
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        wait = max(0.001, SEARCH_DELAY - (time.monotonic() - self._typed_at))  # 0 would not run
+        self._search_timer = self.set_timer(wait, lambda: self.load_page(reset=True))
 
     @work(group="refresh", exclusive=True)
     async def refresh_rows(self) -> None:
         """Show changes made since the rows were read: titles, status, activity, deletions, and
         new sessions at the top of an unfiltered list. Rows further down are updated in place."""
-        if self._loading or not self.is_active or (self.server is None and not self.all_workspaces):
+        lister = self.server or self.early
+        if self._loading or not self.is_active or (self.server is not None and self.server.closed):
             return
         if self.all_workspaces:
             fresh = await self._all_projects().reload(self.records.values())
-        elif self.server is not None:
-            fresh = await self.server.reload_sessions(self.records.values())
+        elif lister is not None:
+            fresh = await lister.reload_sessions(self.records.values())
         else:
+            return
+        if not self.showing:
             return
         options = self.query_one(OptionList)
         for session_id, record in list(self.records.items()):
@@ -312,7 +425,7 @@ class PickerScreen(Screen[PickerChoice | None]):
             and index >= options.option_count - LOAD_MORE_MARGIN
         ):
             self._loading = True
-            self.load_page(reset=False)
+            self.load_page(reset=False, full_text=self.shown_full_text)
 
     def _scrolled(self, scroll_y: float) -> None:
         options = self.query_one(OptionList)
@@ -325,9 +438,12 @@ class PickerScreen(Screen[PickerChoice | None]):
 
     @on(Input.Changed, "#picker-search")
     def _typed(self, _: Input.Changed) -> None:
+        """Each key lists the title, workspace and id matches at once; a pause then searches the full
+        text (`_search_after_filter`)."""
         if self._search_timer is not None:
             self._search_timer.stop()
-        self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.load_page(reset=True))
+        self._typed_at = time.monotonic()
+        self.load_page(reset=True, full_text=False)
 
     # actions ----------------------------------------------------------------------------------
 
@@ -344,7 +460,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         if self.selected_id:
             self._choose(self.selected_id)
         elif not self.records and not self._loading:
-            self.dismiss(PickerChoice(None))  # the empty picker starts a new session
+            self._finish(PickerChoice(None))  # the empty picker starts a new session
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
@@ -352,7 +468,7 @@ class PickerScreen(Screen[PickerChoice | None]):
             self._choose(event.option.id)
 
     def _choose(self, session_id: str) -> None:
-        self.dismiss(PickerChoice(session_id, self.database_of(session_id)))
+        self._finish(PickerChoice(session_id, self.database_of(session_id)))
 
     def action_move(self, step: int) -> None:
         """Move the selection while the search box keeps the focus."""
@@ -361,18 +477,34 @@ class PickerScreen(Screen[PickerChoice | None]):
 
     def action_close(self) -> None:
         """Leave without choosing."""
-        self.dismiss(None)
+        self._finish(None)
+
+    def _finish(self, choice: PickerChoice | None) -> None:
+        """Close with the choice, or hand it to `on_chosen` (the first screen stays under what opens)."""
+        if self.on_chosen is None:
+            self.dismiss(choice)
+        elif choice is not None and self.starting:
+            self._pending = choice
+            self.query_one("#picker-heading", Label).update(f"{self._heading()} — opening…")
+        else:
+            self.app.call_next(self.on_chosen, choice)
 
     def action_toggle_scope(self) -> None:
         """Switch between this workspace and all workspaces."""
         self.all_workspaces = not self.all_workspaces
         self.query_one("#picker-heading", Label).update(self._heading())
-        self.load_page(reset=True)
+        self.load_page(reset=True, full_text=self.shown_full_text)
+
+    def _still_opening(self) -> bool:
+        """Whether the server is not attached yet (said so): renaming and deleting wait for it."""
+        if self.starting:
+            self.notify("Still opening the database: try again in a moment.", timeout=3)
+        return self.starting
 
     def action_rename(self) -> None:
         """Rename the highlighted session (asks for the name)."""
         session_id = self.selected_id
-        if session_id is not None:
+        if session_id is not None and not self._still_opening():
             current = self.records[session_id].title or ""
             self.app.push_screen(RenameDialog(current), lambda name: self._rename(session_id, name))
 
@@ -412,7 +544,7 @@ class PickerScreen(Screen[PickerChoice | None]):
     def action_delete(self) -> None:
         """Delete the highlighted session after a confirmation."""
         session_id = self.selected_id
-        if session_id is None:
+        if session_id is None or self._still_opening():
             return
         title = printable(self.records[session_id].display_title, one_line=True)
         question = f"Delete the session {title!r} and all its history? This cannot be undone."
