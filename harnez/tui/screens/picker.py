@@ -16,6 +16,7 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Label, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from harnez.errors import HarnezError
 from harnez.text import printable
@@ -223,6 +224,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         return f"Resume a session — {scope}"
 
     def on_unmount(self) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
         self._close_readers()
 
     def _close_readers(self) -> None:
@@ -331,6 +334,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         await self._show_page(reset, keep, full_text)
 
     async def _show_page(self, reset: bool, keep: str | None = None, full_text: bool = True) -> None:
+        if not self.showing:
+            return  # a search timer or a late key after the picker closed
         self._loading = True
         query = self.query_text
         cursor = None if reset else self._cursor
@@ -389,7 +394,8 @@ class PickerScreen(Screen[PickerChoice | None]):
             current = fresh.get(session_id)
             if current is None:
                 self.records.pop(session_id)
-                options.remove_option(session_id)
+                with suppress(OptionDoesNotExist):  # a page read since may have cleared the rows
+                    options.remove_option(session_id)
             elif current != record:
                 self.records[session_id] = current
                 options.replace_option_prompt(session_id, self._row(current))
