@@ -18,6 +18,7 @@ from harnez.agent.calls import Approver, ToolCalls
 from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
+from harnez.agent.offer import Offer
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
@@ -130,7 +131,8 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         registry, withheld = self.registry(settings, options.disabled_tools)
-        system, specs = await _system_prompt(Path(run.session.workspace), registry, options)
+        offer = Offer.of(registry, withheld, Path(run.session.workspace))
+        system, specs = await _system_prompt(Path(run.session.workspace), registry, options, offer)
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         if not options.compact:
             refusal = await self._take_prompt(
@@ -141,7 +143,7 @@ class AgentWork:
         wire = open_wire(model.endpoint, settings.retry)
         try:
             # A compaction calls no tool: it reports none offered.
-            run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
+            run.emit((Offer.nothing() if options.compact else offer).started(model))
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
             loop = self._loop(run, settings, options, model, registry, history, system, specs, wire.stream)
@@ -174,7 +176,11 @@ class AgentWork:
     ) -> LoopOutcome:
         """`/compact`: summarise the older conversation now, whatever its size."""
         compactor = Compactor(
-            model, stream, run.emit, TaskAccounting(), overhead_tokens=_schema_tokens(specs)
+            model,
+            stream,
+            run.emit,
+            TaskAccounting(rates=dict((run.settings or self.settings).rates)),
+            overhead_tokens=_schema_tokens(specs),
         )
         await compactor.compact_now(history, system)
         return LoopOutcome("completed", 0)
@@ -191,7 +197,7 @@ class AgentWork:
         specs: tuple[ToolSpec, ...],
         stream: StreamFn,
     ) -> AgentLoop:
-        accounting = TaskAccounting()
+        accounting = TaskAccounting(rates=dict(settings.rates))
         compactor = Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs))
         grants = self._grants.setdefault(run.session.id, SessionGrants())
         calls = ToolCalls(
@@ -259,26 +265,14 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
 
 
 async def _system_prompt(
-    workspace: Path, registry: ToolRegistry, options: TaskOptions
+    workspace: Path, registry: ToolRegistry, options: TaskOptions, offer: Offer
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text of a task (with the task's own instructions) and the tools as published."""
     published = registry.publish()
-    system = await build_system_prompt(workspace, published)
+    system = await build_system_prompt(workspace, published, skills=offer.skills)
     if options.instructions:
         system += "\n\n# Instructions for this task\n" + options.instructions
     return system, tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
-
-
-def _started(model: ResolvedModel, tools: list[str], withheld: list[str]) -> ev.Started:
-    """The `started` event: the model that runs the task, the tools published and withheld."""
-    return ev.Started(
-        model=f"{model.provider}/{model.model}",
-        thinking=model.thinking,
-        wire=model.endpoint.wire,
-        tools=tools,
-        withheld=withheld,
-        context_window=model.spec.context_window,
-    )
 
 
 def _schema_tokens(specs: tuple[ToolSpec, ...]) -> int:
