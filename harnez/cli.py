@@ -146,6 +146,29 @@ def _add_headless(commands: Any) -> None:
             help="answer for tools that need approval (default deny; the model sees the refusal)",
         )
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+        _run_flags(sub)
+
+
+def _run_flags(sub: argparse.ArgumentParser) -> None:
+    """`run` and `chat`: an ad-hoc provider and the workspace (docs/headless.md)."""
+    sub.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the endpoint of the model's provider for this run (no settings needed)",
+    )
+    sub.add_argument(
+        "--wire",
+        choices=("openai-chat", "openai-responses", "anthropic-messages"),
+        help="the protocol that endpoint speaks",
+    )
+    sub.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding its key (the name, not the key)",
+    )
+    sub.add_argument(
+        "--workspace", type=Path, metavar="DIR", help="work in DIR instead of the current folder"
+    )
 
 
 def _add_read(commands: Any) -> None:
@@ -403,10 +426,12 @@ async def _show_session(server, args: argparse.Namespace) -> int:
         for event in events:
             print(event.dumps())
         return EXIT_OK
-    from harnez.transcript import render_plain
+    from harnez.transcript import endpoints_used, render_plain
 
     print(printable(f"# {record.display_title}", one_line=True))
     print(printable(f"{record.workspace} · {record.id} · {record.status}", one_line=True))
+    for used in endpoints_used(events):
+        print(printable(f"ran with {used}", one_line=True))
     origin = await server.session_origin(record.id)
     if origin:
         agent = f" (sub-agent {origin['agent_id']})" if origin["agent_id"] else ""
@@ -504,8 +529,9 @@ async def _serve(args: argparse.Namespace) -> int:
 
 def _headless(args: argparse.Namespace) -> int:
     from harnez import headless
+    from harnez.headless.provider import AdHocProvider
 
-    workspace = _workspace()
+    workspace = _run_workspace(args.workspace)
     opts = headless.RunOptions(
         workspace,
         _settings(workspace),
@@ -517,6 +543,8 @@ def _headless(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         approve=args.approve,
         json=args.json,
+        provider=AdHocProvider(args.base_url, args.wire, args.api_key_env),
+        fixed_workspace=args.workspace is not None,
     )
     if args.command == "chat":
         return asyncio.run(headless.chat(opts, _stdin_line))
@@ -527,6 +555,16 @@ def _headless(args: argparse.Namespace) -> int:
     given = args.prompt if args.prompt is not None else args.input
     prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
+
+
+def _run_workspace(given: Path | None) -> Path:
+    """`--workspace DIR` (an existing folder), else the current folder."""
+    if given is None:
+        return _workspace()
+    folder = given.expanduser().resolve()
+    if not folder.is_dir():
+        raise UsageError(f"--workspace {folder} is not a folder: create it, or name another.")
+    return folder
 
 
 def _stdin_text() -> str:
