@@ -150,7 +150,7 @@ def _add_headless(commands: Any) -> None:
 
 
 def _run_flags(sub: argparse.ArgumentParser) -> None:
-    """`run` and `chat`: an ad-hoc provider and the workspace (docs/headless.md)."""
+    """`run` and `chat`: an ad-hoc provider, the workspace and the declared programs (docs/headless.md)."""
     sub.add_argument(
         "--base-url",
         metavar="URL",
@@ -169,6 +169,29 @@ def _run_flags(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--workspace", type=Path, metavar="DIR", help="work in DIR instead of the current folder"
     )
+    sub.add_argument(
+        "--programs",
+        type=_program_list,
+        metavar="P1,P2,…",
+        help="the only programs the shell tool may start, e.g. git,pytest",
+    )
+
+
+def _program_list(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated program names (`git,pytest`), each a bare name or an absolute path."""
+    from harnez.settings import program_name_problem
+
+    names = tuple(name.strip() for name in text.split(","))
+    if not any(names):
+        raise argparse.ArgumentTypeError(
+            "name at least one program, e.g. --programs git,pytest (to run no command at all, deny the "
+            "shell tool: permissions.tools.shell = deny)"
+        )
+    for name in names:
+        problem = program_name_problem(name)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+    return names
 
 
 def _add_read(commands: Any) -> None:
@@ -544,6 +567,7 @@ def _headless(args: argparse.Namespace) -> int:
         approve=args.approve,
         json=args.json,
         provider=AdHocProvider(args.base_url, args.wire, args.api_key_env),
+        programs=args.programs,
         fixed_workspace=args.workspace is not None,
     )
     if args.command == "chat":

@@ -24,7 +24,7 @@ from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.errors import HarnezError, ModelConfigError
-from harnez.settings import PermissionSettings, Settings, parse_model_ref
+from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
 
@@ -47,11 +47,13 @@ class TaskOptions:
     """Standing guidance added to the system prompt for this task (a UHP harness or request)."""
     disabled_tools: tuple[str, ...] = ()
     """Tools withheld from the model for this task, on top of those settings deny."""
+    programs: tuple[str, ...] | None = None
+    """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
-        (text), disabled_tools (tool names)."""
+        (text), disabled_tools (tool names), programs (declared program names)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -81,6 +83,7 @@ class TaskOptions:
             bool(options.get("compact")),
             instructions or None,
             tuple(disabled),
+            _declared_programs(options.get("programs")),
         )
 
 
@@ -225,9 +228,30 @@ class AgentWork:
         )
 
 
+def _declared_programs(programs: Any) -> tuple[str, ...] | None:
+    """The `programs` option checked: None, or a non-empty list of program names."""
+    if programs is None:
+        return None
+    if (
+        not isinstance(programs, (list, tuple))
+        or not programs
+        or not all(isinstance(n, str) for n in programs)
+    ):
+        raise HarnezError(f"programs must be a non-empty list of program names, not {programs!r}.")
+    for name in programs:
+        problem = program_name_problem(name)
+        if problem is not None:
+            raise HarnezError(f"programs: {problem}.")
+    return tuple(programs)
+
+
 def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings:
-    """The permission settings of a task: its workspace's, in the mode the task asks for."""
+    """The permission settings of a task: its workspace's, in the mode the task asks for, with the
+    programs it declares."""
     permissions = settings.permissions
+    if options.programs is not None:
+        shell = permissions.shell.model_copy(update={"programs": list(options.programs)})
+        permissions = permissions.model_copy(update={"shell": shell})
     return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
 
 

@@ -58,6 +58,8 @@ class RunOptions:
     json: bool = False
     provider: AdHocProvider = field(default_factory=AdHocProvider)
     """`--base-url`, `--wire`, `--api-key-env`: the provider of this run's model (never saved)."""
+    programs: tuple[str, ...] | None = None
+    """`--programs`: the only programs the shell tool may start (None: settings decide)."""
     fixed_workspace: bool = False
     """Whether `--workspace` named the workspace (a resumed session must then be one of its own)."""
     task_options: dict[str, Any] = field(default_factory=dict)
@@ -69,6 +71,8 @@ class RunOptions:
             name = self.provider.provider_of(self.model or self.settings.model)
             self.settings = self.provider.apply(self.settings, name)
         self.task_options = {"max_steps": self.max_steps, "timeout": self.timeout, "approve": self.approve}
+        if self.programs is not None:
+            self.task_options["programs"] = list(self.programs)
 
     @property
     def resuming(self) -> bool:

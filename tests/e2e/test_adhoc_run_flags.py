@@ -184,3 +184,33 @@ def test_resuming_a_session_of_another_workspace_under_workspace_is_refused(
     assert done.returncode == 2, done.stderr
     assert f"works in {bare.workspace}; --workspace {other} cannot move it" in done.stderr
     assert len(bare.model.requests) == 1
+
+
+def test_programs_limits_the_shell_of_a_run(bare: NoSettings) -> None:
+    (bare.workspace / "keep.txt").write_text("precious\n")
+    shell = [
+        {
+            "tool_call": {
+                "name": "shell",
+                "id": "bad",
+                "arguments": {"command": "git --version && rm keep.txt"},
+            }
+        }
+    ]
+    good = [{"tool_call": {"name": "shell", "id": "good", "arguments": {"command": "git --version"}}}]
+    bare.model.add({"reply": shell}, {"reply": good}, {"reply": [{"text": "done"}]})
+    done = bare.harnez("run", "--json", "--approve", "allow", "--programs", "git,pytest", *bare.flags(), "go")
+    assert done.returncode == 0, done.stderr
+    events = json_lines(done.stdout)
+    (refused,) = [e for e in events if e["kind"] == "program-refused"]
+    assert (refused["call_id"], refused["program"], refused["declared"]) == ("bad", "rm", ["git", "pytest"])
+    completed = {e["call_id"]: e for e in events if e["kind"] == "tool-completed"}
+    assert completed["bad"]["is_error"] and "nothing ran" in completed["bad"]["content"]
+    assert not completed["good"]["is_error"] and "git version" in completed["good"]["content"]
+    assert (bare.workspace / "keep.txt").exists()
+
+
+def test_a_bad_program_name_is_a_usage_error(bare: NoSettings) -> None:
+    done = bare.harnez("run", "--programs", "git,rm -rf", *bare.flags(), "hi")
+    assert done.returncode == 2 and "'rm -rf' is not a program name" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not bare.database.exists()
