@@ -37,25 +37,6 @@ async def test_an_undeclared_program_anywhere_in_the_line_refuses_the_whole_call
     assert not await events(server, session_id, "approval-required"), "refused before anyone is asked"
 
 
-async def test_declared_programs_from_settings_run_and_a_computed_program_is_refused(
-    scripted_model: ScriptedModel, open_server, workspace: Path
-) -> None:
-    scripted_model.add(
-        tool_call("shell", "ok", command="cd . && env LC_ALL=C git --version | head -1 > version.txt"),
-        tool_call("shell", "computed", command='p=rm; "$p" version.txt'),
-        answer("done"),
-    )
-    permissions = {**ALLOW_SHELL, "shell": {"programs": ["git", "head"]}}
-    server = await open_server(make_settings(scripted_model, permissions=permissions))
-    session_id, outcome = await run_task(server, workspace, "version?")
-    assert outcome.stop == "completed"
-    assert (workspace / "version.txt").read_text().startswith("git version")
-    (refused,) = await events(server, session_id, "program-refused")
-    assert (refused.body.call_id, refused.body.program) == ("computed", None)
-    assert "could not be checked against the declared programs (git, head)" in refused.body.reason
-    assert (workspace / "version.txt").exists()
-
-
 async def test_the_task_option_replaces_the_settings_list_and_a_bad_one_fails_the_task(
     scripted_model: ScriptedModel, open_server, workspace: Path
 ) -> None:
@@ -67,3 +48,25 @@ async def test_the_task_option_replaces_the_settings_list_and_a_bad_one_fails_th
     assert (refused.body.program, refused.body.declared) == ("git", ["pytest"])
     _, outcome = await run_task(server, workspace, "again", programs=["rm -rf /"])
     assert outcome.stop == "failed" and "programs: 'rm -rf /' is not a program name" in outcome.error
+
+
+async def test_declared_programs_run_without_approval_ask_patterns_still_ask_computed_names_are_refused(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    scripted_model.add(
+        tool_call("shell", "ok", command="cd . && env LC_ALL=C git --version | head -1 > version.txt"),
+        tool_call("shell", "asked", command="git push origin main"),
+        tool_call("shell", "computed", command='p=rm; "$p" version.txt'),
+        answer("done"),
+    )
+    permissions = {"shell": {"programs": ["git", "head"], "ask": ["git push*"]}}
+    server = await open_server(make_settings(scripted_model, permissions=permissions), approve="deny")
+    session_id, outcome = await run_task(server, workspace, "version?")
+    assert outcome.stop == "completed"
+    assert (workspace / "version.txt").read_text().startswith("git version")
+    (asked,) = await events(server, session_id, "approval-required")
+    assert asked.body.call_id == "asked" and "permissions.shell.ask 'git push*'" in asked.body.reason
+    (refused,) = await events(server, session_id, "program-refused")
+    assert (refused.body.call_id, refused.body.program) == ("computed", None)
+    assert "could not be checked against the declared programs (git, head)" in refused.body.reason
+    assert (workspace / "version.txt").exists()

@@ -199,7 +199,7 @@ def test_programs_limits_the_shell_of_a_run(bare: NoSettings) -> None:
     ]
     good = [{"tool_call": {"name": "shell", "id": "good", "arguments": {"command": "git --version"}}}]
     bare.model.add({"reply": shell}, {"reply": good}, {"reply": [{"text": "done"}]})
-    done = bare.harnez("run", "--json", "--approve", "allow", "--programs", "git,pytest", *bare.flags(), "go")
+    done = bare.harnez("run", "--json", "--programs", "git,pytest", *bare.flags(), "go")
     assert done.returncode == 0, done.stderr
     events = json_lines(done.stdout)
     (refused,) = [e for e in events if e["kind"] == "program-refused"]
