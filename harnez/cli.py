@@ -147,6 +147,52 @@ def _add_headless(commands: Any) -> None:
             help="answer for tools that need approval (default deny; the model sees the refusal)",
         )
         sub.add_argument("--json", action="store_true", help="print every event as one JSON object per line")
+        _run_flags(sub)
+
+
+def _run_flags(sub: argparse.ArgumentParser) -> None:
+    """`run` and `chat`: an ad-hoc provider, the workspace and the declared programs (docs/headless.md)."""
+    sub.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the endpoint of the model's provider for this run (no settings needed)",
+    )
+    sub.add_argument(
+        "--wire",
+        choices=("openai-chat", "openai-responses", "anthropic-messages"),
+        help="the protocol that endpoint speaks",
+    )
+    sub.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding its key (the name, not the key)",
+    )
+    sub.add_argument(
+        "--workspace", type=Path, metavar="DIR", help="work in DIR instead of the current folder"
+    )
+    sub.add_argument(
+        "--programs",
+        type=_program_list,
+        metavar="P1,P2,…",
+        help="the only programs the shell tool may start, e.g. git,pytest",
+    )
+
+
+def _program_list(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated program names (`git,pytest`), each a bare name or an absolute path."""
+    from harnez.settings import program_name_problem
+
+    names = tuple(name.strip() for name in text.split(","))
+    if not any(names):
+        raise argparse.ArgumentTypeError(
+            "name at least one program, e.g. --programs git,pytest (to run no command at all, deny the "
+            "shell tool: permissions.tools.shell = deny)"
+        )
+    for name in names:
+        problem = program_name_problem(name)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+    return names
 
 
 def _add_answers_and_hooks(sub: argparse.ArgumentParser, name: str) -> None:
@@ -423,10 +469,12 @@ async def _show_session(server, args: argparse.Namespace) -> int:
         for event in events:
             print(event.dumps())
         return EXIT_OK
-    from harnez.transcript import render_plain
+    from harnez.transcript import endpoints_used, render_plain
 
     print(printable(f"# {record.display_title}", one_line=True))
     print(printable(f"{record.workspace} · {record.id} · {record.status}", one_line=True))
+    for used in endpoints_used(events):
+        print(printable(f"ran with {used}", one_line=True))
     origin = await server.session_origin(record.id)
     if origin:
         agent = f" (sub-agent {origin['agent_id']})" if origin["agent_id"] else ""
@@ -539,8 +587,9 @@ async def _serve(args: argparse.Namespace) -> int:
 
 def _headless(args: argparse.Namespace) -> int:
     from harnez import headless
+    from harnez.headless.provider import AdHocProvider
 
-    workspace = _workspace()
+    workspace = _run_workspace(args.workspace)
     opts = headless.RunOptions(
         workspace,
         _settings(workspace),
@@ -554,6 +603,9 @@ def _headless(args: argparse.Namespace) -> int:
         json=args.json,
         output_schema=_output_schema(getattr(args, "output_schema", None)),
         trust_hooks=args.trust_hooks,
+        provider=AdHocProvider(args.base_url, args.wire, args.api_key_env),
+        programs=args.programs,
+        fixed_workspace=args.workspace is not None,
     )
     if args.command == "chat":
         return asyncio.run(headless.chat(opts, _stdin_line))
@@ -573,6 +625,16 @@ def _output_schema(path: Path | None) -> dict | None:
     from harnez.server.answers import load_output_schema
 
     return load_output_schema(path)
+
+
+def _run_workspace(given: Path | None) -> Path:
+    """`--workspace DIR` (an existing folder), else the current folder."""
+    if given is None:
+        return _workspace()
+    folder = given.expanduser().resolve()
+    if not folder.is_dir():
+        raise UsageError(f"--workspace {folder} is not a folder: create it, or name another.")
+    return folder
 
 
 def _stdin_text() -> str:

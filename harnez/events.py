@@ -31,7 +31,7 @@ WARNING_CODES: dict[str, str] = {
     "conversation-compacted": "The conversation was compacted to fit the model's window.",
     "summary-failed": "Compaction could not summarise; the elided form is kept.",
     "nothing-to-compact": "`/compact` found nothing to shorten; the conversation is unchanged.",
-    "unpriced-model": "The model has no rate in the rate card; its cost is unknown.",
+    "unpriced-model": "Neither settings nor the rate card price the model; its cost is unknown.",
     "unknown-stream-event": "The provider sent a stream item Harnez does not know; it is kept in the event.",
     "malformed-sse-line": "The provider sent a line that is not valid SSE; it was skipped.",
     "malformed-sse-data": "The provider sent an SSE event whose data is not valid JSON; it was skipped.",
@@ -104,7 +104,8 @@ class ShellLine(EventBody):
 class Started(EventBody):
     kind: ClassVar[str] = "started"
     about: ClassVar[str] = (
-        "A task began: model, thinking level, wire, tools published, tools withheld, window, agents offered."
+        "A task began: model, thinking level, wire, tools published and withheld, window, endpoint, "
+        "operations, skills and agents offered."
     )
     model: str
     wire: str
@@ -112,6 +113,11 @@ class Started(EventBody):
     tools: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     context_window: int | None = None
+    base_url: str | None = None
+    """The provider's endpoint, without credentials, user info or query (None in older events)."""
+    operations: list[str] = field(default_factory=list)
+    """The harness-neutral operations the published tools perform (read, edit, search, execute…)."""
+    skills: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
 
 
@@ -410,6 +416,40 @@ class DelegateFinished(EventBody):
     unpriced: bool = False
 
 
+# headless: rates and declared programs (issue #16 points 2 and 7) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rates(EventBody):
+    kind: ClassVar[str] = "rates"
+    about: ClassVar[str] = (
+        "The prices a task's costs use (source: settings or the card; null: unpriced), per million tokens."
+    )
+    model: str
+    source: Literal["settings", "card"] | None = None
+    key: str | None = None
+    """The settings key, or the card's `<provider>/<model>`, that priced the model."""
+    input: float | None = None
+    output: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
+    tiers: list[dict[str, Any]] = field(default_factory=list)
+    """Prices for calls whose prompt holds more than `above` tokens: {above, input, output, cache_read, cache_write}."""
+    card: str | None = None
+    """The rate card's version (`genai-prices 0.2.3`) when it priced the model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgramRefused(EventBody):
+    kind: ClassVar[str] = "program-refused"
+    about: ClassVar[str] = "A shell call started no program: it named one outside the declared set."
+    call_id: str
+    program: str | None
+    """The program that is not declared; null when the command line could not be checked at all."""
+    declared: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(EventBody):
     """A stored event this Harnez cannot read as one of its kinds (written by a newer one, or damaged):
@@ -456,6 +496,8 @@ Body = (
     | DelegateStarted
     | Delegated
     | DelegateFinished
+    | Rates
+    | ProgramRefused
     | UnknownEvent
 )
 """Every event body: the tagged union consumers match on."""

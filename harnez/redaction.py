@@ -123,3 +123,16 @@ def command_environment(
     base = os.environ if base is None else base
     withheld = SECRETS.names - set(pass_through)
     return {name: value for name, value in base.items() if name not in withheld}
+
+
+def public_url(url: str) -> str:
+    """A URL fit to store and print: no user name or password, query or fragment (where some providers
+    take a key, `?key=…`), and known values masked."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, "", "")))

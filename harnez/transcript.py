@@ -12,6 +12,7 @@ from harnez.events import (
     Finished,
     PromptQueued,
     ShellLine,
+    Started,
     StoredEvent,
     TextDelta,
     TitleChanged,
@@ -60,6 +61,20 @@ def render_plain(events: Iterable[StoredEvent]) -> str:
             out.append(line)
     close_text()
     return "".join(out)
+
+
+def endpoints_used(events: Iterable[StoredEvent]) -> list[str]:
+    """What the session's tasks ran with, each change once in order: `model · wire · base URL`
+    (the key never: only its variable is known, and not even that is stored)."""
+    seen: list[str] = []
+    for event in events:
+        if isinstance(event.body, Started):
+            body = event.body
+            parts = [body.model, body.wire] + ([body.base_url] if body.base_url else [])
+            line = " · ".join(parts)
+            if not seen or seen[-1] != line:
+                seen.append(line)
+    return seen
 
 
 def _line(body: EventBody) -> str | None:

@@ -30,6 +30,7 @@ from harnez.tools import (
 )
 from harnez.tools.base import resolve_path
 from harnez.tools.files import load_text, unified_diff
+from harnez.tools.programs import check_programs
 from harnez.wires import ToolCallEnd
 from harnez.wires import ToolResult as ResultItem
 
@@ -98,6 +99,9 @@ class ToolCalls:
         if isinstance(parsed, ToolResult):
             return PreparedCall(call, result=parsed, outcome="invalid")
         tool = self.registry.get(call.name)
+        undeclared = self._undeclared_program(call, tool, parsed)
+        if undeclared is not None:
+            return undeclared
         if self.hooks is not None:
             blocked = await self.hooks.pre_tool(call.id, call.name, call.arguments)
             if blocked is not None:
@@ -134,6 +138,21 @@ class ToolCalls:
             )
             return PreparedCall(call, result=broken, outcome="invalid")
         return None
+
+    def _undeclared_program(self, call: ToolCallEnd, tool: Tool, args: ToolParams) -> PreparedCall | None:
+        """A shell call refused because it would start a program outside the declared set."""
+        declared = self.permissions.shell.programs
+        if tool.kind != "shell" or declared is None:
+            return None
+        refusal = check_programs(str(args.model_dump().get("command", "")), declared)
+        if refusal is None:
+            return None
+        self.emit(
+            ev.ProgramRefused(
+                call_id=call.id, program=refusal.program, declared=list(declared), reason=refusal.reason
+            )
+        )
+        return PreparedCall(call, tool, args, ToolResult.error(refusal.reason), "refused", "programs")
 
     async def _ask(self, prepared: PreparedCall, decision: Decision) -> PreparedCall:
         call, tool, args = prepared.call, prepared.tool, prepared.args

@@ -180,6 +180,7 @@ class Compactor:
                 call.turn.apply(event)
         turn: AssistantTurn = call.turn
         failed = turn.failure is not None or not turn.text.strip()
+        await call.prices.look_up()
         call.account()
         await history.record_model_call(
             call.ledger_row(history.session_num, history.task, "failed" if failed else "completed")

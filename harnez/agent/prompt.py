@@ -45,15 +45,17 @@ async def build_system_prompt(
     *,
     env: Mapping[str, str] | None = None,
     today: datetime.date | None = None,
+    skills: list[Skill] | None = None,
 ) -> str:
-    """The full system text for one run; nothing of it is stored as history."""
+    """The full system text for one run (with `skills`, when the caller found them already); nothing of
+    it is stored as history."""
     sections = [HARNESS_INSTRUCTION, await environment_section(workspace, today), tools_section(tools)]
     project = project_section(workspace)
     if project:
         sections.append(project)
-    skills = skills_section(find_skills(workspace, env))
-    if skills:
-        sections.append(skills)
+    offered = skills_section(find_skills(workspace, env) if skills is None else skills)
+    if offered:
+        sections.append(offered)
     return "\n\n".join(sections)
 
 

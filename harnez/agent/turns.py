@@ -9,7 +9,9 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from harnez import events as ev
+from harnez.agent.costs import ModelPrices
 from harnez.agent.task import Emit
+from harnez.settings import Rate
 from harnez.store.ledger import ModelCall
 from harnez.wires import (
     AssistantTurn,
@@ -23,7 +25,6 @@ from harnez.wires import (
     WireEvent,
     WireRequest,
     WireWarning,
-    cost_of,
 )
 
 COALESCE_SECONDS = 0.04
@@ -73,10 +74,20 @@ class DeltaBuffer:
 
 @dataclass(slots=True)
 class TaskAccounting:
-    """What a task has said once already: the unpriced warning, once-per-task wire warnings."""
+    """What a task has said once already (the unpriced warning, once-per-task wire warnings) and the
+    prices its calls cost (`rates` from its settings, else the rate card)."""
 
     warned: set[str] = field(default_factory=set)
     last_input_tokens: int | None = None
+    rates: dict[str, Rate] = field(default_factory=dict)
+    _prices: dict[str, ModelPrices] = field(default_factory=dict)
+
+    def prices_of(self, model: ResolvedModel) -> ModelPrices:
+        """The prices of a model this task calls (looked up once per task)."""
+        key = f"{model.provider}/{model.model}"
+        if key not in self._prices:
+            self._prices[key] = ModelPrices(model, self.rates)
+        return self._prices[key]
 
 
 @dataclass(slots=True)
@@ -103,7 +114,12 @@ class ModelTurn:
         finally:
             reasoning.flush()
             text.flush()
+        await self.prices.look_up()  # after the answer streamed: the card's first load never delays it
         return self.turn
+
+    @property
+    def prices(self) -> ModelPrices:
+        return self.accounting.prices_of(self.model)
 
     def _on_event(self, event: WireEvent, text: DeltaBuffer, reasoning: DeltaBuffer) -> None:
         self.turn.apply(event)
@@ -150,7 +166,8 @@ class ModelTurn:
         self.emit(ev.TurnCompleted(turn=self.number, stop_reason=stop), search_text=turn.text or None)
 
     def account(self) -> None:
-        """Emit the usage and cost of the call, and the unpriced warning once per task."""
+        """Emit the usage and cost of the call (the task's `rates` before its first), and the unpriced
+        warning once per task."""
         turn = self.turn
         if turn.usage is not None:
             usage = turn.usage
@@ -168,22 +185,18 @@ class ModelTurn:
                 self.accounting.last_input_tokens = (
                     usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
                 )
+        prices = self.prices
+        if not prices.told:
+            prices.told = True
+            self.emit(prices.rates_event())
         self.emit(ev.Cost(usd=self.cost))
-        if self.model.rate is None and "unpriced-model" not in self.accounting.warned:
+        if prices.prices is None and "unpriced-model" not in self.accounting.warned:
             self.accounting.warned.add("unpriced-model")
-            self.emit(
-                ev.WarningEvent(
-                    code="unpriced-model",
-                    message=(
-                        f"{self.model.provider}/{self.model.model} has no rate in the rate card, so its cost is "
-                        "unknown; add it under `rates` in settings.json to see costs."
-                    ),
-                )
-            )
+            self.emit(ev.WarningEvent(code="unpriced-model", message=prices.unpriced_reason))
 
     @property
     def cost(self) -> float | None:
-        return cost_of(self.turn.usage, self.model.rate) if self.turn.usage else None
+        return self.prices.cost(self.turn.usage)
 
     def ledger_row(self, session_num: int, task: int | None, outcome: str) -> ModelCall:
         """The ModelCall row of this call."""

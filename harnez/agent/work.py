@@ -20,6 +20,7 @@ from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
 from harnez.agent.ending import TaskEnding
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
+from harnez.agent.offer import Offer
 from harnez.agent.prompt import build_system_prompt
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
@@ -29,7 +30,7 @@ from harnez.agents.definitions import DELEGATE
 from harnez.agents.offer import TaskAgents
 from harnez.errors import HarnezError, HookError, ModelConfigError
 from harnez.hooks import HookReview, HookTrust, TaskHooks
-from harnez.settings import PermissionSettings, Settings, parse_model_ref
+from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import ResolvedModel, ToolSpec, UserMessage, forces_tools, open_wire, resolve_ref
 
@@ -54,11 +55,14 @@ class TaskOptions:
     """Tools withheld from the model for this task, on top of those settings deny."""
     output_schema: OutputSchema | None = None
     """The JSON Schema of the task's structured answer (the `answer` tool, harnez/agent/answer.py)."""
+    programs: tuple[str, ...] | None = None
+    """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
-        (text), disabled_tools (tool names), output_schema (a JSON Schema)."""
+        (text), disabled_tools (tool names), output_schema (a JSON Schema), programs (declared program
+        names)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -89,7 +93,8 @@ class TaskOptions:
             bool(options.get("compact")),
             instructions or None,
             tuple(disabled),
-            None if schema is None else OutputSchema.parse(schema),
+            output_schema=None if schema is None else OutputSchema.parse(schema),
+            programs=_declared_programs(options.get("programs")),
         )
 
 
@@ -144,13 +149,12 @@ class AgentWork:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None
         registry, withheld, agents = await self._offer(run, settings, options, answer)
-        system, specs = await _system_prompt(
-            Path(run.session.workspace), registry, options, agents.instructions
-        )
+        workspace = Path(run.session.workspace)
+        offer = Offer.of(registry, withheld, workspace, agents.offered(registry))
+        system, specs = await _system_prompt(workspace, registry, options, offer, agents.instructions)
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         # A compaction calls no tool: it reports none offered.
-        offered = ([], [], []) if options.compact else (registry.names, withheld, agents.offered(registry))
-        run.emit(_started(model, *offered))
+        run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
             agents.warn(run.emit)
         hooks = None if options.compact else task_hooks(run, settings, model)
@@ -228,7 +232,11 @@ class AgentWork:
     ) -> LoopOutcome:
         """`/compact`: summarise the older conversation now, whatever its size."""
         compactor = Compactor(
-            model, stream, run.emit, TaskAccounting(), overhead_tokens=_schema_tokens(specs)
+            model,
+            stream,
+            run.emit,
+            TaskAccounting(rates=dict((run.settings or self.settings).rates)),
+            overhead_tokens=_schema_tokens(specs),
         )
         await compactor.compact_now(history, system)
         return LoopOutcome("completed", 0)
@@ -246,7 +254,7 @@ class AgentWork:
         stream: StreamFn,
         ending: TaskEnding,
     ) -> AgentLoop:
-        accounting = TaskAccounting()
+        accounting = TaskAccounting(rates=dict(settings.rates))
         grants = self._session_grants(run.session.id)
         calls = ToolCalls(
             registry,
@@ -313,9 +321,30 @@ async def submitted_prompt(hooks: TaskHooks, typed: str, prompt: str) -> tuple[s
     return None, prompt if context is None else f"{prompt}\n\n[prompt_submit hook] {context}"
 
 
+def _declared_programs(programs: Any) -> tuple[str, ...] | None:
+    """The `programs` option checked: None, or a non-empty list of program names."""
+    if programs is None:
+        return None
+    if (
+        not isinstance(programs, (list, tuple))
+        or not programs
+        or not all(isinstance(n, str) for n in programs)
+    ):
+        raise HarnezError(f"programs must be a non-empty list of program names, not {programs!r}.")
+    for name in programs:
+        problem = program_name_problem(name)
+        if problem is not None:
+            raise HarnezError(f"programs: {problem}.")
+    return tuple(programs)
+
+
 def _permissions(settings: Settings, options: TaskOptions) -> PermissionSettings:
-    """The permission settings of a task: its workspace's, in the mode the task asks for."""
+    """The permission settings of a task: its workspace's, in the mode the task asks for, with the
+    programs it declares."""
     permissions = settings.permissions
+    if options.programs is not None:
+        shell = permissions.shell.model_copy(update={"programs": list(options.programs)})
+        permissions = permissions.model_copy(update={"shell": shell})
     return permissions if options.mode is None else permissions.model_copy(update={"mode": options.mode})
 
 
@@ -353,12 +382,16 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
 
 
 async def _system_prompt(
-    workspace: Path, registry: ToolRegistry, options: TaskOptions, agent: str | None = None
+    workspace: Path,
+    registry: ToolRegistry,
+    options: TaskOptions,
+    offer: Offer,
+    agent: str | None = None,
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text of a task (with the task's own instructions, and a sub-agent's) and the tools
     as published."""
     published = registry.publish()
-    system = await build_system_prompt(workspace, published)
+    system = await build_system_prompt(workspace, published, skills=offer.skills)
     if agent:
         system += "\n\n" + agent
     if options.instructions:
@@ -366,21 +399,6 @@ async def _system_prompt(
     if options.output_schema is not None:
         system += "\n\n" + ANSWER_INSTRUCTIONS
     return system, tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in published)
-
-
-def _started(
-    model: ResolvedModel, tools: list[str], withheld: list[str], agents: list[str] | None = None
-) -> ev.Started:
-    """The `started` event: the model that runs the task, the tools published and withheld, the agents."""
-    return ev.Started(
-        model=f"{model.provider}/{model.model}",
-        thinking=model.thinking,
-        wire=model.endpoint.wire,
-        tools=tools,
-        withheld=withheld,
-        context_window=model.spec.context_window,
-        agents=agents or [],
-    )
 
 
 def _schema_tokens(specs: tuple[ToolSpec, ...]) -> int:

@@ -97,6 +97,7 @@ class Server(SessionListing):
         self._workspace_settings: dict[Path, Settings] = {}
         self._hosted_roots: set[Path] = set()
         self._settings_watchers: list[Callable[[Settings], None]] = []
+        self._overlays: list[Callable[[Settings], Settings]] = []
 
     def set_model_titler(self, titler: ModelTitler | None) -> None:
         """Choose how `model/...` title sources reach a model."""
@@ -695,7 +696,10 @@ class Server(SessionListing):
             return self.settings
         found = self._workspace_settings.get(folder)
         if found is None:
-            found = self._workspace_settings[folder] = load_settings(folder)
+            found = load_settings(folder)
+            for overlay in self._overlays:
+                found = overlay(found)
+            self._workspace_settings[folder] = found
         return found
 
     def update_settings(self, settings: Settings) -> None:
@@ -709,6 +713,13 @@ class Server(SessionListing):
         self.titles.settings = settings.session.title
         for watcher in self._settings_watchers:
             watcher(settings)
+
+    def overlay_settings(self, change: Callable[[Settings], Settings]) -> None:
+        """Apply `change` over every workspace's settings for this server's life, never saved: the run
+        flags of a headless command (an ad-hoc provider). The server's own settings change at once;
+        another workspace's (a session resumed from elsewhere) when they are read."""
+        self._overlays.append(change)
+        self.update_settings(change(self.settings))
 
     def watch_settings(self, watcher: Callable[[Settings], None]) -> None:
         """Call `watcher` with the new settings whenever `update_settings` applies them."""

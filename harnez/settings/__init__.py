@@ -32,6 +32,7 @@ from harnez.settings.model import (
     ShellRules,
     TitleSettings,
     WireName,
+    program_name_problem,
 )
 from harnez.settings.references import (
     KEYWORDS_SOURCE_TEXT,
@@ -76,5 +77,6 @@ __all__ = [
     "load_settings",
     "parse_model_ref",
     "parse_title_source",
+    "program_name_problem",
     "save_global_settings",
 ]

@@ -72,6 +72,27 @@ def _check_env_name(value: str) -> str:
     return value
 
 
+_PROGRAM = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9._+-]*|/[A-Za-z0-9._+-]+(?:/[A-Za-z0-9._+-]+)*)$")
+
+
+def program_name_problem(name: str) -> str | None:
+    """What is wrong with the name of a declared program (None: nothing): a bare name such as `git` or
+    `python3.12`, or an absolute path such as `/usr/bin/git`."""
+    if _PROGRAM.match(name):
+        return None
+    return (
+        f"{name!r} is not a program name: declare a bare name (letters, digits, `.`, `_`, `+`, `-`, e.g. "
+        "git or python3) or an absolute path (e.g. /usr/bin/git)"
+    )
+
+
+def _check_program(name: str) -> str:
+    problem = program_name_problem(name)
+    if problem is not None:
+        raise PydanticCustomError("harnez", "{problem}", {"problem": problem})
+    return name
+
+
 def _looks_like_secret(value: str) -> bool:
     """Key-shaped text: vendor prefixes, or long mixed-case text with digits."""
     if value.lower().startswith(("sk-", "sk_", "xai-", "gsk_", "ghp_", "aiza")):
@@ -219,6 +240,8 @@ class ShellRules(_Section):
     deny: list[str] = Field(default_factory=list)
     pass_env: list[Annotated[str, AfterValidator(_check_env_name)]] = Field(default_factory=list)
     """Credential variables given to shell commands anyway (they are withheld by default)."""
+    programs: list[Annotated[str, AfterValidator(_check_program)]] | None = None
+    """The only programs the shell tool may start (`--programs` replaces it for a run); None: any."""
 
 
 class PathRules(_Section):

@@ -16,6 +16,9 @@ from harnez.errors import ToolError
 
 ToolKind = Literal["read", "edit", "shell"]
 """What a tool does, which decides its default permission: reads, edits files, or runs commands."""
+Operation = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""The harness-neutral name of what a tool does, as `started` lists it (the Agent Client Protocol's
+tool kinds), so a consumer can tell what a run may do without knowing Harnez's tool names."""
 
 
 class ToolParams(BaseModel):
@@ -127,6 +130,7 @@ class Tool(ABC):
     description: ClassVar[str]
     parameters: ClassVar[type[ToolParams]]
     kind: ClassVar[ToolKind]
+    operation: ClassVar[Operation] = "other"
 
     @property
     def read_only(self) -> bool:

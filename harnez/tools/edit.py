@@ -31,6 +31,7 @@ class EditTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = EditParams
     kind = "edit"
+    operation = "edit"
 
     async def run(self, args: EditParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from harnez.settings import PathRules, PermissionSettings, ShellRules
 from harnez.tools.base import Tool, ToolParams, WorkspacePath, real_workspace
+from harnez.tools.programs import check_programs
 from harnez.tools.search import compile_glob
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -261,7 +262,7 @@ def _decide_shell(command: str, settings: PermissionSettings, grants: SessionGra
         pattern = _first_match(subject, rules.ask)
         if pattern is not None:
             return Decision("ask", f"`{subject.strip()}` matches permissions.shell.ask {pattern!r}.")
-    base, base_reason = _shell_default(settings)
+    base, base_reason = _shell_default(settings, command)
     pending = [part for part in parts if _part_verdict(part, base, rules, grants) == "ask"]
     if pending:
         if len(parts) == 1:
@@ -271,10 +272,13 @@ def _decide_shell(command: str, settings: PermissionSettings, grants: SessionGra
     return Decision("allow", "Every part of the command is allowed by settings or a session grant.")
 
 
-def _shell_default(settings: PermissionSettings) -> tuple[Verdict, str]:
+def _shell_default(settings: PermissionSettings, command: str) -> tuple[Verdict, str]:
     configured = settings.tools.get("shell")
     if configured is not None:
         return configured, f"permissions.tools.shell is {configured!r}."
+    declared = settings.shell.programs
+    if declared is not None and check_programs(command, declared) is None:
+        return "allow", "Every program the command starts is declared (permissions.shell.programs)."
     return "ask", f"Shell commands need approval in {settings.mode} mode."
 
 

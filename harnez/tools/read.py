@@ -141,6 +141,7 @@ class ReadTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = ReadParams
     kind = "read"
+    operation = "read"
 
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)
@@ -198,6 +199,7 @@ class ListTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = ListParams
     kind = "read"
+    operation = "search"
 
     async def run(self, args: ListParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)

@@ -68,6 +68,11 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    @property
+    def operations(self) -> list[str]:
+        """The harness-neutral operations the tools perform, each once, in the tools' order."""
+        return list(dict.fromkeys(tool.operation for tool in self._tools.values()))
+
     def publish(self) -> list[dict[str, Any]]:
         """Name, description and JSON schema of every tool, as the wires send them to the model."""
         return [

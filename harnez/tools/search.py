@@ -88,6 +88,7 @@ class GlobTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = GlobParams
     kind = "read"
+    operation = "search"
 
     async def run(self, args: GlobParams, ctx: ToolContext) -> ToolResult:
         pure = PurePosixPath(args.pattern)
@@ -147,6 +148,7 @@ class GrepTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = GrepParams
     kind = "read"
+    operation = "search"
 
     async def run(self, args: GrepParams, ctx: ToolContext) -> ToolResult:
         try:

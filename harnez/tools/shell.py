@@ -250,6 +250,7 @@ class ShellTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = ShellParams
     kind = "shell"
+    operation = "execute"
 
     def targets(self, args: ToolParams, workspace: Path) -> list[WorkspacePath]:
         return []

@@ -26,6 +26,7 @@ class WriteTool(Tool):
     )
     parameters: ClassVar[type[ToolParams]] = WriteParams
     kind = "edit"
+    operation = "edit"
 
     async def run(self, args: WriteParams, ctx: ToolContext) -> ToolResult:
         target = resolve_path(ctx.workspace, args.path)

@@ -26,6 +26,7 @@ from harnez.tui.widgets.blocks import (
     block_seq,
 )
 from harnez.tui.widgets.delegation import DelegationPanel
+from harnez.tui.widgets.run_lines import program_refused_line, rates_line
 
 STATUS_LINE_WARNINGS = frozenset({"unpriced-model"})
 """Warnings the status line shows (as "unpriced" beside the cost) instead of a notice per task."""
@@ -61,6 +62,7 @@ class BlockBuilder:
         self.turn_blocks: list[Widget] = []
         self.delegations: dict[str, DelegationPanel] = {}
         """The sub-agent panels of delegate calls, by call id."""
+        self.prices_shown: str | None = None
 
     async def feed(self, event: StoredEvent) -> Change:
         """The blocks this event adds or removes (text deltas extend the open answer instead)."""
@@ -221,6 +223,16 @@ class BlockBuilder:
             return Change()
         return Change([answer_notice(body, seq)])
 
+    async def _on_rates(self, seq: int, body: ev.Rates) -> Change:
+        line = rates_line(body)  # shown when the prices change, not before every task's first cost
+        if line is None or line == self.prices_shown:
+            return Change()
+        self.prices_shown = line
+        return Change([NoticeBlock(line, "info", seq)])
+
+    async def _on_program_refused(self, seq: int, body: ev.ProgramRefused) -> Change:
+        return Change([NoticeBlock(program_refused_line(body), "warning", seq)])
+
     async def _on_finished(self, seq: int, body: ev.Finished) -> Change:
         await self.close()
         return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
@@ -253,6 +265,8 @@ _HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Ch
     ev.StopHookExhausted: BlockBuilder._on_answer_or_hook,
     ev.DelegateStarted: BlockBuilder._on_delegate_started,
     ev.DelegateFinished: BlockBuilder._on_delegate_finished,
+    ev.Rates: BlockBuilder._on_rates,
+    ev.ProgramRefused: BlockBuilder._on_program_refused,
 }
 """What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
 elsewhere (the status line, the title bar) or not at all."""

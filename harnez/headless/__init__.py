@@ -30,6 +30,7 @@ from harnez.events import (
     TurnStarted,
     WarningEvent,
 )
+from harnez.headless.provider import AdHocProvider
 from harnez.outcome import Stop
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
@@ -62,14 +63,26 @@ class RunOptions:
     """`--output-schema`: the task answers through the answer tool; text mode prints that answer only."""
     trust_hooks: bool = False
     """`--trust-hooks`: trust the project's hooks as they are now (remembered, docs/hooks.md)."""
+    provider: AdHocProvider = field(default_factory=AdHocProvider)
+    """`--base-url`, `--wire`, `--api-key-env`: the provider of this run's model (never saved)."""
+    programs: tuple[str, ...] | None = None
+    """`--programs`: the only programs the shell tool may start (None: settings decide)."""
+    fixed_workspace: bool = False
+    """Whether `--workspace` named the workspace (a resumed session must then be one of its own)."""
     task_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.model:
             parse_model_ref(self.model)  # a bad reference is a usage error before anything opens
+        if self.provider.given and (self.model or not self.resuming):
+            name = self.provider.provider_of(self.model or self.settings.model)
+            self.settings = self.provider.apply(self.settings, name)
         self.task_options = {"max_steps": self.max_steps, "timeout": self.timeout, "approve": self.approve}
         if self.output_schema is not None:
             self.task_options["output_schema"] = self.output_schema
+
+        if self.programs is not None:
+            self.task_options["programs"] = list(self.programs)
 
     @property
     def resuming(self) -> bool:
@@ -132,7 +145,26 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
         if wanted == "latest"
         else await server.get_session(wanted)
     )
+    _resume_under_flags(server, record.id, record.workspace, record.model, opts)
     return record.id, await server.last_seq(record.id)
+
+
+def _resume_under_flags(
+    server: Server, session_id: str, workspace: str, model: str | None, opts: RunOptions
+) -> None:
+    """A resumed session keeps its own workspace; an ad-hoc provider serves the model it runs (`--model`,
+    else its own), whichever workspace's settings it runs under. Each problem is a usage error."""
+    from harnez.server.models import check_model
+
+    if opts.fixed_workspace and Path(workspace) != opts.workspace:
+        raise UsageError(
+            f"Session {session_id[:12]} works in {workspace}; --workspace {opts.workspace} cannot move it. "
+            "Drop --workspace to continue it there, or start a new session without --resume."
+        )
+    if opts.provider.given:
+        name = opts.provider.provider_of(opts.model or model)
+        server.overlay_settings(lambda settings: opts.provider.apply(settings, name))
+        check_model(server.settings_for(workspace), opts.model or model)
 
 
 class TaskPrinter:
