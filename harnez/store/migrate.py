@@ -12,6 +12,7 @@ from pathlib import Path
 from harnez.errors import MigrationError, SchemaTooNewError
 from harnez.install import upgrade_advice
 from harnez.store.private import create_private
+from harnez.store.upgrades import STEPS
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -127,12 +128,16 @@ def backup(path: Path, version: int) -> Path:
 
 
 def apply(conn: sqlite3.Connection, migration: Migration) -> None:
-    """Apply one migration and record it, all in one transaction (never executescript)."""
+    """Apply one migration (its statements, then its Python step if it has one: harnez/store/upgrades.py)
+    and record it, all in one transaction (never executescript)."""
     statements = migration.statements()
+    step = STEPS.get(migration.version)
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in statements:
             conn.execute(statement)
+        if step is not None:
+            step(conn)
         conn.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
             (migration.version, migration.name, time.time()),
