@@ -2,7 +2,7 @@
 --
 -- * A task's prompt lives in its user-message event: `tasks.input` is emptied and `input_seq` points
 --   at that event (a queued task, with no event yet, keeps its input).
--- * The full-text index becomes contentless and keeps no positions: `search_fts` holds only which
+-- * The full-text index becomes contentless and keeps no positions nor sizes: `search_fts` holds only which
 --   documents hold each word; `search_docs` says what each document indexes and keeps its text only
 --   when no event or session row says the same (`text` NULL otherwise). The store adds and removes
 --   documents itself (the triggers go: a contentless index forgets a document only by its text).
@@ -32,6 +32,7 @@ CREATE VIRTUAL TABLE search_fts USING fts5 (
     text,
     content = '',
     detail = 'none',
+    columnsize = 0,
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '1 2 3'
 );

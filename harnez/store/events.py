@@ -16,6 +16,7 @@ import aiosqlite
 from harnez.errors import StoreBusyError, StoreWriteError
 from harnez.events import Event, EventBody, StoredEvent, UserMessage, body_from_payload
 from harnez.store import documents
+from harnez.store.context import share_text
 from harnez.store.db import Database, write_failure
 from harnez.store.documents import Document
 from harnez.store.folding import FOLDABLE, expand, fold_turn
@@ -60,6 +61,8 @@ class _Batch:
     """(session, seq, search text) of each turn-completed or finished event."""
     prompts: list[tuple[int, int, str]] = field(default_factory=list)
     """(seq, task, text) of each prompt that started a task: the task's input is kept there only."""
+    finished: list[tuple[int, int]] = field(default_factory=list)
+    """(session, task) of each task that finished: its context records share its events' text."""
     touched: dict[int, float] = field(default_factory=dict)
 
 
@@ -90,6 +93,8 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
     packed, payload = stored_payload(original)
     written.rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
     written.touched[p.session_num] = p.time
+    if e.kind == "finished" and e.task is not None:
+        written.finished.append((p.session_num, e.task))
     if e.kind in TURN_ENDS:
         written.turn_ends.append((p.session_num, seq, e.search_text if e.kind == "turn-completed" else None))
     elif e.search_text:
@@ -101,7 +106,8 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
 
 
 async def _after_insert(conn: aiosqlite.Connection, written: _Batch) -> None:
-    """Fold the turns that ended, index what is searchable, keep each task's prompt in its event only."""
+    """Fold the turns that ended, index what is searchable, keep each task's prompt in its event only,
+    and let each finished task's context records point at its events' text."""
     docs = written.documents
     for session_num, seq, search_text in written.turn_ends:
         rows = await fold_turn(conn, session_num, seq)
@@ -109,6 +115,8 @@ async def _after_insert(conn: aiosqlite.Connection, written: _Batch) -> None:
             docs += documents.turn_documents(session_num, seq, rows, search_text)
     await documents.add(conn, docs)
     await keep_prompts_in_events(conn, written.prompts)
+    for session_num, task in written.finished:
+        await share_text(conn, session_num, task)
 
 
 @dataclass(slots=True)

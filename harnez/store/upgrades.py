@@ -2,8 +2,8 @@
 
 Version 7 folds what earlier versions stored unfolded: every run of streamed deltas becomes one row
 (harnez/store/folding.py), each answer's document points at its folded text instead of keeping a
-copy, documents whose text an event or session row holds drop their copy, and each task's prompt is
-kept in its user-message event only.
+copy, documents whose text an event or session row holds drop their copy, context records point at
+the events holding their text, and each task's prompt is kept in its user-message event only.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from harnez.store import documents
 from harnez.store.folding import FOLDABLE, TURN_MARKS, Row, fold_plan
 from harnez.store.payloads import loads
+from harnez.store.records import SHARED, share_plan
 
 
 def fold_existing(conn: sqlite3.Connection) -> None:
@@ -24,6 +25,7 @@ def fold_existing(conn: sqlite3.Connection) -> None:
         for (session,) in conn.execute("SELECT num FROM sessions").fetchall():
             rows = _fold_session(conn, session)
             _point_answers_at_text(conn, session, rows)
+            _share_context_text(conn, session)
         _drop_copies(conn)
         _keep_prompts_in_events(conn)
     finally:
@@ -59,6 +61,27 @@ def _point_answers_at_text(conn: sqlite3.Connection, session: int, rows: list[Ro
         if len(found) == 1 and not found[0].kept and found[0].text == text:
             moves.append((found[0].kind, found[0].seq, doc_id))
     conn.executemany("UPDATE search_docs SET kind = ?, seq = ?, text = NULL WHERE id = ?", moves)
+
+
+def _share_context_text(conn: sqlite3.Connection, session: int) -> None:
+    """Each task's context records point at the events that hold their text (as a task's end does)."""
+    marks = ", ".join("?" for _ in SHARED)
+    events: dict[int, list[Any]] = {}
+    found = conn.execute(
+        f"SELECT task, seq, kind, payload FROM events WHERE session = ? AND task IS NOT NULL AND kind IN ({marks})",
+        (session, *(kind for kind, _ in SHARED.values())),
+    )
+    for task, *event in found:
+        events.setdefault(task, []).append(event)
+    records: dict[int, list[Any]] = {}
+    for task, *record in conn.execute(
+        "SELECT task, id, body FROM context_records WHERE session = ? AND task IS NOT NULL", (session,)
+    ):
+        records.setdefault(task, []).append(record)
+    for task, of_task in records.items():
+        conn.executemany(
+            "UPDATE context_records SET body = ? WHERE id = ?", share_plan(of_task, events.get(task, []))
+        )
 
 
 def _turn_before(rows: list[Row], end: int | None) -> list[Row]:

@@ -12,6 +12,7 @@ from harnez.events import Event, StoredEvent
 from harnez.redaction import SECRETS
 from harnez.server import Server
 from harnez.store import Store
+from harnez.store.context import pack, unpack
 from harnez.store.migrate import load_migrations, migrate
 
 ANSWER = ["The quick ", "brown fox ", "jumps over ", "the lazy ", "dog at ", "dawn."]
@@ -176,6 +177,12 @@ async def test_tool_argument_deltas_fold_per_call(db_path: Path, workspace: Path
     assert len(_rows(db_path, "tool-arguments-delta")) == 2
 
 
+CONTEXT = [
+    {"type": "user", "text": "tell me a story"},
+    {"type": "assistant", "text": "".join(ANSWER), "reasoning": "", "tool_calls": [], "opaque": []},
+]
+
+
 def _version_6(tmp_path: Path, db_path: Path) -> None:
     """A database as version 6 wrote it: every delta its own row, the text copied into the index, the
     prompt in the task row, a second session's title document."""
@@ -203,6 +210,10 @@ def _version_6(tmp_path: Path, db_path: Path) -> None:
             "INSERT INTO search_docs (session, kind, seq, text) VALUES (1, ?, ?, ?)",
             [("workspace", None, "/w"), ("title", None, "Fox story")],
         )
+        conn.executemany(
+            "INSERT INTO context_records (session, task, role, body, created_at) VALUES (1, 1, ?, ?, 0)",
+            [(item["type"], pack(item)) for item in CONTEXT],
+        )
         for seq, (kind, payload, text) in enumerate(rows, 1):
             conn.execute(
                 "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (1, ?, 1, ?, ?, 0)",
@@ -218,10 +229,14 @@ def _version_6(tmp_path: Path, db_path: Path) -> None:
 async def test_migration_7_folds_an_old_database_and_keeps_search(tmp_path: Path, db_path: Path) -> None:
     _version_6(tmp_path, db_path)
     store = await Store.open(db_path)
+    with sqlite3.connect(db_path) as conn:
+        bodies = [unpack(row[0]) for row in conn.execute("SELECT body FROM context_records ORDER BY id")]
+    assert [body["text"] for body in bodies] == [{"event": 1}, {"event": 2 + len(ANSWER)}]
     events = await store.events.read_after(1, "ab" * 16)
     assert [e.seq for e in events] == list(range(1, len(ANSWER) + 5))
     assert [e.body.text for e in events if isinstance(e.body, ev.TextDelta)] == ANSWER
     assert (await store.tasks.get(1)).input == "tell me a story"
+    assert [item for _, _, item in await store.context.items(1)] == CONTEXT
     for word, kind in (("lazy", "text-delta"), ("stor", "user-message"), ("fox", "text-delta")):
         (hit,) = (await store.search.search(word)).hits
         assert hit.kind == kind and "[" in hit.snippet
@@ -232,6 +247,9 @@ async def test_migration_7_folds_an_old_database_and_keeps_search(tmp_path: Path
     await store.close()
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT count(*) FROM search_docs WHERE text IS NOT NULL").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM context_records").fetchone() == (0,), (
+            "deleted with the session"
+        )
         assert conn.execute(
             "SELECT count(*) FROM search_fts WHERE search_fts MATCH 'lazy OR story OR w'"
         ).fetchone() == (0,)
