@@ -8,7 +8,7 @@ from typing import Any
 
 from harnez.redaction import SECRETS
 
-COMPRESS_FROM = 768
+COMPRESS_FROM = 256
 """Payloads of at least this many bytes (tool output, diffs, folded answers) are stored zlib-compressed."""
 
 
