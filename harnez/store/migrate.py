@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import time
@@ -12,7 +13,9 @@ from pathlib import Path
 from harnez.errors import MigrationError, SchemaTooNewError
 from harnez.install import upgrade_advice
 from harnez.store.private import create_private
-from harnez.store.upgrades import STEPS
+from harnez.store.upgrades import SHRINKS, STEPS
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -152,6 +155,17 @@ def apply(conn: sqlite3.Connection, migration: Migration) -> None:
         ) from exc
 
 
+def compact(conn: sqlite3.Connection) -> None:
+    """Give the space a migration freed back to the file system (VACUUM). Without room for the copy
+    VACUUM makes, the file keeps its size and SQLite reuses the free pages for new rows."""
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.Error as exc:
+        log.warning(
+            "The migrated database could not be compacted (%s); its free pages are reused instead.", exc
+        )
+
+
 def migrate(path: Path, folder: Path | None = None) -> int:
     """Bring the database at `path` to the newest schema; returns the version it ends at."""
     migrations = load_migrations(folder)
@@ -171,6 +185,8 @@ def migrate(path: Path, folder: Path | None = None) -> int:
             conn.execute(VERSION_TABLE)
             for migration in migrations[current:]:
                 apply(conn, migration)
+            if any(m.version in SHRINKS for m in migrations[current:]) and current > 0:
+                compact(conn)
         finally:
             conn.close()
     except (sqlite3.Error, OSError) as exc:

@@ -130,3 +130,6 @@ def _prompts(rows: Iterable[Any]) -> list[tuple[int, int, str]]:
 
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {7: fold_existing}
 """The Python step of a migration, by version."""
+
+SHRINKS = frozenset({7})
+"""Migrations that free much of an existing database: it is compacted (VACUUM) after them."""

@@ -231,6 +231,7 @@ async def test_migration_7_folds_an_old_database_and_keeps_search(tmp_path: Path
     store = await Store.open(db_path)
     with sqlite3.connect(db_path) as conn:
         bodies = [unpack(row[0]) for row in conn.execute("SELECT body FROM context_records ORDER BY id")]
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,), "compacted after migrating"
     assert [body["text"] for body in bodies] == [{"event": 1}, {"event": 2 + len(ANSWER)}]
     events = await store.events.read_after(1, "ab" * 16)
     assert [e.seq for e in events] == list(range(1, len(ANSWER) + 5))
