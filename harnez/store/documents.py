@@ -106,67 +106,40 @@ async def add(conn: aiosqlite.Connection, documents: Sequence[Document]) -> None
 
 async def remove(conn: aiosqlite.Connection, where: str, params: Sequence[Any]) -> None:
     """Forget the documents `WHERE {where}` (before their sources change or go)."""
-    fetch = fetch_with(conn)
-    rows = await fetch(f"SELECT id, session, kind, seq, text FROM search_docs WHERE {where}", params)
-    texts = await texts_of(fetch, rows)
+    texts = await texts_where(fetch_with(conn), f"d.id IN (SELECT id FROM search_docs WHERE {where})", params)
     await conn.executemany(
         "INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', ?, ?)", list(texts.items())
     )
     await conn.execute(f"DELETE FROM search_docs WHERE {where}", tuple(params))
 
 
-async def texts_of(fetch: Fetch, rows: Iterable[Any]) -> dict[int, str]:
-    """The text of each document row (`id, session, kind, seq, text`), by id: kept, or from its source."""
+TEXTS = (
+    "SELECT d.id, d.kind, d.seq, d.text, e.kind AS event_kind, e.payload, s.workspace, s.title "
+    "FROM search_docs d "
+    "LEFT JOIN events e ON d.text IS NULL AND d.seq IS NOT NULL AND e.session = d.session AND e.seq = d.seq "
+    "LEFT JOIN sessions s ON d.text IS NULL AND d.seq IS NULL AND s.num = d.session "
+    "WHERE {where}"
+)
+"""Each document with the text it indexes, wherever that is kept: one statement, whatever the sources."""
+
+
+async def texts_where(fetch: Fetch, where: str, params: Sequence[Any]) -> dict[int, str]:
+    """The text of each document `WHERE {where}` (`d` is search_docs), by id."""
     texts: dict[int, str] = {}
-    of_sessions: list[Any] = []
-    of_events: dict[int, list[Any]] = {}
-    for row in rows:
-        if row["text"] is not None:
-            texts[row["id"]] = row["text"]
-        elif row["kind"] in SESSION_KINDS:
-            of_sessions.append(row)
-        else:
-            of_events.setdefault(row["session"], []).append(row)
-    texts.update(await _session_texts(fetch, of_sessions))
-    for session, docs in of_events.items():
-        texts.update(await _event_texts(fetch, session, docs))
+    for row in await fetch(TEXTS.format(where=where), params):
+        text = _text(row)
+        if text is not None:
+            texts[row["id"]] = text
     return texts
 
 
-async def _session_texts(fetch: Fetch, docs: list[Any]) -> dict[int, str]:
-    select = "SELECT num, workspace, title FROM sessions WHERE num"
-    sessions = await _sources(fetch, select, [], [d["session"] for d in docs], "num")
-    found: dict[int, str] = {}
-    for doc in docs:
-        session = sessions.get(doc["session"])
-        if session is not None and session[doc["kind"]] is not None:
-            found[doc["id"]] = session[doc["kind"]]
-    return found
-
-
-async def _event_texts(fetch: Fetch, session: int, docs: list[Any]) -> dict[int, str]:
-    select = "SELECT seq, kind, payload FROM events WHERE session = ? AND seq"
-    events = await _sources(fetch, select, [session], [d["seq"] for d in docs], "seq")
-    found: dict[int, str] = {}
-    for doc in docs:
-        event = events.get(doc["seq"])
-        if event is None:
-            log.warning("search document %s points at event %s, which is gone", doc["id"], doc["seq"])
-            continue
-        found[doc["id"]] = event_text(event["kind"], loads(event["payload"]))
-    return found
-
-
-async def _sources(fetch: Fetch, select: str, fixed: list[Any], keys: list[Any], key: str) -> dict[Any, Any]:
-    """The rows of `{select} IN (keys)` by their `key` column, read in slices small enough for one statement."""
-    found: dict[Any, Any] = {}
-    for part in _parts(keys):
-        marks = ", ".join("?" for _ in part)
-        found.update({row[key]: row for row in await fetch(f"{select} IN ({marks})", [*fixed, *part])})
-    return found
-
-
-def _parts(rows: list[Any], size: int = 500) -> Iterable[list[Any]]:
-    """Rows in slices small enough for one statement's parameters."""
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
+def _text(row: Any) -> str | None:
+    """A document's text from its `TEXTS` row (None: its source is gone)."""
+    if row["text"] is not None:
+        return str(row["text"])
+    if row["kind"] in SESSION_KINDS:
+        return row[row["kind"]]
+    if row["payload"] is None:
+        log.warning("search document %s points at event %s, which is gone", row["id"], row["seq"])
+        return None
+    return event_text(row["event_kind"], loads(row["payload"]))

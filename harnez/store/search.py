@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harnez.store.db import Database
-from harnez.store.documents import texts_of
+from harnez.store.documents import texts_where
 from harnez.store.sessions import decode_cursor, encode_cursor
 
 SNIPPET_WORDS = 16
@@ -104,8 +104,8 @@ class FullTextSearch:
         return SearchPage(list(hits.values()), next_cursor)
 
     async def _snippets(self, words: list[str], doc_ids: list[int]) -> dict[int, str]:
-        """Snippets of the chosen documents, cut in Python from their text (read from where it is kept:
-        the session row, the event, or — in a database written before version 7 — the document).
+        """Snippets of the chosen documents, cut in Python from their text (read, in one statement, from
+        where it is kept: the session row, the event, or the document when no row holds it).
 
         FTS5's snippet() re-runs the match per document (about 2 ms each for a common term on a
         million documents), and the index keeps no text to cut from: reading ≤ 50 texts by key and
@@ -114,8 +114,7 @@ class FullTextSearch:
         if not doc_ids:
             return {}
         marks = ",".join("?" * len(doc_ids))
-        rows = await self._db.fetchall(f"SELECT * FROM search_docs WHERE id IN ({marks})", doc_ids)
-        texts = await texts_of(self._db.fetchall, rows)
+        texts = await texts_where(self._db.fetchall, f"d.id IN ({marks})", doc_ids)
         return {doc: make_snippet(text, words) for doc, text in texts.items()}
 
 
