@@ -85,6 +85,7 @@ async def build(root: Path, projects: int, sessions: int, seed: int = 7) -> list
             rows,
         )
         conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (?, ?, ?)", docs)
+        conn.execute("INSERT INTO search_fts (rowid, text) SELECT id, text FROM search_docs")
         conn.execute("COMMIT")
         conn.close()
         databases.append(database)

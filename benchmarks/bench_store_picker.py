@@ -17,7 +17,7 @@ PAGE_SQL = (
     "FROM sessions {where} ORDER BY updated_at DESC, num DESC LIMIT 51"
 )
 FTS_SQL = (
-    "SELECT d.id, d.session, d.kind, snippet(search_fts, 0, '[', ']', '…', 12) FROM search_fts "
+    "SELECT d.id, d.session, d.kind FROM search_fts "
     "JOIN search_docs d ON d.id = search_fts.rowid {join} WHERE search_fts MATCH ? {where} "
     "ORDER BY search_fts.rowid DESC LIMIT ?"
 )

@@ -273,6 +273,7 @@ def build_sessions_db(path: Path, sizes: Sequence[int], workspace: str) -> None:
     generator.writer.flush()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
+    generate_data.upgrade(tmp)  # written as version 6; migrated here, not when a benchmark opens it
     tmp.rename(path)
     for leftover in (Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         leftover.unlink(missing_ok=True)

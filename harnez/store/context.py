@@ -1,30 +1,18 @@
-"""Context records: conversation items exactly as sent to or received from a provider, compressed."""
+"""Context records: conversation items exactly as sent to or received from a provider, compressed;
+a finished task's records point at the events that hold their text (harnez/store/records.py)."""
 
 from __future__ import annotations
 
-import json
 import time
-import zlib
 from typing import Any
 
-from harnez.redaction import SECRETS
+import aiosqlite
+
 from harnez.store.db import Database, inserted_id
+from harnez.store.payloads import loads
+from harnez.store.records import SHARED, event_text, pack, reference, share_plan, unpack
 
-
-def pack(item: dict[str, Any]) -> bytes:
-    """JSON then zlib: context records are read rarely and are mostly text, which compresses well.
-
-    Known credentials are masked first (harnez.redaction): nothing stored may hold a key.
-    """
-    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
-    if SECRETS.holds_secret(text):
-        text = json.dumps(SECRETS.redact_json(item), ensure_ascii=False, separators=(",", ":"))
-    return zlib.compress(text.encode(), 6)
-
-
-def unpack(body: bytes) -> dict[str, Any]:
-    """The item stored by `pack`."""
-    return json.loads(zlib.decompress(body))
+__all__ = ["ContextRecords", "pack", "share_text", "unpack"]
 
 
 class ContextRecords:
@@ -49,4 +37,40 @@ class ContextRecords:
         rows = await self._db.fetchall(
             "SELECT role, wire, body FROM context_records WHERE session = ? ORDER BY id", (session_num,)
         )
-        return [(r[0], r[1], unpack(r[2])) for r in rows]
+        items = [(r[0], r[1], unpack(r[2])) for r in rows]
+        texts = await self._event_texts(
+            session_num, {seq for _, _, item in items if (seq := reference(item))}
+        )
+        for _, _, item in items:
+            seq = reference(item)
+            if seq is not None:
+                item[SHARED[item["type"]][1]] = texts.get(seq, "")
+        return items
+
+    async def _event_texts(self, session_num: int, seqs: set[int]) -> dict[int, str]:
+        """The shared text of each event, by seq."""
+        found: dict[int, str] = {}
+        ordered = sorted(seqs)
+        for start in range(0, len(ordered), 500):
+            part = ordered[start : start + 500]
+            rows = await self._db.fetchall(
+                f"SELECT seq, kind, payload FROM events WHERE session = ? AND seq IN ({', '.join('?' for _ in part)})",
+                (session_num, *part),
+            )
+            found.update({r[0]: event_text(r[1], loads(r[2])) for r in rows})
+        return found
+
+
+async def share_text(conn: aiosqlite.Connection, session_num: int, task: int) -> None:
+    """Point a finished task's records at the events that hold their text (inside a write transaction)."""
+    marks = ", ".join("?" for _ in SHARED)
+    async with conn.execute(
+        f"SELECT seq, kind, payload FROM events WHERE session = ? AND task = ? AND kind IN ({marks})",
+        (session_num, task, *(kind for kind, _ in SHARED.values())),
+    ) as cursor:
+        events = await cursor.fetchall()
+    async with conn.execute(
+        "SELECT id, body FROM context_records WHERE session = ? AND task = ?", (session_num, task)
+    ) as cursor:
+        records = await cursor.fetchall()
+    await conn.executemany("UPDATE context_records SET body = ? WHERE id = ?", share_plan(records, events))

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
-import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,9 +14,14 @@ from typing import Any
 import aiosqlite
 
 from harnez.errors import StoreBusyError, StoreWriteError
-from harnez.events import Event, EventBody, StoredEvent, body_from_payload
-from harnez.redaction import SECRETS, redact
+from harnez.events import Event, EventBody, StoredEvent, UserMessage, body_from_payload
+from harnez.store import documents
+from harnez.store.context import share_text
 from harnez.store.db import Database, write_failure
+from harnez.store.documents import Document
+from harnez.store.folding import FOLDABLE, expand, fold_turn
+from harnez.store.payloads import loads, stored_payload
+from harnez.store.tasks import keep_prompts_in_events
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,11 @@ BUSY_RETRY_FOR = 30.0
 BUSY_BACKOFF = (0.05, 2.0)
 """First and longest pause between those attempts (doubling)."""
 
+TURN_ENDS = frozenset({"turn-completed", "finished"})
+"""Events after which a turn's deltas are folded (a task's end folds a turn a crash cut short)."""
+
+_COLUMNS = "seq, task, kind, payload, time"
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -43,42 +51,24 @@ class _Pending:
     done: asyncio.Future[StoredEvent]
 
 
-COMPRESS_FROM = 768
-"""Payloads of at least this many bytes (tool output, diffs) are stored zlib-compressed."""
+@dataclass(slots=True)
+class _Batch:
+    """What one group commit writes besides its event rows."""
+
+    rows: list[tuple] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
+    turn_ends: list[tuple[int, int, str | None]] = field(default_factory=list)
+    """(session, seq, search text) of each turn-completed or finished event."""
+    prompts: list[tuple[int, int, str]] = field(default_factory=list)
+    """(seq, task, text) of each prompt that started a task: the task's input is kept there only."""
+    finished: list[tuple[int, int]] = field(default_factory=list)
+    """(session, task) of each task that finished: its context records share its events' text."""
+    touched: dict[int, float] = field(default_factory=dict)
 
 
-def stored_payload(payload: dict) -> tuple[str | bytes, dict]:
-    """A payload as stored (compact JSON text, or zlib-compressed JSON bytes when large), and the
-    payload itself, with every known credential masked (harnez.redaction)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    if SECRETS.holds_secret(text):
-        payload = SECRETS.redact_json(payload)
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return _packed(text), payload
-
-
-def _packed(text: str) -> str | bytes:
-    """Compact JSON text as stored: zlib-compressed bytes when large and worth it."""
-    if len(text) < COMPRESS_FROM:
-        return text
-    packed = zlib.compress(text.encode(), 6)
-    return packed if len(packed) < len(text) else text
-
-
-def _row_event(session_id: str, row: Any) -> StoredEvent:
-    """A stored event from its row (`seq, task, kind, payload, time`)."""
-    return StoredEvent(
-        session=session_id,
-        seq=row["seq"],
-        task=row["task"],
-        time=row["time"],
-        body=body_from_payload(row["kind"], _loads(row["payload"])),
-    )
-
-
-def _loads(stored: str | bytes) -> dict:
-    """The payload stored by `stored_payload`."""
-    return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
+def _row_events(session_id: str, row: Any) -> list[StoredEvent]:
+    """The events a row stands for: one, or each delta of a folded run."""
+    return expand(session_id, row, loads(row["payload"]))
 
 
 def _mark_seen(future: asyncio.Future[StoredEvent]) -> None:
@@ -92,6 +82,41 @@ def _settle_all(batch: list[_Pending], exc: BaseException) -> None:
     for p in batch:
         if not p.done.done():
             p.done.set_exception(exc)
+
+
+def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEvent:
+    """Number one pending event, add its row (and what else it brings) to the batch; its stored form."""
+    seq = next_seq[p.session_num]
+    next_seq[p.session_num] = seq + 1
+    e = p.event
+    original = e.body.to_payload()
+    packed, payload = stored_payload(original)
+    written.rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
+    written.touched[p.session_num] = p.time
+    if e.kind == "finished" and e.task is not None:
+        written.finished.append((p.session_num, e.task))
+    if e.kind in TURN_ENDS:
+        written.turn_ends.append((p.session_num, seq, e.search_text if e.kind == "turn-completed" else None))
+    elif e.search_text:
+        written.documents.append(documents.event_document(p.session_num, e.kind, seq, payload, e.search_text))
+    if isinstance(e.body, UserMessage) and e.body.mode != "steering" and e.task is not None:
+        written.prompts.append((seq, e.task, str(payload.get("text", ""))))
+    body = e.body if payload is original else body_from_payload(e.kind, payload)
+    return StoredEvent(p.session_id, seq, e.task, p.time, body)
+
+
+async def _after_insert(conn: aiosqlite.Connection, written: _Batch) -> None:
+    """Fold the turns that ended, index what is searchable, keep each task's prompt in its event only,
+    and let each finished task's context records point at its events' text."""
+    docs = written.documents
+    for session_num, seq, search_text in written.turn_ends:
+        rows = await fold_turn(conn, session_num, seq)
+        if search_text:
+            docs += documents.turn_documents(session_num, seq, rows, search_text)
+    await documents.add(conn, docs)
+    await keep_prompts_in_events(conn, written.prompts)
+    for session_num, task in written.finished:
+        await share_text(conn, session_num, task)
 
 
 @dataclass(slots=True)
@@ -268,33 +293,20 @@ class EventLog:
             self.on_failure(failure)
 
     async def _write(self, batch: list[_Pending]) -> list[StoredEvent]:
-        stored: list[StoredEvent | None] = [None] * len(batch)
         async with self._db.transaction() as conn:
             next_seq = await self._next_seqs(conn, {p.session_num for p in batch})
-            rows, docs, touched = [], [], {}
-            for i, p in enumerate(batch):
-                seq = next_seq[p.session_num]
-                next_seq[p.session_num] = seq + 1
-                e = p.event
-                original = e.body.to_payload()
-                packed, payload = stored_payload(original)
-                rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
-                if e.search_text:
-                    docs.append((p.session_num, e.kind, seq, redact(e.search_text)))
-                touched[p.session_num] = p.time
-                body = e.body if payload is original else body_from_payload(e.kind, payload)
-                stored[i] = StoredEvent(p.session_id, seq, e.task, p.time, body)
+            written = _Batch()
+            stored = [_prepare(p, next_seq, written) for p in batch]
             await conn.executemany(
-                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows
+                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+                written.rows,
             )
-            if docs:
-                await conn.executemany(
-                    "INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", docs
-                )
+            await _after_insert(conn, written)
             await conn.executemany(
-                "UPDATE sessions SET updated_at = ? WHERE num = ?", [(t, num) for num, t in touched.items()]
+                "UPDATE sessions SET updated_at = ? WHERE num = ?",
+                [(t, num) for num, t in written.touched.items()],
             )
-        return stored  # type: ignore[return-value]
+        return stored
 
     @staticmethod
     async def _next_seqs(conn: aiosqlite.Connection, sessions: set[int]) -> dict[int, int]:
@@ -311,25 +323,37 @@ class EventLog:
     async def read_after(
         self, session_num: int, session_id: str, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
-        """Stored events with seq > after, oldest first."""
-        sql = "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? ORDER BY seq"
+        """Stored events with seq > after, oldest first (a folded run expanded into its deltas: a
+        cursor inside it gets the deltas after the cursor)."""
+        sql = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq > ? ORDER BY seq"
         params: tuple = (session_num, after)
         if limit is not None:
             sql += " LIMIT ?"
             params += (limit,)
         rows = await self._db.fetchall(sql, params)
-        return [_row_event(session_id, r) for r in rows]
+        events = [event for row in rows for event in _row_events(session_id, row)]
+        skip = 0
+        while skip < len(events) and events[skip].seq <= after:
+            skip += 1
+        return events[skip : None if limit is None else skip + limit]
 
     async def read_before(
         self, session_num: int, session_id: str, before: int, limit: int
     ) -> list[StoredEvent]:
-        """Up to `limit` stored events with seq < before, oldest first (for scrolling back)."""
+        """Up to `limit` stored events with seq < before, oldest first (for scrolling back); the row at or
+        after `before` is read too, in case it is a folded run that began before it."""
         rows = await self._db.fetchall(
-            "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq < ? "
-            "ORDER BY seq DESC LIMIT ?",
-            (session_num, before, limit),
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq LIMIT 1) "
+            f"UNION ALL SELECT * FROM (SELECT {_COLUMNS} FROM events WHERE session = ? AND seq < ? "
+            "ORDER BY seq DESC LIMIT ?)",
+            (session_num, before, session_num, before, limit),
         )
-        return [_row_event(session_id, r) for r in reversed(rows)]
+        older = sorted((r for r in rows if r["seq"] < before), key=lambda r: r["seq"])
+        events = [event for row in older for event in _row_events(session_id, row)]
+        for row in rows:
+            if row["seq"] >= before and row["kind"] in FOLDABLE:
+                events += [event for event in _row_events(session_id, row) if event.seq < before]
+        return events[-limit:] if limit > 0 else []
 
     async def read_kinds(
         self, session_num: int, session_id: str, kinds: Sequence[str], up_to: int | None = None
@@ -345,7 +369,7 @@ class EventLog:
             sql += " AND seq <= ?"
             params += (up_to,)
         rows = await self._db.fetchall(sql + " ORDER BY seq", params)
-        return [_row_event(session_id, r) for r in rows]
+        return [event for row in rows for event in _row_events(session_id, row)]
 
     async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
         """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread."""
@@ -374,7 +398,7 @@ class EventLog:
             int(row[3]),
             int(row[4]),
             int(row[5]),
-            [body_from_payload(kind, _loads(payload)) for kind, payload in packed],
+            [body_from_payload(kind, loads(payload)) for kind, payload in packed],
         )
 
     async def last_of_kind(
@@ -389,7 +413,7 @@ class EventLog:
             "ORDER BY seq DESC LIMIT 1",
             params,
         )
-        return _row_event(session_id, row) if row else None
+        return _row_events(session_id, row)[-1] if row else None
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""

@@ -8,12 +8,16 @@ from typing import Any
 
 import aiosqlite
 
-from harnez.events import Event
+from harnez.events import Event, UserMessage
 from harnez.redaction import redact
+from harnez.store import documents
 from harnez.store.context import pack
 from harnez.store.db import Database
-from harnez.store.events import stored_payload
+from harnez.store.documents import Document
+from harnez.store.folding import TURN_MARKS, Row
+from harnez.store.payloads import stored_payload
 from harnez.store.sessions import new_session_id
+from harnez.store.tasks import keep_prompts_in_events
 
 IMPORTED_TITLE = "imported"
 """The `title_source` of a title that came with the session: automatic naming never replaces it."""
@@ -201,9 +205,9 @@ async def _insert_sessions(conn: aiosqlite.Connection, fresh: list[tuple[int, st
             for num, session_id, r in fresh
         ],
     )
-    docs = [(num, "workspace", r.workspace) for num, _, r in fresh]
-    docs += [(num, "title", r.title) for num, _, r in fresh if r.title]
-    await conn.executemany("INSERT INTO search_docs (session, kind, text) VALUES (?, ?, ?)", docs)
+    docs = [Document(num, "workspace", None, r.workspace) for num, _, r in fresh]
+    docs += [Document(num, "title", None, r.title) for num, _, r in fresh if r.title]
+    await documents.add(conn, docs)
 
 
 async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRecord]]) -> None:
@@ -212,31 +216,33 @@ async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRec
         return
     nums = [num for num, _ in replaced]
     marks = ", ".join("?" for _ in nums)
+    # The index forgets documents by the text they indexed: they go while their events are there.
+    await documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
     for table in ("events", "context_records", "model_calls", "tool_executions", "tasks"):
         await conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
-    await conn.execute(
-        f"DELETE FROM search_docs WHERE session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums
-    )
     await conn.executemany(
         "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
         [(r.status, r.created_at, r.updated_at, r.harness, num) for num, r in replaced],
     )
-    titled = [(r.title, IMPORTED_TITLE, num) for num, r in replaced if r.title]
+    await _retitle(conn, {num: r.title for num, r in replaced if r.title})
+
+
+async def _retitle(conn: aiosqlite.Connection, titles: dict[int, str]) -> None:
+    """Give re-imported sessions their source's title, unless the person named them."""
+    marks = ", ".join("?" for _ in titles)
+    async with conn.execute(
+        f"SELECT num FROM sessions WHERE num IN ({marks}) AND COALESCE(title_source, '') != 'user'",
+        list(titles),
+    ) as cursor:
+        nums = [row[0] for row in await cursor.fetchall()]
+    if not nums:
+        return
+    await documents.remove(conn, f"session IN ({', '.join('?' for _ in nums)}) AND kind = 'title'", nums)
     await conn.executemany(
-        "UPDATE sessions SET title = ?, title_source = ? WHERE num = ? "
-        "AND COALESCE(title_source, '') != 'user'",
-        titled,
+        "UPDATE sessions SET title = ?, title_source = ? WHERE num = ?",
+        [(titles[num], IMPORTED_TITLE, num) for num in nums],
     )
-    await conn.executemany(
-        "DELETE FROM search_docs WHERE session = ? AND kind = 'title' AND EXISTS (SELECT 1 FROM "
-        "sessions WHERE num = ? AND title_source = ?)",
-        [(num, num, IMPORTED_TITLE) for _, _, num in titled],
-    )
-    await conn.executemany(
-        "INSERT INTO search_docs (session, kind, text) SELECT ?, 'title', ? WHERE EXISTS "
-        "(SELECT 1 FROM sessions WHERE num = ? AND title_source = ?)",
-        [(num, title, num, IMPORTED_TITLE) for title, _, num in titled],
-    )
+    await documents.add(conn, [Document(num, "title", None, titles[num]) for num in nums])
 
 
 @dataclass(slots=True)
@@ -246,7 +252,9 @@ class _Rows:
     next_task: int
     tasks: list[tuple] = field(default_factory=list)
     events: list[tuple] = field(default_factory=list)
-    docs: list[tuple] = field(default_factory=list)
+    docs: list[Document] = field(default_factory=list)
+    prompts: list[tuple[int, int, str]] = field(default_factory=list)
+    """(seq, task, text) of each task's prompt: its input is kept in the event only."""
     context: list[tuple] = field(default_factory=list)
     origins: list[tuple] = field(default_factory=list)
     ledgers: dict[str, list[dict[str, Any]]] = field(
@@ -301,11 +309,21 @@ class _Rows:
         ]
 
     def _add_events(self, num: int, r: ImportRecord, task_ids: list[int]) -> None:
+        turn: list[Row] = []
         for seq, (event, moment) in enumerate(r.events, 1):
-            body, _ = stored_payload(event.body.to_payload())
-            self.events.append((num, seq, _task(event.task, task_ids), event.kind, body, moment))
-            if event.search_text:
-                self.docs.append((num, event.kind, seq, redact(event.search_text)))
+            body, payload = stored_payload(event.body.to_payload())
+            task = _task(event.task, task_ids)
+            self.events.append((num, seq, task, event.kind, body, moment))
+            if event.kind in TURN_MARKS:
+                turn = []
+            else:
+                turn.append(Row(0, seq, event.kind, payload))
+            if isinstance(event.body, UserMessage) and task is not None:
+                self.prompts.append((seq, task, str(payload.get("text", ""))))
+            if event.search_text and event.kind == "turn-completed":
+                self.docs += documents.turn_documents(num, seq, turn, event.search_text)
+            elif event.search_text:
+                self.docs.append(documents.event_document(num, event.kind, seq, payload, event.search_text))
 
 
 async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
@@ -321,9 +339,8 @@ async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int,
     await conn.executemany(
         "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows.events
     )
-    await conn.executemany(
-        "INSERT INTO search_docs (session, kind, seq, text) VALUES (?, ?, ?, ?)", rows.docs
-    )
+    await documents.add(conn, rows.docs)
+    await keep_prompts_in_events(conn, rows.prompts)
     await conn.executemany(
         "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         rows.context,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import time
@@ -12,6 +13,9 @@ from pathlib import Path
 from harnez.errors import MigrationError, SchemaTooNewError
 from harnez.install import upgrade_advice
 from harnez.store.private import create_private
+from harnez.store.upgrades import SHRINKS, STEPS
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -127,12 +131,16 @@ def backup(path: Path, version: int) -> Path:
 
 
 def apply(conn: sqlite3.Connection, migration: Migration) -> None:
-    """Apply one migration and record it, all in one transaction (never executescript)."""
+    """Apply one migration (its statements, then its Python step if it has one: harnez/store/upgrades.py)
+    and record it, all in one transaction (never executescript)."""
     statements = migration.statements()
+    step = STEPS.get(migration.version)
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in statements:
             conn.execute(statement)
+        if step is not None:
+            step(conn)
         conn.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
             (migration.version, migration.name, time.time()),
@@ -145,6 +153,17 @@ def apply(conn: sqlite3.Connection, migration: Migration) -> None:
             f"Migration {migration.name} failed ({exc}); the database stays at version "
             f"{migration.version - 1}.{_advice(exc)}"
         ) from exc
+
+
+def compact(conn: sqlite3.Connection) -> None:
+    """Give the space a migration freed back to the file system (VACUUM). Without room for the copy
+    VACUUM makes, the file keeps its size and SQLite reuses the free pages for new rows."""
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.Error as exc:
+        log.warning(
+            "The migrated database could not be compacted (%s); its free pages are reused instead.", exc
+        )
 
 
 def migrate(path: Path, folder: Path | None = None) -> int:
@@ -166,6 +185,8 @@ def migrate(path: Path, folder: Path | None = None) -> int:
             conn.execute(VERSION_TABLE)
             for migration in migrations[current:]:
                 apply(conn, migration)
+            if any(m.version in SHRINKS for m in migrations[current:]) and current > 0:
+                compact(conn)
         finally:
             conn.close()
     except (sqlite3.Error, OSError) as exc:

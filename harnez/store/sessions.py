@@ -12,7 +12,9 @@ from typing import Any, Protocol
 
 from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
+from harnez.store import documents
 from harnez.store.db import Database, inserted_id
+from harnez.store.documents import Document
 
 _COLUMNS = (
     "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
@@ -154,13 +156,8 @@ class SessionTable:
                 (session_id, workspace, title, title_source, model, now, now),
             )
             num = inserted_id(cur)
-            await conn.execute(
-                "INSERT INTO search_docs (session, kind, text) VALUES (?, 'workspace', ?)", (num, workspace)
-            )
-            if title:
-                await conn.execute(
-                    "INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title)
-                )
+            titled = [Document(num, "title", None, title)] if title else []
+            await documents.add(conn, [Document(num, "workspace", None, workspace), *titled])
         return SessionRecord(
             num=num,
             id=session_id,
@@ -256,17 +253,18 @@ class SessionTable:
     async def set_title(self, num: int, title: str, source: str, *, only_if_automatic: bool = False) -> bool:
         """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""
         title = redact(title)
+        automatic = " AND (title_source IS NULL OR title_source != 'user')" if only_if_automatic else ""
         async with self._db.transaction() as conn:
-            sql = "UPDATE sessions SET title = ?, title_source = ? WHERE num = ?"
-            if only_if_automatic:
-                sql += " AND (title_source IS NULL OR title_source != 'user')"
-            cur = await conn.execute(sql, (title, source, num))
-            if cur.rowcount == 0:
-                return False
-            await conn.execute("DELETE FROM search_docs WHERE session = ? AND kind = 'title'", (num,))
+            async with conn.execute(f"SELECT 1 FROM sessions WHERE num = ?{automatic}", (num,)) as cur:
+                if await cur.fetchone() is None:
+                    return False
+            # The index forgets the old title by its text, so its document goes before the title changes.
+            await documents.remove(conn, "session = ? AND kind = 'title'", (num,))
             await conn.execute(
-                "INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', ?)", (num, title)
+                f"UPDATE sessions SET title = ?, title_source = ? WHERE num = ?{automatic}",
+                (title, source, num),
             )
+            await documents.add(conn, [Document(num, "title", None, title)])
         return True
 
     async def mark_naming_used(self, num: int) -> bool:
@@ -289,5 +287,5 @@ class SessionTable:
     async def delete(self, num: int) -> None:
         """Delete a session and everything that belongs to it."""
         async with self._db.transaction() as conn:
-            await conn.execute("DELETE FROM search_docs WHERE session = ?", (num,))
+            await documents.remove(conn, "session = ?", (num,))  # while the texts it indexed are there
             await conn.execute("DELETE FROM sessions WHERE num = ?", (num,))

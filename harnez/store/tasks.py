@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
+
 from harnez.errors import SessionBusyError
 from harnez.redaction import redact
 from harnez.store.db import Database, inserted_id
+from harnez.store.payloads import loads
 
 STATES = ("queued", "running", "completed", "failed", "cancelled", "interrupted", "incomplete")
 FINAL = frozenset({"completed", "failed", "cancelled", "interrupted", "incomplete"})
@@ -55,16 +58,18 @@ class TaskRecord:
         }
 
 
-_COLUMNS = "id, session, state, input, model, stop_reason, error, created_at, started_at, finished_at"
+_COLUMNS = (
+    "id, session, state, input, input_seq, model, stop_reason, error, created_at, started_at, finished_at"
+)
 
 
-def _task(row: sqlite3.Row) -> TaskRecord:
-    """A task row (selected as `_COLUMNS`) read by column name."""
+def _task(row: sqlite3.Row, prompts: dict[tuple[int, int], str]) -> TaskRecord:
+    """A task row (selected as `_COLUMNS`) read by column name; `prompts` by (session, seq)."""
     return TaskRecord(
         id=row["id"],
         session_num=row["session"],
         state=row["state"],
-        input=row["input"],
+        input=prompts.get((row["session"], row["input_seq"]), row["input"]),
         model=row["model"],
         stop_reason=row["stop_reason"],
         error=row["error"],
@@ -134,6 +139,18 @@ async def _refuse_if_busy_elsewhere(conn: Any, session_num: int) -> None:
             )
 
 
+async def keep_prompts_in_events(conn: aiosqlite.Connection, prompts: list[tuple[int, int, str]]) -> None:
+    """Keep each task's prompt in its user-message event only: (seq, task, text) of each such event.
+
+    A task's row holds its prompt until that event is stored (a queued prompt has no event yet),
+    then points at it (`input_seq`); a row whose input differs from the event keeps it.
+    """
+    if prompts:
+        await conn.executemany(
+            "UPDATE tasks SET input = '', input_seq = ? WHERE id = ? AND input = ?", prompts
+        )
+
+
 class TaskTable:
     """Reads and writes of the tasks table."""
 
@@ -173,14 +190,28 @@ class TaskTable:
     async def get(self, task_id: int) -> TaskRecord | None:
         """A task by id."""
         row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM tasks WHERE id = ?", (task_id,))
-        return _task(row) if row else None
+        return _task(row, await self._prompts([row])) if row else None
 
     async def of_session(self, session_num: int) -> list[TaskRecord]:
         """Every task of a session, oldest first."""
         rows = await self._db.fetchall(
             f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id", (session_num,)
         )
-        return [_task(row) for row in rows]
+        prompts = await self._prompts(rows)
+        return [_task(row, prompts) for row in rows]
+
+    async def _prompts(self, rows: list[sqlite3.Row]) -> dict[tuple[int, int], str]:
+        """The prompts of tasks whose input is kept in their user-message event, by (session, seq)."""
+        found: dict[tuple[int, int], str] = {}
+        for row in rows:
+            if row["input"] == "" and row["input_seq"] is not None:
+                event = await self._db.fetchone(
+                    "SELECT payload FROM events WHERE session = ? AND seq = ?",
+                    (row["session"], row["input_seq"]),
+                )
+                if event is not None:
+                    found[(row["session"], row["input_seq"])] = str(loads(event[0]).get("text", ""))
+        return found
 
     async def transition(
         self,

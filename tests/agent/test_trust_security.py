@@ -75,7 +75,8 @@ def _database_texts(db_path: Path) -> list[bytes]:
     found = [p.read_bytes() for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)]
     conn = sqlite3.connect(db_path)
     try:
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+        for (table,) in conn.execute(tables).fetchall():  # a contentless index is read through its own tables
             for row in conn.execute(f'SELECT * FROM "{table}"'):
                 found.extend(zlib.decompress(v) for v in row if isinstance(v, bytes) and v[:1] == b"\x78")
     finally:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import sqlite3
+import string
 import subprocess
 import sys
 import threading
@@ -24,7 +26,10 @@ from tests.agent.helpers import answer, make_settings
 from tests.e2e.helpers import HeadlessWorkspace
 
 SMALL_DISK = Path(__file__).with_name("small_disk.py")
-LONG_ANSWER = " ".join(f"word{i}" for i in range(2500))
+_LETTERS = random.Random(2500)
+LONG_ANSWER = " ".join("".join(_LETTERS.choices(string.ascii_lowercase, k=8)) for _ in range(2500))
+"""Random words: stored deltas are compressed, and numbered words compressed into too few pages to
+fill a disk that may grow by six."""
 
 
 def _slow_answer(**turn: object) -> dict:

@@ -164,10 +164,11 @@ async def test_a_slow_database_costs_a_bounded_time_then_is_skipped(tmp_path: Pa
     index = _index(tmp_path)
     database, _ = await _project(tmp_path / "big", ["the first"], [1.0])
     with sqlite3.connect(database) as conn:  # enough rows that a full-text page runs many steps
+        texts = [(1000 + n, f"common words number {n}") for n in range(20000)]
         conn.executemany(
-            "INSERT INTO search_docs (session, kind, text) VALUES (1, 'message', ?)",
-            [(f"common words number {n}",) for n in range(20000)],
+            "INSERT INTO search_docs (id, session, kind, text) VALUES (?, 1, 'message', ?)", texts
         )
+        conn.executemany("INSERT INTO search_fts (rowid, text) VALUES (?, ?)", texts)
     index.remember(database)
     projects = AllProjects(None, index, budget=0.0)
     page = await projects.page("common", None, limit=50)

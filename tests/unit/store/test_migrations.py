@@ -60,20 +60,28 @@ def test_every_migration_file_is_numbered_in_order() -> None:
 async def test_upgrade_from_the_first_schema_keeps_data_and_takes_a_backup(
     tmp_path: Path, db_path: Path
 ) -> None:
-    store = await Store.open(db_path, migrations=_only_first(tmp_path))
-    record = await store.sessions.insert("ab" * 16, "/w", None, title="old session")
-    await store.close()
-    with sqlite3.connect(db_path) as conn:  # a task as version 1 wrote it (today's code writes newer columns)
+    await (await Store.open(db_path, migrations=_only_first(tmp_path))).close()
+    with sqlite3.connect(
+        db_path
+    ) as conn:  # a session and a task as version 1 wrote them (today's code writes newer columns)
+        num = conn.execute(
+            "INSERT INTO sessions (id, workspace, title, created_at, updated_at) VALUES (?, '/w', 'old session', 0, 0)",
+            ("ab" * 16,),
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO search_docs (session, kind, text) VALUES (?, 'title', 'old session')", (num,)
+        )
         task_id = conn.execute(
             "INSERT INTO tasks (session, state, input, model, runner_pid, created_at) "
             "VALUES (?, 'queued', 'hello', NULL, 1, 0)",
-            (record.num,),
+            (num,),
         ).lastrowid
     assert _versions(db_path) == [1]
 
     store = await Store.open(db_path)
     assert (await store.sessions.get("ab" * 16)).title == "old session"
     assert (await store.tasks.get(task_id)).input == "hello"
+    assert [hit.session_num for hit in (await store.search.search("old sess")).hits] == [num]
     finished = await store.tasks.transition(task_id, "running")
     assert finished.state == "running"
     await store.close()
