@@ -25,7 +25,7 @@ from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.errors import HarnezError, ModelConfigError
 from harnez.settings import PermissionSettings, Settings, parse_model_ref
 from harnez.tools import SessionGrants, ToolRegistry, ToolResult, builtin_tools
-from harnez.wires import ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
+from harnez.wires import HttpClients, ResolvedModel, ToolSpec, UserMessage, open_wire, resolve_ref
 
 if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
@@ -98,6 +98,12 @@ class AgentWork:
         self._tools = tools
         self._grants: dict[str, SessionGrants] = {}
         """"Allow for this session" answers, kept across the tasks of a session."""
+        self.clients = HttpClients()
+        """The providers' HTTP clients, shared by every task (closed by `aclose`)."""
+
+    async def aclose(self) -> None:
+        """Close the providers' HTTP clients (the server does it when it closes)."""
+        await self.clients.aclose()
 
     def resolve(self, model: str | None, settings: Settings | None = None) -> ResolvedModel:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
@@ -130,15 +136,16 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         registry, withheld = self.registry(settings, options.disabled_tools)
-        system, specs = await _system_prompt(Path(run.session.workspace), registry, options)
-        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        system, specs, history = await _prepare(run, model, registry, options)
         if not options.compact:
             refusal = await self._take_prompt(
                 run, model, history, registry, prompt_room(model, system, _schema_tokens(specs))
             )
             if refusal is not None:
                 return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
-        wire = open_wire(model.endpoint, settings.retry)
+        wire = open_wire(
+            model.endpoint, settings.retry, client=self.clients.client(model.endpoint, settings.retry)
+        )
         try:
             # A compaction calls no tool: it reports none offered.
             run.emit(_started(model, *(([], []) if options.compact else (registry.names, withheld))))
@@ -256,6 +263,20 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
                     if not isinstance(parsed, ToolResult):
                         grants.record(registry.get(asked.name), parsed, workspace)
     return grants
+
+
+async def _prepare(
+    run: TaskRunLike, model: ResolvedModel, registry: ToolRegistry, options: TaskOptions
+) -> tuple[str, tuple[ToolSpec, ...], History]:
+    """The system text, the tools as published and the history: the system prompt's `git status`
+    runs while the history is read (neither waits for the other)."""
+    system = asyncio.ensure_future(_system_prompt(Path(run.session.workspace), registry, options))
+    try:
+        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        text, specs = await system
+    finally:
+        system.cancel()  # nothing when it is done; stops the probe when reading failed or was cancelled
+    return text, specs, history
 
 
 async def _system_prompt(

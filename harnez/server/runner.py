@@ -61,6 +61,10 @@ class TaskRun:
 
 
 class TaskWork(Protocol):
-    """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError."""
+    """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError.
+
+    A work that holds resources across tasks (the agent's HTTP clients) may also offer an async
+    `aclose()`: the server awaits it when it closes, after its tasks have stopped.
+    """
 
     def __call__(self, run: TaskRun, /) -> Coroutine[Any, Any, TaskOutcome]: ...

@@ -114,7 +114,8 @@ class Server:
         return server
 
     async def close(self) -> None:
-        """Cancel running tasks and naming, commit what is pending, close the database (once)."""
+        """Cancel running tasks and naming, close the work's resources (its `aclose`, when it has one),
+        commit what is pending, close the database (once)."""
         if self._closed:
             return
         self._closed = True
@@ -122,6 +123,9 @@ class Server:
             for session_id in self.chains.sessions():
                 await self.cancel(session_id)
             await self.titles.close()
+            closing = getattr(self._work, "aclose", None)  # the work's own resources (TaskWork)
+            if closing is not None:
+                await closing()
         finally:
             await self.store.close()
 

@@ -28,6 +28,7 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import Endpoint, ResolvedModel, cost_of, endpoint_for, resolve_model, resolve_ref
+from harnez.wires.clients import HttpClients
 from harnez.wires.conversation import (
     AssistantMessage,
     Conversation,
@@ -66,6 +67,7 @@ __all__ = [
     "Conversation",
     "Endpoint",
     "Failure",
+    "HttpClients",
     "Item",
     "ModelSpec",
     "Opaque",
