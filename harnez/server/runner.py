@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harnez.events import Event, EventBody, StoredEvent
+from harnez.events import Event, EventBody, StoredEvent, TurnCompleted
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
@@ -37,6 +37,9 @@ class TaskRun:
     settings: Settings | None = None
     """The settings of the session's own workspace (global file + its project file), set when the
     task starts; None leaves the work's own settings in force."""
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the task's first answer is complete (its first `turn-completed` committed) or the
+    task ended: what naming waits for, so it never competes with the words the person waits for."""
 
     @property
     def workspace(self) -> Path:
@@ -46,7 +49,10 @@ class TaskRun:
     def emit(self, body: EventBody, *, search_text: str | None = None) -> asyncio.Future[StoredEvent]:
         """Append an event of this task; returns the commit future (no need to await it)."""
         event = Event(body, task=self.task_id, search_text=search_text)
-        return self.store.events.append(self.session.num, self.session.id, event)
+        committed = self.store.events.append(self.session.num, self.session.id, event)
+        if isinstance(body, TurnCompleted) and not self.answered.is_set():
+            committed.add_done_callback(lambda _: self.answered.set())
+        return committed
 
     async def emit_now(self, body: EventBody, *, search_text: str | None = None) -> StoredEvent:
         """Append an event of this task and wait until it is committed."""

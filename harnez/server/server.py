@@ -553,7 +553,8 @@ class Server:
             await self.append(record.id, Event(PromptQueued(text=prompt), task=task.id, search_text=prompt))
             return task.id
         await self.chains.start(record, task.id, prompt, record.model, options or {})
-        await self.titles.on_prompt(record.id, prompt)
+        chain = self.chains.get(record.id)
+        await self.titles.on_prompt(record.id, prompt, after=chain.run.answered if chain else None)
         return task.id
 
     async def compact(self, session_id: str) -> int:
