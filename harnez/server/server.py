@@ -101,6 +101,14 @@ class Server:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.titles.wait_idle(), timeout)
 
+    async def warm_up(self) -> None:
+        """Prepare, in a worker thread, what a process's first model request needs (the HTTP
+        transport's imports, the TLS context: ~100 ms). A front end calls it once, after opening,
+        while nobody waits, so that the first prompt does not pay it. Nothing leaves the machine."""
+        from harnez.wires.clients import warm_up
+
+        await asyncio.to_thread(warm_up)
+
     @classmethod
     async def open(
         cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None
