@@ -128,7 +128,11 @@ class HarnezApp(App[None]):
     def on_mount(self) -> None:
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
-        self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
+
+    def on_ready(self) -> None:
+        # Textual sends Ready once the first frame is written: the start-up worker's import thread,
+        # started earlier, took turns with the first frame's painting for the interpreter's lock.
+        self.run_worker(self._start(), name="start", exclusive=True)
 
     def _remember_theme(self, theme: str) -> None:
         """A theme chosen in the command palette is saved to the global settings for the next start."""
