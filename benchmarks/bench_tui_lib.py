@@ -65,9 +65,21 @@ class Home:
         return self.root / "workspace"
 
     def env(self) -> dict[str, str]:
-        """The environment of a harnez process: this home, this database, a 256-colour terminal."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNEZ_", "TEXTUAL", "TMUX"))}
+        """The environment of a harnez process: this home, this database, a 256-colour terminal.
+
+        Bytecode is written to (and read from) a folder of this home, whatever the caller's
+        PYTHONDONTWRITEBYTECODE says: a process started with it set compiles every module that has
+        no bytecode yet, at every start — harnez's own modules, never Textual's (installed with its
+        bytecode) — which made harnez's start-up figures measure the compiler. The first run of each
+        kind (the benchmarks' warm-up) writes it, as an installed or once-run harnez has it.
+        """
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("HARNEZ_", "TEXTUAL", "TMUX")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
         env.update(
+            PYTHONPYCACHEPREFIX=str(self.root / "bytecode"),
             HARNEZ_HOME=str(self.home),
             HARNEZ_DATABASE_PATH=str(self.database),
             TERM="xterm-256color",
