@@ -17,6 +17,7 @@ from harnez.server.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.app import HarnezApp
 from harnez.tui.commands import help_markdown
+from harnez.tui.screens import approval
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock
@@ -115,9 +116,11 @@ async def test_enter_allows_once(agent_app: AgentApp, scripted_model: ScriptedMo
 
 
 async def test_keys_typed_as_the_prompt_opens_do_not_allow(
-    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
+    # The prompt stays unarmed until the keys typed ahead are checked, however slow the machine.
+    monkeypatch.setattr(approval, "ARM_DELAY", 3600.0)
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "make a file")
@@ -127,6 +130,7 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(
             session_screen(app).session_id
         )
+        monkeypatch.setattr(approval, "ARM_DELAY", 0.0)
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "armed prompt")
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
