@@ -65,9 +65,21 @@ class Home:
         return self.root / "workspace"
 
     def env(self) -> dict[str, str]:
-        """The environment of a harnez process: this home, this database, a 256-colour terminal."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HARNEZ_", "TEXTUAL", "TMUX"))}
+        """The environment of a harnez process: this home, this database, a 256-colour terminal.
+
+        Bytecode is written to (and read from) a folder of this home, whatever the caller's
+        PYTHONDONTWRITEBYTECODE says: a process started with it set compiles every module that has
+        no bytecode yet, at every start — harnez's own modules, never Textual's (installed with its
+        bytecode) — which made harnez's start-up figures measure the compiler. The first run of each
+        kind (the benchmarks' warm-up) writes it, as an installed or once-run harnez has it.
+        """
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("HARNEZ_", "TEXTUAL", "TMUX")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
         env.update(
+            PYTHONPYCACHEPREFIX=str(self.root / "bytecode"),
             HARNEZ_HOME=str(self.home),
             HARNEZ_DATABASE_PATH=str(self.database),
             TERM="xterm-256color",
@@ -112,15 +124,37 @@ class PtyProcess:
 
     def wait_for(self, texts: Sequence[str], timeout: float = 30.0) -> float:
         """Seconds from launch until the screen output contains every one of `texts`."""
+        self._wait(lambda: all(t in self.output for t in texts), repr(texts), timeout)
+        return time.perf_counter() - self.started
+
+    def mark(self) -> int:
+        """Where the output read so far ends (for `wait_for_after`)."""
+        self._drain()
+        return len(self._raw)
+
+    def wait_for_after(self, mark: int, text: str, timeout: float = 30.0) -> float:
+        """The moment (perf_counter) the output written after `mark` first holds `text`."""
+        self._wait(
+            lambda: text in strip_ansi(self._raw[mark:].decode("utf-8", "replace")), repr(text), timeout
+        )
+        return time.perf_counter()
+
+    def _wait(self, seen: Callable[[], bool], what: str, timeout: float) -> None:
+        """Read output until `seen()` holds; TimeoutError (with the last output) after `timeout`."""
         deadline = time.monotonic() + timeout
-        while True:
-            if all(t in self.output for t in texts):
-                return time.perf_counter() - self.started
+        while not seen():
             remaining = deadline - time.monotonic()
             if remaining <= 0 or (self.process.poll() is not None and not self._readable(0)):
-                raise TimeoutError(f"never saw {texts!r}; last output: {self.output[-400:]!r}")
+                raise TimeoutError(f"never saw {what}; last output: {self.output[-400:]!r}")
             if self._readable(min(remaining, 0.5)):
                 self._read()
+
+    def _drain(self) -> None:
+        while self._readable(0):
+            before = len(self._raw)
+            self._read()
+            if len(self._raw) == before:
+                return
 
     def _readable(self, timeout: float) -> bool:
         return bool(select.select([self.master], [], [], timeout)[0])
@@ -154,6 +188,13 @@ class PtyProcess:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait()
         os.close(self.master)
+
+
+def write(process: PtyProcess, data: bytes) -> float:
+    """Type `data` into the process's terminal; the moment (perf_counter) it was written."""
+    moment = time.perf_counter()
+    os.write(process.master, data)
+    return moment
 
 
 def launch(argv: Sequence[str], env: dict[str, str], cwd: Path) -> PtyProcess:

@@ -60,18 +60,20 @@ async def build_system_prompt(
 
 
 async def environment_section(workspace: Path, today: datetime.date | None = None) -> str:
+    """Workspace, OS, date, and the git branch and status: one `git status` process per task."""
     lines = [
         "# Environment",
         f"Workspace: {workspace}",
         f"OS: {platform.system()} {platform.release()}",
         f"Date: {(today or datetime.date.today()).isoformat()}",
     ]
-    branch = await _git(workspace, "branch", "--show-current")
-    if branch is None:
+    out = await _git(workspace, "status", "--short", "--branch")
+    if out is None:
         lines.append("Git: not a git repository")
         return "\n".join(lines)
-    lines.append(f"Git branch: {branch.strip() or '(detached HEAD)'}")
-    status = (await _git(workspace, "status", "--short") or "").splitlines()
+    status = out.splitlines()
+    header = status.pop(0) if status and status[0].startswith("## ") else "## "
+    lines.append(f"Git branch: {branch_of(header) or '(detached HEAD)'}")
     if not status:
         lines.append("Git status: clean")
     else:
@@ -79,6 +81,20 @@ async def environment_section(workspace: Path, today: datetime.date | None = Non
         shown = status[:STATUS_LINES] + ([f"… {more} more"] if more > 0 else [])
         lines.append("Git status (short):\n" + "\n".join(shown))
     return "\n".join(lines)
+
+
+def branch_of(header: str) -> str:
+    """The branch named by the first line of `git status --branch` ("" for a detached HEAD).
+
+    `## main...origin/main [ahead 1]`, `## main`, `## No commits yet on main`, `## HEAD (no branch)`.
+    """
+    head = header.removeprefix("## ")
+    for unborn in ("No commits yet on ", "Initial commit on "):
+        if head.startswith(unborn):
+            return head.removeprefix(unborn)
+    if head.startswith("HEAD (no branch)"):
+        return ""
+    return head.split("...", 1)[0].split(" [", 1)[0]
 
 
 async def _git(workspace: Path, *args: str) -> str | None:

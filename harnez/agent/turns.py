@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
@@ -28,7 +29,8 @@ from harnez.wires import (
 )
 
 COALESCE_SECONDS = 0.04
-"""Streamed text is emitted at most this often (and at once at the end of a turn or on cancel)."""
+"""Streamed text is emitted at most this often: the first fragment after a pause at once, the ones
+that follow within this time joined (and at once at the end of a turn or on cancel)."""
 ONCE_PER_TASK = frozenset({"opaque-items-dropped"})
 
 StreamFn = Callable[[WireRequest], AsyncGenerator[WireEvent, None]]
@@ -36,7 +38,12 @@ StreamFn = Callable[[WireRequest], AsyncGenerator[WireEvent, None]]
 
 
 class DeltaBuffer:
-    """Buffers one kind of streamed text and emits it at most every COALESCE_SECONDS."""
+    """Emits one kind of streamed text at most every COALESCE_SECONDS.
+
+    The first fragment of a turn (or after a pause as long as the interval) is emitted at once, so
+    the first words reach the screen without waiting; fragments arriving within the interval after
+    an emit are joined and emitted when it ends.
+    """
 
     def __init__(
         self,
@@ -47,13 +54,20 @@ class DeltaBuffer:
         self.kind, self._emit, self._interval = kind, emit, interval
         self._parts: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._last_emit = -math.inf
 
     def add(self, text: str) -> None:
         if not text:
             return
         self._parts.append(text)
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
+        if self._timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._last_emit + self._interval - loop.time()
+        if wait <= 0:
+            self.flush()
+        else:
+            self._timer = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
         """Emit what is buffered now."""
@@ -62,6 +76,7 @@ class DeltaBuffer:
             self._timer = None
         if self._parts:
             text, self._parts = "".join(self._parts), []
+            self._last_emit = asyncio.get_running_loop().time()
             self._emit(self.kind(text=text))
 
     def discard(self) -> None:

@@ -32,7 +32,15 @@ from harnez.errors import HarnezError, HookError, ModelConfigError
 from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
-from harnez.wires import ResolvedModel, ToolSpec, UserMessage, forces_tools, open_wire, resolve_ref
+from harnez.wires import (
+    HttpClients,
+    ResolvedModel,
+    ToolSpec,
+    UserMessage,
+    forces_tools,
+    open_wire,
+    resolve_ref,
+)
 
 if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
@@ -115,6 +123,12 @@ class AgentWork:
         """"Allow for this session" answers, kept across the tasks of a session."""
         self._grant_owners: dict[str, str] = {}
         """The session whose grants a session uses: its own, or a child session's parent's."""
+        self.clients = HttpClients()
+        """The providers' HTTP clients, shared by every task (closed by `aclose`)."""
+
+    async def aclose(self) -> None:
+        """Close the providers' HTTP clients (the server does it when it closes)."""
+        await self.clients.aclose()
 
     def resolve(self, model: str | None, settings: Settings | None = None) -> ResolvedModel:
         """The task's model, or the default; a ModelConfigError or SettingsError says what to fix."""
@@ -149,10 +163,8 @@ class AgentWork:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None
         registry, withheld, agents = await self._offer(run, settings, options, answer)
-        workspace = Path(run.session.workspace)
-        offer = Offer.of(registry, withheld, workspace, agents.offered(registry))
-        system, specs = await _system_prompt(workspace, registry, options, offer, agents.instructions)
-        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        offer = Offer.of(registry, withheld, Path(run.session.workspace), agents.offered(registry))
+        system, specs, history = await _prepare(run, model, registry, options, offer, agents.instructions)
         # A compaction calls no tool: it reports none offered.
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
@@ -164,7 +176,9 @@ class AgentWork:
             )
             if refusal is not None:
                 return LoopOutcome("failed", 0, refusal)  # never added: the conversation goes on without it
-        wire = open_wire(model.endpoint, settings.retry)
+        wire = open_wire(
+            model.endpoint, settings.retry, client=self.clients.client(model.endpoint, settings.retry)
+        )
         try:
             if options.compact:
                 return await self._compact(run, model, history, system, specs, wire.stream)
@@ -379,6 +393,26 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
                     if not isinstance(parsed, ToolResult):
                         grants.record(registry.get(asked.name), parsed, workspace)
     return grants
+
+
+async def _prepare(
+    run: TaskRunLike,
+    model: ResolvedModel,
+    registry: ToolRegistry,
+    options: TaskOptions,
+    offer: Offer,
+    agent: str | None,
+) -> tuple[str, tuple[ToolSpec, ...], History]:
+    """The system text, the tools as published and the history: the system prompt's `git status`
+    runs while the history is read (neither waits for the other)."""
+    workspace = Path(run.session.workspace)
+    system = asyncio.ensure_future(_system_prompt(workspace, registry, options, offer, agent))
+    try:
+        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        text, specs = await system
+    finally:
+        system.cancel()  # nothing when it is done; stops the probe when reading failed or was cancelled
+    return text, specs, history
 
 
 async def _system_prompt(

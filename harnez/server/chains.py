@@ -167,6 +167,7 @@ class TaskChains:
             await self._finish(run, outcome)
             return outcome
         finally:
+            run.answered.set()
             ended.set()
 
     async def _perform(self, run: TaskRun, entry: Chain) -> TaskOutcome:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harnez.errors import HarnezError
-from harnez.events import Event, EventBody, StoredEvent
+from harnez.events import Event, EventBody, StoredEvent, TurnCompleted
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ class TaskRun:
     task starts; None leaves the work's own settings in force."""
     delegations: DelegationRunner | None = None
     """Where a delegate call's child session runs (the server's; None: this task cannot delegate)."""
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the task's first answer is complete (its first `turn-completed` committed) or the
+    task ended: what naming waits for, so it never competes with the words the person waits for."""
 
     @property
     def workspace(self) -> Path:
@@ -50,7 +53,10 @@ class TaskRun:
     def emit(self, body: EventBody, *, search_text: str | None = None) -> asyncio.Future[StoredEvent]:
         """Append an event of this task; returns the commit future (no need to await it)."""
         event = Event(body, task=self.task_id, search_text=search_text)
-        return self.store.events.append(self.session.num, self.session.id, event)
+        committed = self.store.events.append(self.session.num, self.session.id, event)
+        if isinstance(body, TurnCompleted) and not self.answered.is_set():
+            committed.add_done_callback(lambda _: self.answered.set())
+        return committed
 
     async def emit_now(self, body: EventBody, *, search_text: str | None = None) -> StoredEvent:
         """Append an event of this task and wait until it is committed."""
@@ -77,6 +83,10 @@ class DelegationRunner(Protocol):
 
 
 class TaskWork(Protocol):
-    """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError."""
+    """The work of a task (the agent loop). Cancellation arrives as asyncio.CancelledError.
+
+    A work that holds resources across tasks (the agent's HTTP clients) may also offer an async
+    `aclose()`: the server awaits it when it closes, after its tasks have stopped.
+    """
 
     def __call__(self, run: TaskRun, /) -> Coroutine[Any, Any, TaskOutcome]: ...

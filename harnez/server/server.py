@@ -109,6 +109,14 @@ class Server(SessionListing):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.titles.wait_idle(), timeout)
 
+    async def warm_up(self) -> None:
+        """Prepare, in a worker thread, what a process's first model request needs (the HTTP
+        transport's imports, the TLS context: ~100 ms). A front end calls it once, after opening,
+        while nobody waits, so that the first prompt does not pay it. Nothing leaves the machine."""
+        from harnez.wires.clients import warm_up
+
+        await asyncio.to_thread(warm_up)
+
     @classmethod
     async def open(
         cls, database: Path, settings: Settings | None = None, work: TaskWork | None = None
@@ -122,7 +130,8 @@ class Server(SessionListing):
         return server
 
     async def close(self) -> None:
-        """Cancel running tasks and naming, commit what is pending, close the database (once)."""
+        """Cancel running tasks and naming, close the work's resources (its `aclose`, when it has one),
+        commit what is pending, close the database (once)."""
         if self._closed:
             return
         self._closed = True
@@ -130,6 +139,9 @@ class Server(SessionListing):
             for session_id in self.chains.sessions():
                 await self.cancel(session_id)
             await self.titles.close()
+            closing = getattr(self._work, "aclose", None)  # the work's own resources (TaskWork)
+            if closing is not None:
+                await closing()
         finally:
             await self.store.close()
 
@@ -545,7 +557,8 @@ class Server(SessionListing):
             await self.append(record.id, Event(PromptQueued(text=prompt), task=task.id, search_text=prompt))
             return task.id
         await self.chains.start(record, task.id, prompt, record.model, options or {})
-        await self.titles.on_prompt(record.id, prompt)
+        chain = self.chains.get(record.id)
+        await self.titles.on_prompt(record.id, prompt, after=chain.run.answered if chain else None)
         return task.id
 
     async def compact(self, session_id: str) -> int:

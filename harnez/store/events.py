@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -215,10 +216,15 @@ class EventLog:
         return [f.result() for f in futures]
 
     async def _run(self) -> None:
+        """Commit at most once an interval: the first append after a quiet interval at once (a
+        prompt's user message, an answer's first words), later ones gathered until an interval after
+        the commit before. No event waits longer than an interval either way."""
+        last_commit = -math.inf
         while True:
             await self._wake.wait()
-            await asyncio.sleep(self._interval)
+            await asyncio.sleep(max(0.0, last_commit + self._interval - time.monotonic()))
             self._wake.clear()
+            last_commit = time.monotonic()
             try:
                 await self.flush()
             except Exception:

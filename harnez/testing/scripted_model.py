@@ -39,6 +39,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     """The JSON body, or the raw text when it was not JSON."""
+    peer: str = ""
+    """The client's `host:port`: requests sent over one kept-alive connection share it."""
 
 
 class ScriptedModel:
@@ -126,9 +128,10 @@ class ScriptedModel:
         task = asyncio.current_task()
         assert task is not None
         self._handlers.add(task)
+        host, port = writer.get_extra_info("peername")[:2]
         try:
             while True:
-                request = await _read_request(reader)
+                request = await _read_request(reader, f"{host}:{port}")
                 if request is None:
                     break
                 self.requests.append(request)
@@ -205,7 +208,7 @@ class ScriptedModel:
             writer.write(_chunk(Frame(name, turn.unknown_item).encode()))
 
 
-async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
+async def _read_request(reader: asyncio.StreamReader, peer: str) -> RecordedRequest | None:
     line = await reader.readline()
     if not line.strip():
         return None
@@ -219,7 +222,7 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
         body: Any = json.loads(data) if data else None
     except json.JSONDecodeError:
         body = data.decode("utf-8", "replace")
-    return RecordedRequest(method, target, headers, body)
+    return RecordedRequest(method, target, headers, body, peer)
 
 
 def _head(status: int, headers: dict[str, str]) -> bytes:

@@ -68,13 +68,20 @@ class TitlePolicy:
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
 
-    async def on_prompt(self, session_id: str, prompt: str) -> asyncio.Task[None] | None:
-        """Call for a normal prompt that starts a task. Returns the naming task, if one started."""
+    async def on_prompt(
+        self, session_id: str, prompt: str, *, after: asyncio.Event | None = None
+    ) -> asyncio.Task[None] | None:
+        """Call for a normal prompt that starts a task. Returns the naming task, if one started.
+
+        Naming begins once `after` is set (the server passes its task's first answer being complete),
+        so neither YAKE nor a title request competes with the first words the person waits for.
+        """
         if not await self.store.mark_naming_used(session_id):
             return None
         if not self.settings.generated:
             return None
-        task = asyncio.create_task(self._name(session_id, prompt), name=f"harnez-title-{session_id[:8]}")
+        name = self._name(session_id, prompt, after)
+        task = asyncio.create_task(name, name=f"harnez-title-{session_id[:8]}")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
@@ -90,7 +97,9 @@ class TitlePolicy:
         while self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
-    async def _name(self, session_id: str, prompt: str) -> None:
+    async def _name(self, session_id: str, prompt: str, after: asyncio.Event | None) -> None:
+        if after is not None:
+            await after.wait()
         try:
             await self._name_from_source(session_id, prompt)
         except StoreError:

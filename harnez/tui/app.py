@@ -146,7 +146,11 @@ class HarnezApp(NoticeKeepingApp):
     def on_mount(self) -> None:
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
-        self.call_after_refresh(lambda: self.run_worker(self._start(), name="start", exclusive=True))
+
+    def on_ready(self) -> None:
+        # Textual sends Ready once the first frame is written: the start-up worker's import thread,
+        # started earlier, took turns with the first frame's painting for the interpreter's lock.
+        self.run_worker(self._start(), name="start", exclusive=True)
 
     def _remember_theme(self, theme: str) -> None:
         """A theme chosen in the command palette is saved to the global settings for the next start."""
@@ -194,9 +198,17 @@ class HarnezApp(NoticeKeepingApp):
             # from walking it again during every later collection (mounting a long session).
             gc.freeze()
             await self._first_screen()
+            if self._server is not None:
+                self.run_worker(self._warm_up(), name="warm-up", group="warm-up")
         except HarnezError as exc:
             self.failure = exc.message
             self.exit(return_code=exc.exit_code)
+
+    async def _warm_up(self) -> None:
+        """Import and build, in worker threads, what the first answer needs (its widgets, the HTTP
+        transport), so that a prompt sent now or soon does not wait for them on the event loop."""
+        await asyncio.to_thread(_prepare_answers)
+        await self.server.warm_up()
 
     async def _open(self, opening: Awaitable[Server]) -> None:
         """Use a newly opened server (this project's, or another's) and show its notices."""
@@ -462,6 +474,14 @@ def _import_server_side() -> None:
     """Import what opening the server needs (settings, store, wires, agent: ~250 ms on a cold start)."""
     for name in SERVER_SIDE_MODULES:
         importlib.import_module(name)
+
+
+def _prepare_answers() -> None:
+    """Import and build what showing the first answer needs (Textual's Markdown, markdown-it and
+    its rules: ~100 ms on a cold start), in the calling thread."""
+    from harnez.tui.widgets.markdown import warm_up
+
+    warm_up()
 
 
 SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server.factory")

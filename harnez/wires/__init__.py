@@ -36,6 +36,7 @@ from harnez.wires.catalogue import (
     resolve_model,
     resolve_ref,
 )
+from harnez.wires.clients import HttpClients
 from harnez.wires.conversation import (
     AssistantMessage,
     Conversation,
@@ -74,6 +75,7 @@ __all__ = [
     "Conversation",
     "Endpoint",
     "Failure",
+    "HttpClients",
     "Item",
     "ModelSpec",
     "Opaque",

@@ -48,6 +48,13 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def new_client(retry: RetrySettings) -> httpx.AsyncClient:
+    """An httpx client with the retry settings' timeouts and the process's TLS context."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(retry.read_timeout, connect=retry.connect_timeout), verify=tls_context()
+    )
+
+
 class Translator:
     """Turns one call's decoded stream items into wire events; one instance per call."""
 
@@ -88,10 +95,7 @@ class HttpWire:
         if endpoint.api_key:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeouts.read_timeout, connect=timeouts.connect_timeout),
-            verify=tls_context(),
-        )
+        self._client = client or new_client(timeouts)
 
     def __repr__(self) -> str:
         return (

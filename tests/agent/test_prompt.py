@@ -6,8 +6,10 @@ import datetime
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harnez import paths
-from harnez.agent.prompt import HARNESS_INSTRUCTION, build_system_prompt, find_skills
+from harnez.agent.prompt import HARNESS_INSTRUCTION, branch_of, build_system_prompt, find_skills
 from harnez.tools import ToolRegistry
 
 TODAY = datetime.date(2025, 3, 4)
@@ -57,3 +59,35 @@ async def test_skills_are_offered_by_name_and_description(workspace: Path) -> No
         f"- deploy: Ship it safely ({paths.project_skills_dir(workspace) / 'deploy' / 'SKILL.md'})" in prompt
     )
     assert "global one" not in prompt
+
+
+def _git(workspace: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=workspace, check=True)
+
+
+async def test_a_clean_branch_and_a_detached_head_are_named(workspace: Path) -> None:
+    _git(workspace, "init", "-q", "-b", "work")
+    (workspace / "a.txt").write_text("a\n")
+    _git(workspace, "add", "a.txt")
+    _git(workspace, "commit", "-q", "-m", "first")
+    prompt = await build_system_prompt(workspace, [], today=TODAY)
+    assert "Git branch: work\nGit status: clean" in prompt
+    _git(workspace, "checkout", "-q", "--detach")
+    (workspace / "a.txt").write_text("b\n")
+    prompt = await build_system_prompt(workspace, [], today=TODAY)
+    assert "Git branch: (detached HEAD)\nGit status (short):\n M a.txt" in prompt
+
+
+@pytest.mark.parametrize(
+    ("header", "branch"),
+    [
+        ("## main", "main"),
+        ("## main...origin/main [ahead 1, behind 2]", "main"),
+        ("## feature/x...origin/feature/x", "feature/x"),
+        ("## No commits yet on trunk", "trunk"),
+        ("## Initial commit on trunk", "trunk"),
+        ("## HEAD (no branch)", ""),
+    ],
+)
+def test_the_branch_is_read_from_the_status_header(header: str, branch: str) -> None:
+    assert branch_of(header) == branch

@@ -298,6 +298,7 @@ async def test_the_task_never_waits_for_naming(
     session_id = await first_prompt(server, workspace)
     outcome = await server.wait(session_id)
     assert outcome is not None and outcome.stop == "completed"
+    await wait_for_requests(scripted_model, 1)  # naming starts once the answer is complete
     assert await title_of(server, session_id) == (EXCERPT, "excerpt")
 
     async def model_title_saved() -> bool:

@@ -57,7 +57,6 @@ async def test_queued_and_steering_prompts_never_rename(
     session_id = await first_prompt(server, workspace)
     await server.submit(session_id, OTHER, steer=True)
     await server.submit(session_id, "Add a --json flag to harnez run so CI can parse the output")
-    await server.titles.wait_idle()
     work.open()
     await server.wait(session_id)
     await server.titles.wait_idle()

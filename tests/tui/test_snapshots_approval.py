@@ -36,7 +36,10 @@ def fixed_session_ids(monkeypatch: pytest.MonkeyPatch) -> None:
 async def asking_edit(run: TaskRun) -> TaskOutcome:
     """An edit that asks for approval, as the agent does, and waits for the answer."""
     # The agent names the tool `tool`, docs/events.md and the transcript `name`: both, so either fix keeps this.
+    run.emit(ev.TurnStarted(turn=1))
     run.emit(ev.ToolRequested(call_id="e1", name="edit", arguments=ARGUMENTS))
+    # The model's turn ends before its call is approved (naming starts then, as with the agent).
+    await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="tool_use"))
     run.emit(
         ev.ApprovalRequired(
             call_id="e1",

@@ -31,6 +31,19 @@ def test_starting_the_cli_imports_neither_textual_nor_yake_nor_httpx() -> None:
     assert shown.stdout.strip() == "[]"
 
 
+def test_the_first_frame_imports_nothing_the_server_side_or_a_first_answer_needs() -> None:
+    """What `harnez` imports before its first frame: the screen's modules, not the server side
+    (settings, store, wires), the answer's Markdown, nor the workspace listing of `@` completion."""
+    later = ("pydantic", "aiosqlite", "httpx", "markdown_it", "pathspec", "yake", "harnez.workspace")
+    probe = (
+        "import sys, harnez.cli, harnez.tui, harnez.tui.app, harnez.tui.screens.session; "
+        f"print(sorted(m for m in {later!r} if m in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "[]"
+
+
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}

@@ -14,7 +14,6 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from harnez.tui.commands import COMMANDS
-from harnez.workspace import list_workspace
 
 SCAN_LIMIT = 5000
 """At most this many workspace files are offered for `@` completion (the scan stops there)."""
@@ -69,7 +68,10 @@ def command_candidates(query: str) -> list[Candidate]:
 
 def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> list[str]:
     """Relative POSIX paths of the workspace's files in path order, as the glob and grep tools see them
-    (`harnez.workspace`: git's view in a work tree, else a walk honouring `.gitignore`)."""
+    (`harnez.workspace`: git's view in a work tree, else a walk honouring `.gitignore`). Imported
+    here, in the scan's thread: pathspec is not needed for the first frame."""
+    from harnez.workspace import list_workspace
+
     return list_workspace(root, limit=limit, directories=False).files
 
 

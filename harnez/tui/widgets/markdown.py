@@ -30,6 +30,19 @@ def markdown_parser() -> MarkdownIt:
     return parser
 
 
+WARM_UP_TEXT = (
+    "# A title\n\nSome **bold**, `code` and a [link](https://example.org).\n\n- an item\n\n> a quote\n"
+)
+"""Markdown that takes the parser through the rules an answer commonly uses."""
+
+
+def warm_up() -> None:
+    """Build a parser and parse a little Markdown in the calling thread (a worker, while nobody
+    waits): markdown-it loads its rules on the first parse, which the first answer paid on the loop.
+    """
+    markdown_parser().parse(WARM_UP_TEXT)
+
+
 _Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
 """Textual's paragraph block (not exported by name)."""
 

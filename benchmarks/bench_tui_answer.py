@@ -1,0 +1,194 @@
+"""Benchmark Enter → first answer text on screen in `harnez`, against a bare Textual app doing the same.
+
+Each run launches a fresh process with a 120×40 pty as its terminal and reads what it paints (escape
+sequences removed). The model is the scripted model in its own process (`python -m
+harnez.testing.scripted_model`), answering at once with one short text turn per prompt, over real
+loopback HTTP; harnez runs with its default settings otherwise (keyword titles on). Three kinds of
+run alternate, so load changes on the shared machine hit them alike:
+
+- `bare`: a bare Textual app with an Input; Enter mounts a Static with the answer's text. The
+  reference: the same screen update with no server, no store and no model;
+- `ready`: harnez, waiting until the session is attached ("idle · mode:"), then a prompt is typed
+  and sent; then, once its task has finished, a second prompt (SPEC §10: ≤ 100 ms for a session's
+  first prompt after start-up, ≤ 40 ms for later prompts);
+- `early`: harnez, the prompt typed and sent as soon as the first frame shows (the server still
+  opening): Enter → answer, and launch → answer (issue #17 point 2: no extra wait for a prompt
+  sent at once).
+
+Time is taken from the write of the Enter key to the first output holding the answer's first word.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bench_store_lib as lib
+import bench_tui_lib as tui
+
+FIRST = "mode:"
+READY = "idle · mode:"
+ANSWERS = ("Quokkas", "Pangolins")
+"""The first word of the scripted answer to the first and to the second prompt of every run."""
+PROMPTS = ("Say something about quokkas.", "And pangolins?")
+
+BARE_INPUT_APP = """
+from textual.app import App
+from textual.widgets import Input, Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("bare textual app ready")
+        yield Input()
+
+    def on_input_submitted(self, message):
+        answers = {answers!r}
+        self.mount(Static(answers[len(self.query(".answer"))] + " answer text", classes="answer"))
+        message.input.value = ""
+
+Bare().run()
+"""
+
+
+def scripted_answers() -> dict:
+    """The looping script: the two answers, in order, round and round (each run sends two prompts)."""
+    turns = [
+        {"reply": [{"text": f"{word} are the answer here, and a few more words follow them."}]}
+        for word in ANSWERS
+    ]
+    return {"loop": True, "turns": turns}
+
+
+def start_model(folder: Path) -> tuple[subprocess.Popen, str]:
+    """The scripted model in its own process; (process, its base URL)."""
+    script = folder / "answers.json"
+    script.write_text(json.dumps(scripted_answers()), encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=lib.REPO,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise RuntimeError(f"the scripted model did not start: {line!r}")
+    return process, line.rsplit(" ", 1)[-1].strip()
+
+
+def point_at(home: tui.Home, url: str) -> None:
+    """Make the home's settings use the scripted model."""
+    settings = {"providers": {"local": {"wire": "openai-chat", "base_url": f"{url}/v1"}}, "model": "local/x"}
+    (home.home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> float:
+    """Type `prompt` (waiting for its echo when `echo`), press Enter; seconds until `answer` shows."""
+    tui.write(process, prompt.encode())
+    if echo:
+        process.wait_for([prompt])
+    mark = process.mark()
+    sent = tui.write(process, b"\r")
+    return process.wait_for_after(mark, answer) - sent
+
+
+def one_run(kind: str, home: tui.Home, bare_script: str) -> dict[str, float]:
+    """The figures of one process: Enter → answer for each prompt sent (and launch → answer)."""
+    if kind == "bare":
+        process = tui.launch([str(tui.PYTHON), bare_script], home.env(), home.workspace)
+        process.wait_for(["bare textual app ready"])
+        figures = {"first": send(process, PROMPTS[0], ANSWERS[0])}
+        figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
+        process.stop()
+        return figures
+    process = tui.launch([str(tui.HARNEZ)], home.env(), home.workspace)
+    process.wait_for([READY] if kind == "ready" else [FIRST])
+    figures = {"first": send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")}
+    figures["launch"] = time.perf_counter() - process.started
+    process.wait_for_after(process.mark(), READY)
+    figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
+    process.wait_for_after(process.mark(), READY)
+    process.stop()
+    if process.process.returncode != 0:
+        raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
+    return figures
+
+
+def main() -> None:
+    """Alternate bare / ready / early runs and report medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs of each kind (default 10)")
+    parser.add_argument("--quick", action="store_true", help="4 runs of each kind")
+    args = parser.parse_args()
+    runs = 4 if args.quick else args.runs
+    lib.header("Enter → first answer text on screen (SPEC §10: ≤ 100 ms first prompt, ≤ 40 ms later ones)")
+    print(
+        f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; scripted model answering at once"
+    )
+    home = tui.make_home()
+    model, url = start_model(home.root)
+    point_at(home, url)
+    bare_script = home.root / "bare_input_app.py"
+    bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")
+    kinds = ("bare", "ready", "early")
+    figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
+    try:
+        for kind in kinds:
+            one_run(kind, home, str(bare_script))  # warm-up: page cache, the database's creation
+        for index in range(runs):
+            for kind in kinds[index % 3 :] + kinds[: index % 3]:
+                figures[kind].append(one_run(kind, home, str(bare_script)))
+    finally:
+        model.kill()
+        model.wait()
+        tui.remove_home(home)
+    report(figures)
+
+
+def _median(runs: list[dict[str, float]], key: str) -> float:
+    return lib.median([run[key] for run in runs])
+
+
+def report(figures: dict[str, list[dict[str, float]]]) -> None:
+    """Medians of each figure and their ratios to the bare app's."""
+    bare_first, bare_second = _median(figures["bare"], "first"), _median(figures["bare"], "second")
+    print(
+        f"  reference: bare Textual app, Enter → text on screen median {bare_first * lib.MS:.0f} ms "
+        f"(first), {bare_second * lib.MS:.0f} ms (second)"
+    )
+    for key, label, target, bare in (
+        ("first", "first prompt after start-up (session attached)", 0.100, bare_first),
+        ("second", "second prompt", 0.040, bare_second),
+    ):
+        values = [run[key] for run in figures["ready"]]
+        median = lib.median(values)
+        lib.report(
+            f"harnez, {label}, Enter → answer",
+            f"median {median * lib.MS:.0f} ms, p90 {lib.percentile(values, 90) * lib.MS:.0f} ms",
+            f"≤ {target * lib.MS:.0f} ms",
+            median <= target,
+            f"{median / bare:.1f}× bare",
+        )
+    early = [run["first"] for run in figures["early"]]
+    lib.report(
+        "harnez, prompt sent at the first frame, Enter → answer",
+        f"median {lib.median(early) * lib.MS:.0f} ms, p90 {lib.percentile(early, 90) * lib.MS:.0f} ms",
+        "≤ 100 ms",
+        lib.median(early) <= 0.100,
+        f"{lib.median(early) / bare_first:.1f}× bare",
+    )
+    launch = [run["launch"] for run in figures["early"]]
+    print(
+        f"  harnez, prompt sent at the first frame, launch → answer: median "
+        f"{lib.median(launch) * lib.MS:.0f} ms (ready runs: "
+        f"{_median(figures['ready'], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
+    )
+
+
+if __name__ == "__main__":
+    main()

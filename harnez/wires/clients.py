@@ -1,0 +1,65 @@
+"""HTTP clients that live as long as the process: one per provider, shared by every task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+
+import httpx
+
+from harnez.settings import RetrySettings
+from harnez.wires.catalogue import Endpoint
+from harnez.wires.http import new_client
+
+WARM_UP_WAIT = 0.2
+"""Seconds the warm-up's request waits for an answer that never comes (a listener that never reads)."""
+
+
+class HttpClients:
+    """One `httpx.AsyncClient` per provider (and timeouts), made on first use, closed by `aclose`.
+
+    A client per task cost every task a new connection pool and a new TCP (and TLS) connection to
+    the provider; a shared one keeps connections alive from one task to the next. Closing empties
+    the set: a client asked for afterwards is a new one, closed by the next `aclose`.
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str, str, float, float], httpx.AsyncClient] = {}
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    def client(self, endpoint: Endpoint, retry: RetrySettings) -> httpx.AsyncClient:
+        """The client of this provider, made now if it is the first call."""
+        key = (endpoint.provider, endpoint.base_url, retry.connect_timeout, retry.read_timeout)
+        found = self._clients.get(key)
+        if found is None or found.is_closed:
+            found = self._clients[key] = new_client(retry)
+        return found
+
+    async def aclose(self) -> None:
+        """Close every client (their connections too)."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+
+def warm_up() -> None:
+    """Import and build, in the calling thread, what a first model request needs.
+
+    httpx imports its transport (httpcore, h11) when a client is made and the async backend when the
+    first connection opens, and the TLS context loads the certificate store: about 100 ms on a quiet
+    machine, which the first prompt of a process used to pay on the event loop. Run this in a worker
+    thread while nobody waits (the app calls it once the server is open). The request it makes goes
+    to a loopback listener of its own that never answers: nothing leaves the machine.
+    """
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+
+        async def touch() -> None:
+            async with new_client(RetrySettings(read_timeout=WARM_UP_WAIT, connect_timeout=1)) as client:
+                with contextlib.suppress(httpx.HTTPError):
+                    await client.get(url)
+
+        asyncio.run(touch())

@@ -1,0 +1,54 @@
+"""The group commit: the first event after a quiet interval is committed at once, later ones gathered."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from harnez import events as ev
+from harnez.events import Event
+from harnez.store import Store
+from harnez.store.events import EventLog
+
+LONG_INTERVAL = 3600.0
+"""An interval no test waits out: what is committed before `stop` was committed without waiting for it."""
+
+WAIT = 10.0
+"""Seconds a commit that should happen at once may take on a loaded machine before the test fails."""
+
+
+async def settle() -> None:
+    """Let the event loop run what is ready (no commit is due: the interval is an hour)."""
+    for _ in range(10):
+        await asyncio.sleep(0.01)
+
+
+async def test_a_quiet_log_commits_the_next_event_at_once_and_gathers_those_right_after(
+    db_path: Path,
+) -> None:
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("ab" * 16, "/w", None)
+    log = EventLog(store.db, flush_interval=LONG_INTERVAL)
+    log.start()
+    first = log.append(record.num, record.id, Event(ev.UserMessage(text="hello")))
+    stored = await asyncio.wait_for(first, WAIT)  # never an interval's wait
+    await settle()  # that commit's flush ends (what it finds pending meanwhile, it commits too)
+    later = [log.append(record.num, record.id, Event(ev.TextDelta(text=str(i)))) for i in range(3)]
+    await settle()
+    assert not any(future.done() for future in later)  # gathered for the next commit, an interval on
+    await log.stop()
+    assert [(await future).seq for future in later] == [stored.seq + 1, stored.seq + 2, stored.seq + 3]
+    await store.close()
+
+
+async def test_events_appended_together_after_a_quiet_interval_share_one_commit(db_path: Path) -> None:
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("cd" * 16, "/w", None)
+    commits: list[list[int]] = []
+    log = EventLog(store.db, lambda events: commits.append([e.seq for e in events]), LONG_INTERVAL)
+    log.start()
+    burst = [log.append(record.num, record.id, Event(ev.TextDelta(text=str(i)))) for i in range(5)]
+    await asyncio.wait_for(asyncio.gather(*burst), WAIT)
+    assert len(commits) == 1 and len(commits[0]) == 5
+    await log.stop()
+    await store.close()
