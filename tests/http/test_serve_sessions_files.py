@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import time
 import zipfile
 
 import httpx
@@ -17,7 +18,18 @@ def _run(served: Served, client: httpx.Client, body: dict, *turns: dict) -> dict
     done = client.post("/v1/responses", json=body)
     assert done.status_code == 200, done.text
     validate(done.json(), "Response")
+    _named(client, done.json()["metadata"]["session_id"])
     return done.json()
+
+
+def _named(client: httpx.Client, session_id: str) -> None:
+    """Wait (up to 10 s) for the session's title, which lands after its first answer and moves its
+    activity: listings compared before and after must not see it land in between."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if client.get(f"/v1/sessions/{session_id}").json().get("title"):
+            return
+        time.sleep(0.02)
 
 
 # sessions ----------------------------------------------------------------------------------------
