@@ -15,6 +15,7 @@ from harnez.redaction import redact
 from harnez.store import documents
 from harnez.store.db import Database, inserted_id
 from harnez.store.documents import Document
+from harnez.store.titlefilter import TitleFilter
 
 _COLUMNS = (
     "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
@@ -137,6 +138,7 @@ class SessionTable:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._children = ChildFilter(db)
+        self._titles = TitleFilter(db)
 
     async def insert(
         self,
@@ -219,15 +221,13 @@ class SessionTable:
         """Sessions newest first (by last activity), keyset-paginated."""
         hidden = await self._children.clause("num")
         where, params = [hidden] if hidden else [], []
-        if workspace is not None:
+        if title_filter:
+            matching, matched = await self._titles.condition(title_filter, workspace)
+            where.append(matching)
+            params += matched
+        elif workspace is not None:
             where.append("workspace = ?")
             params.append(workspace)
-        if title_filter:
-            like = "%" + title_filter.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where.append(
-                "(title LIKE ? ESCAPE '\\' OR workspace LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
-            )
-            params += [like, like, title_filter.lower() + "%"]
         if cursor:
             updated, num = decode_cursor(cursor)
             where.append("(updated_at < ? OR (updated_at = ? AND num < ?))")
