@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -19,6 +19,11 @@ from harnez.store.migrate import migrate
 
 BUSY_TIMEOUT_MS = 5000
 """How long one statement waits for another process's write lock (SQLite's busy timeout)."""
+
+STOP_AGAIN = 0.01
+"""Seconds between two requests to stop a cancelled read that is still running."""
+
+T = TypeVar("T")
 
 
 def inserted_id(cursor: aiosqlite.Cursor) -> int:
@@ -67,6 +72,24 @@ def write_failure(path: Path, exc: BaseException, what: str = "save to") -> Stor
     )
 
 
+async def until_stopped(job: asyncio.Future[T], stop: Callable[[], Awaitable[None]]) -> T:
+    """`await job`; if the caller is cancelled meanwhile, `stop()` it and wait for its end, then raise the
+    cancellation (what the stopped job raised or read is dropped: nobody wants it any more).
+
+    A read runs in a database's thread, which a cancelled await does not stop: without this it would
+    run to its end and hold back every read behind it.
+    """
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        while not job.done():  # again until it ends: a stop that came before the statement began is lost
+            await stop()
+            await asyncio.wait([job], timeout=STOP_AGAIN)
+        if not job.cancelled():
+            job.exception()  # retrieved, so asyncio does not log it as never seen
+        raise
+
+
 def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
     """`aiosqlite.connect(path)`, made in a daemon thread so that its worker thread is a daemon too.
 
@@ -102,6 +125,7 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
+        self._read_lock = asyncio.Lock()
         self._depth: ContextVar[int] = ContextVar(f"harnez-tx-{id(self)}", default=0)
 
     @classmethod
@@ -123,14 +147,16 @@ class Database:
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open the database {path}: {exc}.") from exc
         conn.row_factory = sqlite3.Row
-        await conn.execute("PRAGMA journal_mode = WAL")
+        # Each pragma's answer is read to its end: a statement left pending would keep SQLite counting a
+        # running statement, and an interrupt (`until_stopped`) would then stop every later read too.
         for pragma in (
+            "journal_mode = WAL",
             "synchronous = NORMAL",
             "foreign_keys = ON",
             f"busy_timeout = {BUSY_TIMEOUT_MS}",
             "journal_size_limit = 67108864",
         ):
-            await conn.execute(f"PRAGMA {pragma}")
+            await conn.execute_fetchall(f"PRAGMA {pragma}")
         return conn
 
     async def close(self) -> None:
@@ -235,20 +261,33 @@ class Database:
             raise (self._storage_failure(exc) or exc) from exc
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        """Run a read on the read connection."""
-        try:
-            async with self._reader.execute(sql, tuple(params)) as cursor:
-                return list(await cursor.fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise self._read_failure(exc) from exc
+        """Run a read on the read connection (stopped in the database's thread if the caller is cancelled)."""
+        return list(await self._read(lambda: self._reader.execute_fetchall(sql, tuple(params))))
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         """Run a read on the read connection and return its first row."""
-        try:
+
+        async def first() -> sqlite3.Row | None:
             async with self._reader.execute(sql, tuple(params)) as cursor:
                 return await cursor.fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise self._read_failure(exc) from exc
+
+        return await self._read(first)
+
+    async def _read(self, run: Callable[[], Awaitable[T]]) -> T:
+        """Run one read alone on the read connection; a caller cancelled meanwhile interrupts its statement.
+
+        aiosqlite runs the statement in the connection's thread, where a cancelled await would leave it
+        running to its end and every later read queued behind it (a picker's query overtaken by the
+        next key). Reads take turns (`_read_lock`), so while one is cancelled its statement is the only
+        one on the connection: `interrupt()` stops that one, and the read ends before the next begins.
+        SQLite ignores an interrupt that comes when no statement runs, so one that comes as the read
+        ends reaches no other read.
+        """
+        async with self._read_lock:
+            try:
+                return await until_stopped(asyncio.ensure_future(run()), self._reader.interrupt)
+            except sqlite3.DatabaseError as exc:
+                raise self._read_failure(exc) from exc
 
     def _read_failure(self, exc: sqlite3.DatabaseError) -> BaseException:
         """A damaged page met while reading; other errors (a bad query) stay what they are."""

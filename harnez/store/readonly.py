@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from harnez.errors import StoreError
+from harnez.store.db import until_stopped
 from harnez.store.search import FullTextSearch
 from harnez.store.sessions import SessionTable
 
@@ -42,15 +43,19 @@ class ReadOnlyDatabase:
         self.search = FullTextSearch(self)  # type: ignore[arg-type]
         self._conn: sqlite3.Connection | None = None
         self._deadline = 0.0
+        self._cancelled = threading.Event()
+        """Set when the caller of the read running now was cancelled."""
         self._lock = threading.Lock()
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run a read; raises DatabaseGone, or StoreError saying why the database could not be read."""
-        return await asyncio.to_thread(self._read, sql, tuple(params), False)
+        result: list[sqlite3.Row] = await self._run(sql, tuple(params), False)
+        return result
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         """Run a read and return its first row."""
-        return await asyncio.to_thread(self._read, sql, tuple(params), True)
+        row: sqlite3.Row | None = await self._run(sql, tuple(params), True)
+        return row
 
     def close(self) -> None:
         """Close the connection (the next read opens it again)."""
@@ -59,9 +64,20 @@ class ReadOnlyDatabase:
                 self._conn.close()
                 self._conn = None
 
-    def _read(self, sql: str, params: tuple[Any, ...], one: bool) -> Any:
+    async def _run(self, sql: str, params: tuple[Any, ...], one: bool) -> Any:
+        """A read in a worker thread; a caller cancelled meanwhile stops it there (`until_stopped`)."""
+        cancelled = threading.Event()
+
+        async def stop() -> None:
+            cancelled.set()
+
+        reading = asyncio.ensure_future(asyncio.to_thread(self._read, sql, params, one, cancelled))
+        return await until_stopped(reading, stop)
+
+    def _read(self, sql: str, params: tuple[Any, ...], one: bool, cancelled: threading.Event) -> Any:
         with self._lock:
             self._deadline = time.monotonic() + self.budget
+            self._cancelled = cancelled
             try:
                 cursor = self._connection().execute(sql, params)
                 return cursor.fetchone() if one else cursor.fetchall()
@@ -86,8 +102,9 @@ class ReadOnlyDatabase:
         return self._conn
 
     def _over_budget(self) -> int:
-        """SQLite's progress callback: a non-zero answer interrupts the running statement."""
-        return 1 if time.monotonic() > self._deadline else 0
+        """SQLite's progress callback: a non-zero answer interrupts the running statement (one that took
+        too long, or whose caller was cancelled)."""
+        return 1 if self._cancelled.is_set() or time.monotonic() > self._deadline else 0
 
     def _failure(self, exc: sqlite3.Error) -> StoreError:
         text = str(exc).lower()

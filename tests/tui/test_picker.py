@@ -9,6 +9,7 @@ from textual.widgets import Input, OptionList
 from harnez import events as ev
 from harnez.events import Event
 from harnez.server.server import Server
+from harnez.store.titlefilter import TitleFilter
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 from harnez.tui.screens.picker import PAGE_SIZE, PickerScreen
 from harnez.tui.screens.session import SessionScreen
@@ -176,3 +177,30 @@ async def test_each_key_lists_title_matches_then_a_pause_searches_the_conversati
         await wait_for(pilot, lambda: screen.shown_full_text and screen.shown_query == "zebra", "search")
         assert shown[-2] == ("zebra", False, [titled])  # the title filter's rows came first
         assert set(shown[-1][2]) == {titled, ids[0]} and "[zebra]" in screen.snippets[ids[0]]
+
+
+async def test_a_filter_overtaken_by_the_next_key_is_stopped_in_the_database_not_waited_for(
+    make_app, db_path, workspace, monkeypatch
+) -> None:
+    ids = await seed(db_path, workspace, count=3)
+    original = TitleFilter.condition
+    endless = (
+        "(SELECT count(*) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n "
+        "LIMIT 2000000000) SELECT x FROM n)) > 0"
+    )  # minutes of counting: the next key's rows show only if this query is stopped
+
+    async def slow_for_slow(self, text: str, scope: str | None) -> tuple[str, list]:
+        return (endless, []) if text == "slow" else await original(self, text, scope)
+
+    monkeypatch.setattr(TitleFilter, "condition", slow_for_slow)
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and picker(app).records)
+        screen = picker(app)
+        search = app.screen.query_one(Input)
+        search.value = "slow"
+        await wait_for(pilot, lambda: screen._loading, "the slow filter reading")
+        await pilot.pause(0.2)
+        search.value = ids[1][:8]
+        await wait_for(pilot, lambda: list(screen.records) == [ids[1]], "the next key's rows")
+        assert not [n for n in app._notifications if n.severity == "error"]

@@ -280,13 +280,14 @@ class PickerScreen(Screen[PickerChoice | None]):
 
     async def _read_alone(self, read: Callable[[], Awaitable[Any]]) -> Any:
         """Run `read()` once the page read before it has ended. A page load cancelled by the next key
-        leaves its query running in the database's thread: starting none behind it, and none for text
-        already typed over (its load is cancelled while it waits), keeps queries from queueing."""
+        cancels its read, and the store stops that query in the database's thread (`until_stopped`), so
+        the next key's query starts at once instead of queueing behind it; none starts for text already
+        typed over (its load is cancelled while it waits)."""
         while self._reading is not None and not self._reading.done():
             await asyncio.wait([self._reading])
         self._reading = reading = asyncio.ensure_future(read())
         reading.add_done_callback(_retrieved)
-        return await asyncio.shield(reading)
+        return await reading
 
     def _project_of(self, session_id: str) -> str | None:
         """The project name shown on a row across projects."""
