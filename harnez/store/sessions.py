@@ -101,6 +101,8 @@ class Reads(Protocol):
 
     async def fetchone(self, sql: str, params: Any = ()) -> sqlite3.Row | None: ...
 
+    async def fetchall(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
+
 
 class ChildFilter:
     """The SQL condition that leaves child sessions out of a listing.

@@ -1,9 +1,10 @@
 """The picker's title filter: sessions whose title or workspace contains the text typed, or whose id starts with it.
 
 The filter is `LIKE` over the session rows, newest first. When many rows match, that walk stops
-after the first page's worth; when few do, it would read every session of the scope. So when the
-text has three characters or more, the `session_titles` trigram index (migration 0009) first names
-the titles that may hold it, and only those rows are read, checked with the same `LIKE` and sorted.
+after the first page's worth; when few do, it would read every session of the scope. So the
+`session_titles` trigram index (migration 0009) first names the titles that may hold the text (for
+one or two characters, through the trigrams that begin with them), and only those rows are read,
+checked with the same `LIKE` and sorted.
 A database from before version 9 (another project's, read without migrating it) has no index and
 is filtered by the walk alone: the results are the same either way.
 """
@@ -22,7 +23,11 @@ matches, a page's worth comes soon in the walk, and sorting them all would cost 
 TRIGRAMS_MAX = 8
 """Three-character pieces of the text asked of the index at most, spread over it: enough to narrow."""
 
+TERMS_MAX = 64
+"""Trigrams a one- or two-character text may begin before the filter walks newest first instead."""
+
 _HEX = frozenset("0123456789abcdef")
+_LAST_CHARACTER = "\U0010ffff"
 
 _EVERY_WORKSPACE = (
     "WITH RECURSIVE spaces(w) AS (SELECT min(workspace) FROM sessions UNION ALL "
@@ -38,14 +43,19 @@ def escaped(text: str) -> str:
 
 def trigram_query(text: str) -> str | None:
     """An FTS5 query for the titles holding every three-character piece of `text` (up to TRIGRAMS_MAX
-    of them); None below three characters, which the trigram index cannot answer."""
+    of them); None below three characters, which a trigram cannot hold."""
     pieces = list(dict.fromkeys(text[i : i + 3] for i in range(len(text) - 2)))
     if not pieces:
         return None
     if len(pieces) > TRIGRAMS_MAX:
         step = (len(pieces) - 1) / (TRIGRAMS_MAX - 1)
         pieces = [pieces[round(i * step)] for i in range(TRIGRAMS_MAX)]
-    return " AND ".join('"' + piece.replace('"', '""') + '"' for piece in pieces)
+    return " AND ".join(_quoted(piece) for piece in pieces)
+
+
+def _quoted(term: str) -> str:
+    """A term as an FTS5 string (the trigram tokenizer makes it one token)."""
+    return '"' + term.replace('"', '""') + '"'
 
 
 class TitleFilter:
@@ -72,26 +82,47 @@ class TitleFilter:
 
     async def _narrowed(self, text: str, workspace: str | None, like: str) -> tuple[str, list[Any]] | None:
         """`num IN (…)` of the only sessions that may match, or None when walking newest first is as
-        good: no index, a text under three characters, a workspace in scope that contains the text
+        good: no index, a text the index cannot look up, a workspace in scope that contains the text
         (its every session matches), or more than CANDIDATES_MAX titles that may hold it."""
-        query = trigram_query(text)
-        if query is None or not await self._has_index():
+        if not await self._has_index():
+            return None
+        query = await self._index_query(text)
+        if query is None:
             return None
         spaces = "WITH spaces(w) AS (VALUES (?))" if workspace is not None else _EVERY_WORKSPACE
+        titles = "SELECT count(*) FROM (SELECT 1 FROM session_titles WHERE session_titles MATCH ? LIMIT ?)"
         row = await self._db.fetchone(
-            f"{spaces} SELECT (SELECT count(*) FROM (SELECT 1 FROM session_titles "
-            "WHERE session_titles MATCH ? LIMIT ?)), EXISTS (SELECT 1 FROM spaces WHERE w LIKE ? ESCAPE '\\')",
-            [*_given(workspace), query, CANDIDATES_MAX + 1, like],
+            f"{spaces} SELECT ({titles if query else 'SELECT 0'}), "
+            "EXISTS (SELECT 1 FROM spaces WHERE w LIKE ? ESCAPE '\\')",
+            [*_given(workspace), *([query, CANDIDATES_MAX + 1] if query else []), like],
         )
         if row is None or row[0] > CANDIDATES_MAX or row[1]:
             return None
-        named = "SELECT rowid FROM session_titles WHERE session_titles MATCH ?"
-        params: list[Any] = [query]
+        named, params = ["SELECT rowid FROM session_titles WHERE session_titles MATCH ?"], [query]
         prefix = text.lower()
-        if set(prefix) <= _HEX:
-            named += " UNION ALL SELECT num FROM sessions WHERE id >= ? AND id < ?"
-            params += [prefix, prefix + "g"]  # ids are lowercase hex: every one starting with the prefix
-        return f"num IN ({named})", params
+        if set(prefix) <= _HEX:  # ids are lowercase hex: these are every one starting with the prefix
+            named.append("SELECT num FROM sessions WHERE id >= ? AND id < ?")
+            params += [prefix, prefix + "g"]
+        if not query:  # no title holds it
+            named, params = named[1:], params[1:]
+        return (f"num IN ({' UNION ALL '.join(named)})", params) if named else ("0", [])
+
+    async def _index_query(self, text: str) -> str | None:
+        """The FTS5 query of the titles that may hold `text`; "" when none does; None when the index
+        cannot say (one or two letters beyond ASCII, whose case the index folds as SQLite's LIKE does
+        not, or so short a text that it begins more than TERMS_MAX trigrams)."""
+        if len(text) >= 3:
+            return trigram_query(text)
+        if not text.isascii():
+            return None
+        start = text.lower()  # as the index folds ASCII letters
+        rows = await self._db.fetchall(
+            "SELECT term FROM session_title_trigrams WHERE term >= ? AND term < ? LIMIT ?",
+            [start, start + _LAST_CHARACTER, TERMS_MAX + 1],
+        )
+        if len(rows) > TERMS_MAX:
+            return None
+        return " OR ".join(_quoted(row[0]) for row in rows)
 
     async def _has_index(self) -> bool:
         """Whether the database has the trigram index of titles (version 9 on)."""

@@ -60,6 +60,13 @@ FILTERS = [
     "qqxqzz",
     "ab",
     "abc",
+    "b",
+    "on",
+    "ON",
+    "ee",
+    "E",
+    "y.",
+    "ß",
 ]
 
 
@@ -120,11 +127,14 @@ async def _assert_same_as_the_walk(sessions: SessionTable, path: Path, texts: li
             )
 
 
-@pytest.mark.parametrize("candidates", [titlefilter.CANDIDATES_MAX, 3])
+@pytest.mark.parametrize(
+    ("candidates", "terms"), [(titlefilter.CANDIDATES_MAX, titlefilter.TERMS_MAX), (3, 2)]
+)
 async def test_the_indexed_filter_lists_what_the_like_walk_listed(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int, terms: int
 ) -> None:
     monkeypatch.setattr(titlefilter, "CANDIDATES_MAX", candidates)
+    monkeypatch.setattr(titlefilter, "TERMS_MAX", terms)
     db = await Database.open(db_path)
     try:
         sessions = SessionTable(db)
@@ -134,14 +144,16 @@ async def test_the_indexed_filter_lists_what_the_like_walk_listed(
         await db.close()
 
 
-async def test_a_rare_text_of_three_characters_or_more_is_looked_up_in_the_index(db_path: Path) -> None:
+async def test_a_rare_text_is_looked_up_in_the_index(db_path: Path) -> None:
     db = await Database.open(db_path)
     try:
         await _fill(SessionTable(db))
         narrowing = titlefilter.TitleFilter(db)
         assert "session_titles" in (await narrowing.condition("flaky", WORKSPACES[0]))[0]
         assert "session_titles" in (await narrowing.condition("naïve", None))[0]
-        assert "session_titles" not in (await narrowing.condition("fl", WORKSPACES[0]))[0]
+        assert "session_titles" in (await narrowing.condition("fl", WORKSPACES[0]))[0]
+        assert "session_titles" in (await narrowing.condition("N", WORKSPACES[0]))[0]
+        assert "session_titles" not in (await narrowing.condition("ß", WORKSPACES[0]))[0]
         # The workspace contains the text: every session of it matches, newest first is the answer.
         assert "session_titles" not in (await narrowing.condition("alpha", WORKSPACES[0]))[0]
         assert "session_titles" not in (await narrowing.condition("Projekt", None))[0]
