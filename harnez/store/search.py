@@ -60,8 +60,9 @@ def _matches(
         where.append("search_fts.rowid < ?")
         params.append(before)
     if workspace is not None:
-        sql += " JOIN sessions s ON s.num = d.session"
-        where.append("s.workspace = ?")
+        # The workspace's sessions, gathered once: each match is then checked against that short list
+        # (a common word in a small workspace checks thousands of matches) rather than its session's row.
+        where.append("d.session IN (SELECT num FROM sessions WHERE workspace = ?)")
         params.append(workspace)
     sql += " WHERE " + " AND ".join(where) + " ORDER BY search_fts.rowid DESC LIMIT ?"
     return sql, [*params, scan]
