@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -84,7 +85,8 @@ async def until_stopped(job: asyncio.Future[T], stop: Callable[[], Awaitable[Non
     except asyncio.CancelledError:
         while not job.done():  # again until it ends: a stop that came before the statement began is lost
             await stop()
-            await asyncio.wait([job], timeout=STOP_AGAIN)
+            with contextlib.suppress(asyncio.CancelledError):  # cancelled again: it is being stopped
+                await asyncio.wait([job], timeout=STOP_AGAIN)
         if not job.cancelled():
             job.exception()  # retrieved, so asyncio does not log it as never seen
         raise
