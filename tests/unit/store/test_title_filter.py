@@ -186,3 +186,9 @@ async def test_a_version_8_database_is_filtered_without_the_index_and_migrating_
         await _assert_same_as_the_walk(SessionTable(db), db_path, _filters(ids))
     finally:
         await db.close()
+    reader = ReadOnlyDatabase(db_path)  # the index read through a read-only connection, as across projects
+    try:
+        assert "session_titles" in (await titlefilter.TitleFilter(reader).condition("fl", None))[0]
+        await _assert_same_as_the_walk(reader.sessions, db_path, _filters(ids))
+    finally:
+        reader.close()
