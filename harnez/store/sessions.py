@@ -8,14 +8,14 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from harnez.errors import SessionNotFoundError
 from harnez.redaction import redact
 from harnez.store import documents
 from harnez.store.db import Database, inserted_id
 from harnez.store.documents import Document
-from harnez.store.titlefilter import TitleFilter
+from harnez.store.titlefilter import Reads, TitleFilter
 
 _COLUMNS = (
     "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
@@ -94,14 +94,6 @@ def decode_cursor(cursor: str) -> list[Any]:
         raise ValueError(
             f"Invalid page cursor {cursor!r}; pass the next_cursor of the previous page."
         ) from exc
-
-
-class Reads(Protocol):
-    """A database that answers reads (the project's own, or another project's read-only one)."""
-
-    async def fetchone(self, sql: str, params: Any = ()) -> sqlite3.Row | None: ...
-
-    async def fetchall(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
 
 
 class ChildFilter:

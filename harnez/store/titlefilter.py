@@ -11,10 +11,8 @@ is filtered by the walk alone: the results are the same either way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from harnez.store.sessions import Reads
+import sqlite3
+from typing import Any, Protocol
 
 CANDIDATES_MAX = 2000
 """Titles the index may name before the filter walks newest first instead: with that many possible
@@ -34,6 +32,14 @@ _EVERY_WORKSPACE = (
     "SELECT (SELECT min(workspace) FROM sessions WHERE workspace > w) FROM spaces WHERE w IS NOT NULL)"
 )
 """The distinct workspaces, one index lookup each (not a walk over every session)."""
+
+
+class Reads(Protocol):
+    """A database that answers reads (the project's own, or another project's read-only one)."""
+
+    async def fetchone(self, sql: str, params: Any = ()) -> sqlite3.Row | None: ...
+
+    async def fetchall(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
 
 
 def escaped(text: str) -> str:
