@@ -91,7 +91,7 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
     next_seq[p.session_num] = seq + 1
     e = p.event
     original = e.body.to_payload()
-    packed, payload = stored_payload(original)
+    packed, payload = stored_payload(original, e.kind)
     written.rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
     written.touched[p.session_num] = p.time
     if e.kind == "finished" and e.task is not None:

@@ -311,7 +311,7 @@ class _Rows:
     def _add_events(self, num: int, r: ImportRecord, task_ids: list[int]) -> None:
         turn: list[Row] = []
         for seq, (event, moment) in enumerate(r.events, 1):
-            body, payload = stored_payload(event.body.to_payload())
+            body, payload = stored_payload(event.body.to_payload(), event.kind)
             task = _task(event.task, task_ids)
             self.events.append((num, seq, task, event.kind, body, moment))
             if event.kind in TURN_MARKS:
