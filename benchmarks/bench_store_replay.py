@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import tempfile
 import time
@@ -14,6 +13,7 @@ import bench_store_lib as lib
 from harnez import events as ev
 from harnez.events import Event
 from harnez.server import Server
+from harnez.store.payloads import loads
 from harnez.store.sessions import new_session_id
 
 TOTAL = 100_000
@@ -29,7 +29,7 @@ def events(count: int) -> list[Event]:
                 Event(
                     ev.ToolCompleted(
                         call_id=f"c{i}",
-                        tool="read",
+                        name="read",
                         content="line of code\n" * 40,
                         details={"lines": 40},
                         is_error=False,
@@ -55,12 +55,13 @@ async def build(path: Path) -> tuple[Server, str, int]:
 
 
 def raw_read(conn: sqlite3.Connection, num: int, after: int) -> list[tuple]:
-    """The reference: the same SELECT through sqlite3, payloads decoded."""
+    """The reference: the same SELECT through sqlite3, payloads decoded (the deltas of a turn that has
+    not ended, as all of these are, wait in live_deltas: docs/storage.md, "Footprint")."""
     rows = conn.execute(
-        "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? ORDER BY seq",
-        (num, after),
+        "SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND seq > ? UNION ALL "
+        "SELECT seq, task, kind, payload, time FROM live_deltas WHERE session = ? AND seq > ? ORDER BY seq",
+        (num, after, num, after),
     ).fetchall()
-    loads = json.loads
     return [(r[0], r[1], r[2], loads(r[3]), r[4]) for r in rows]
 
 

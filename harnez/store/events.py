@@ -42,6 +42,14 @@ TURN_ENDS = frozenset({"turn-completed", "finished"})
 
 _COLUMNS = "seq, task, kind, payload, time"
 
+_LIVE = f"SELECT {_COLUMNS} FROM live_deltas WHERE session = ?"
+"""The live deltas of a session (streamed in a turn not yet ended), to read beside its events."""
+
+_LAST_SEQ = (
+    "SELECT MAX(COALESCE((SELECT MAX(seq) FROM events WHERE session = ?), 0), "
+    "COALESCE((SELECT MAX(seq) FROM live_deltas WHERE session = ?), 0))"
+)
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -57,6 +65,8 @@ class _Batch:
     """What one group commit writes besides its event rows."""
 
     rows: list[tuple] = field(default_factory=list)
+    live: list[tuple] = field(default_factory=list)
+    """Rows of streamed deltas: they wait in `live_deltas` until their turn ends (harnez/store/folding.py)."""
     documents: list[Document] = field(default_factory=list)
     turn_ends: list[tuple[int, int, str | None]] = field(default_factory=list)
     """(session, seq, search text) of each turn-completed or finished event."""
@@ -91,8 +101,10 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
     next_seq[p.session_num] = seq + 1
     e = p.event
     original = e.body.to_payload()
-    packed, payload = stored_payload(original)
-    written.rows.append((p.session_num, seq, e.task, e.kind, packed, p.time))
+    packed, payload = stored_payload(original, e.kind)
+    (written.live if e.kind in FOLDABLE else written.rows).append(
+        (p.session_num, seq, e.task, e.kind, packed, p.time)
+    )
     written.touched[p.session_num] = p.time
     if e.kind == "finished" and e.task is not None:
         written.finished.append((p.session_num, e.task))
@@ -307,6 +319,10 @@ class EventLog:
                 "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
                 written.rows,
             )
+            await conn.executemany(
+                "INSERT INTO live_deltas (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+                written.live,
+            )
             await _after_insert(conn, written)
             await conn.executemany(
                 "UPDATE sessions SET updated_at = ? WHERE num = ?",
@@ -319,9 +335,7 @@ class EventLog:
         # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
         result = {}
         for num in sessions:
-            async with conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (num,)
-            ) as cur:
+            async with conn.execute(_LAST_SEQ, (num, num)) as cur:
                 row = await cur.fetchone()
             result[num] = (row[0] if row else 0) + 1
         return result
@@ -331,8 +345,8 @@ class EventLog:
     ) -> list[StoredEvent]:
         """Stored events with seq > after, oldest first (a folded run expanded into its deltas: a
         cursor inside it gets the deltas after the cursor)."""
-        sql = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq > ? ORDER BY seq"
-        params: tuple = (session_num, after)
+        sql = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq > ? UNION ALL {_LIVE} AND seq > ? ORDER BY seq"
+        params: tuple = (session_num, after, session_num, after)
         if limit is not None:
             sql += " LIMIT ?"
             params += (limit,)
@@ -347,12 +361,13 @@ class EventLog:
         self, session_num: int, session_id: str, before: int, limit: int
     ) -> list[StoredEvent]:
         """Up to `limit` stored events with seq < before, oldest first (for scrolling back); the row at or
-        after `before` is read too, in case it is a folded run that began before it."""
+        after `before` is read too, in case it is a folded run that began before it; live deltas are never
+        folded runs."""
         rows = await self._db.fetchall(
             f"SELECT * FROM (SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq LIMIT 1) "
             f"UNION ALL SELECT * FROM (SELECT {_COLUMNS} FROM events WHERE session = ? AND seq < ? "
-            "ORDER BY seq DESC LIMIT ?)",
-            (session_num, before, session_num, before, limit),
+            f"ORDER BY seq DESC LIMIT ?) UNION ALL SELECT * FROM ({_LIVE} AND seq < ? ORDER BY seq DESC LIMIT ?)",
+            (session_num, before, session_num, before, limit, session_num, before, limit),
         )
         older = sorted((r for r in rows if r["seq"] < before), key=lambda r: r["seq"])
         events = [event for row in older for event in _row_events(session_id, row)]
@@ -369,12 +384,14 @@ class EventLog:
         Used for session totals (usage, cost): a scan of the session's rows, meant for a worker.
         """
         marks = ", ".join("?" for _ in kinds)
-        sql = f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind IN ({marks})"
-        params: tuple = (session_num, *kinds)
+        where, params = f"session = ? AND kind IN ({marks})", (session_num, *kinds)
         if up_to is not None:
-            sql += " AND seq <= ?"
-            params += (up_to,)
-        rows = await self._db.fetchall(sql + " ORDER BY seq", params)
+            where, params = f"{where} AND seq <= ?", (*params, up_to)
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM events WHERE {where} UNION ALL "
+            f"SELECT {_COLUMNS} FROM live_deltas WHERE {where} ORDER BY seq",
+            params + params,
+        )
         return [event for row in rows for event in _row_events(session_id, row)]
 
     async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
@@ -414,16 +431,15 @@ class EventLog:
         bound, params = (
             ("AND seq <= ?", (session_num, kind, up_to)) if up_to is not None else ("", (session_num, kind))
         )
+        sql = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND kind = ? {bound}"
+        if kind in FOLDABLE:  # a delta of a turn still streaming waits in live_deltas
+            sql += f" UNION ALL SELECT {_COLUMNS} FROM live_deltas WHERE session = ? AND kind = ? {bound}"
         row = await self._db.fetchone(
-            f"SELECT seq, task, kind, payload, time FROM events WHERE session = ? AND kind = ? {bound} "
-            "ORDER BY seq DESC LIMIT 1",
-            params,
+            sql + " ORDER BY seq DESC LIMIT 1", params + params if kind in FOLDABLE else params
         )
         return _row_events(session_id, row)[-1] if row else None
 
     async def last_seq(self, session_num: int) -> int:
         """The newest committed sequence number of a session (0 when empty)."""
-        row = await self._db.fetchone(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session = ?", (session_num,)
-        )
+        row = await self._db.fetchone(_LAST_SEQ, (session_num, session_num))
         return int(row[0]) if row else 0

@@ -1,9 +1,11 @@
 """Folded runs: a completed turn's streamed deltas kept as one row, read back as the deltas they were.
 
-While a model turn streams, each coalesced delta is its own row, so a crash loses at most one group
-commit. When the turn completes (and again when its task finishes, for a turn a crash cut short),
-each run of consecutive deltas of one kind — text, reasoning, or one tool call's arguments — becomes
-the row of the run's last delta, holding the whole text and the length of every delta (`fold`).
+While a model turn streams, each coalesced delta is its own row of `live_deltas`, so a crash loses at
+most one group commit. When the turn completes (and again when its task finishes, for a turn a crash
+cut short), the session's live deltas move to `events`: each run of consecutive deltas of one kind —
+text, reasoning, or one tool call's arguments — as one row at the run's last sequence number, holding
+the whole text and the length of every delta (`fold`). `events` only grows at its end, so its pages
+stay full (migration 0009).
 Reads expand that row back into the deltas with their own sequence numbers, so a replay from any
 cursor, a page scrolled back and a live subscriber see exactly the events that streamed, gapless;
 only the disk sees one row (docs/storage.md, "Folded runs").
@@ -143,10 +145,31 @@ def fold_plan(rows: list[Row]) -> tuple[list[tuple[str | bytes, int]], list[int]
 
 
 async def fold_turn(conn: aiosqlite.Connection, session_num: int, end_seq: int) -> list[Row]:
-    """Fold every run of deltas in the turn that ends at `end_seq`; the turn's rows as they are now."""
-    rows = await turn_rows(conn, session_num, end_seq)
+    """Move the session's live deltas before `end_seq` to `events`, each run folded into one row; the
+    rows of the turn that ends at `end_seq` as they are now."""
+    async with conn.execute(
+        "SELECT seq, task, kind, payload, time FROM live_deltas WHERE session = ? AND seq < ? ORDER BY seq",
+        (session_num, end_seq),
+    ) as cursor:
+        live = list(await cursor.fetchall())
+    if live:
+        await conn.executemany(
+            "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+            [(session_num, *row) for row in moved(live)],
+        )
+        await conn.execute("DELETE FROM live_deltas WHERE session = ? AND seq < ?", (session_num, end_seq))
+    return await turn_rows(conn, session_num, end_seq)
+
+
+def moved(live: list[Any]) -> list[tuple[int, int | None, str, str | bytes, float]]:
+    """(seq, task, kind, payload, time) of the `events` rows that live delta rows become: each run's
+    last row holding the run, a delta alone as it was stored."""
+    rows = [Row(index, seq, kind, loads(payload)) for index, (seq, _, kind, payload, _) in enumerate(live)]
     updates, gone = fold_plan(rows)
-    await conn.executemany("UPDATE events SET payload = ? WHERE id = ?", updates)
-    await conn.executemany("DELETE FROM events WHERE id = ?", [(row_id,) for row_id in gone])
+    payloads = {index: payload for payload, index in updates}
     dropped = set(gone)
-    return [row for row in rows if row.id not in dropped]
+    return [
+        (seq, task, kind, payloads.get(index, payload), time)
+        for index, (seq, task, kind, payload, time) in enumerate(live)
+        if index not in dropped
+    ]

@@ -218,7 +218,7 @@ async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRec
     marks = ", ".join("?" for _ in nums)
     # The index forgets documents by the text they indexed: they go while their events are there.
     await documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
-    for table in ("events", "context_records", "model_calls", "tool_executions", "tasks"):
+    for table in ("events", "live_deltas", "context_records", "model_calls", "tool_executions", "tasks"):
         await conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
     await conn.executemany(
         "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
@@ -311,7 +311,7 @@ class _Rows:
     def _add_events(self, num: int, r: ImportRecord, task_ids: list[int]) -> None:
         turn: list[Row] = []
         for seq, (event, moment) in enumerate(r.events, 1):
-            body, payload = stored_payload(event.body.to_payload())
+            body, payload = stored_payload(event.body.to_payload(), event.kind)
             task = _task(event.task, task_ids)
             self.events.append((num, seq, task, event.kind, body, moment))
             if event.kind in TURN_MARKS:

@@ -1,4 +1,4 @@
-"""Context record bodies: JSON then zlib, credentials masked; text shared with events by reference.
+"""Context record bodies: JSON compressed against the preset dictionary, credentials masked; text shared with events by reference.
 
 A finished task's records keep no second copy of text its events hold: a prompt, an answer or a tool
 result whose text is exactly that of the task's user-message, folded text-delta or tool-completed
@@ -8,12 +8,11 @@ event stores `{"event": seq}` in its place (`share_plan`), and reads put the tex
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Iterable
 from typing import Any
 
 from harnez.redaction import SECRETS
-from harnez.store.payloads import loads
+from harnez.store.payloads import loads, squeeze, unsqueeze
 
 SHARED = {
     "user": ("user-message", "text"),
@@ -27,14 +26,15 @@ REFERENCE = "event"
 
 
 def pack(item: dict[str, Any]) -> bytes:
-    """JSON then zlib: context records are read rarely and are mostly text, which compresses well.
+    """JSON, compressed: context records are read rarely, and are mostly text or (once shared) small
+    envelopes whose keys the preset dictionary holds (harnez/store/payloads.py).
 
     Known credentials are masked first (harnez.redaction): nothing stored may hold a key.
     """
     text = _dumps(item)
     if SECRETS.holds_secret(text):
         text = _dumps(SECRETS.redact_json(item))
-    return zlib.compress(text.encode(), 6)
+    return squeeze(text.encode())
 
 
 def _dumps(item: dict[str, Any]) -> str:
@@ -42,8 +42,8 @@ def _dumps(item: dict[str, Any]) -> str:
 
 
 def unpack(body: bytes) -> dict[str, Any]:
-    """The item stored by `pack`."""
-    return json.loads(zlib.decompress(body))
+    """The item stored by `pack` (or, before 0010, JSON then zlib)."""
+    return json.loads(unsqueeze(body))
 
 
 def reference(item: dict[str, Any]) -> int | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,12 @@ import pytest
 from harnez.agent.work import AgentWork
 from harnez.server import Server
 from harnez.settings import ProviderSettings, Settings, load_settings
+from harnez.store.payloads import DICTIONARY_V1_TAG, unsqueeze
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.helpers import answer, events, tool_call
+
+COMPRESSED = (b"\x78", DICTIONARY_V1_TAG)
+"""The first bytes of a stored compressed value: a zlib stream, or deflate against the dictionary."""
 
 KEY = "sk-test-LEAKME-0123456789abcdefghijkl"
 
@@ -78,7 +81,7 @@ def _database_texts(db_path: Path) -> list[bytes]:
         tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
         for (table,) in conn.execute(tables).fetchall():  # a contentless index is read through its own tables
             for row in conn.execute(f'SELECT * FROM "{table}"'):
-                found.extend(zlib.decompress(v) for v in row if isinstance(v, bytes) and v[:1] == b"\x78")
+                found.extend(unsqueeze(v) for v in row if isinstance(v, bytes) and v[:1] in COMPRESSED)
     finally:
         conn.close()
     return found

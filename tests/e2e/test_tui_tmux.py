@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez.store.payloads import loads
 from harnez.store.tasks import pid_alive
 from tests.agent.helpers import answer, tool_call
 from tests.e2e.helpers import HARNEZ, SECRET, HeadlessWorkspace
@@ -155,7 +157,10 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(
     with sqlite3.connect(headless.database) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         states = [row[0] for row in db.execute("SELECT state FROM tasks ORDER BY id")]
-        everything = b"".join(bytes(str(row), "utf-8") for row in db.execute("SELECT * FROM events"))
+        rows = db.execute("SELECT kind, payload FROM events").fetchall()
+    everything = "".join(
+        f"{kind} {json.dumps(loads(payload), ensure_ascii=False)}" for kind, payload in rows
+    ).encode()
     assert states == ["completed", "interrupted"]
     assert SECRET.encode() not in everything
 

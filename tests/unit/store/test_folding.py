@@ -27,6 +27,22 @@ def _seen(events: list[StoredEvent]) -> list[tuple[int, str, str]]:
     return [(e.seq, e.kind, getattr(e.body, "text", "")) for e in events]
 
 
+async def assert_every_cursor_replays(server: Server, session_id: str) -> list[tuple[int, str, str]]:
+    """Every page after and before every cursor is the matching slice of the whole log; the log."""
+    everything = _seen(await server.events_after(session_id))
+    for cursor in range(len(everything) + 1):
+        assert _seen(await server.events_after(session_id, cursor)) == everything[cursor:]
+        assert (
+            _seen(await server.events_after(session_id, cursor, limit=2)) == everything[cursor : cursor + 2]
+        )
+        before = cursor + 1
+        assert (
+            _seen(await server.events_before(session_id, before, 3))
+            == everything[max(0, before - 4) : before - 1]
+        )
+    return everything
+
+
 async def _chat(server: Server, session_id: str, deltas: list[str] = ANSWER) -> None:
     """A prompt and one streamed answer, each delta committed on its own as the model streams it."""
     record = await server.get_session(session_id)
@@ -66,17 +82,7 @@ async def test_replay_from_a_cursor_before_inside_and_after_a_folded_run(
 ) -> None:
     server, session_id = await _opened(db_path, workspace)
     await _chat(server, session_id)
-    everything = _seen(await server.events_after(session_id))
-    for cursor in range(len(everything) + 1):
-        assert _seen(await server.events_after(session_id, cursor)) == everything[cursor:]
-        assert (
-            _seen(await server.events_after(session_id, cursor, limit=2)) == everything[cursor : cursor + 2]
-        )
-        before = cursor + 1
-        assert (
-            _seen(await server.events_before(session_id, before, 3))
-            == everything[max(0, before - 4) : before - 1]
-        )
+    await assert_every_cursor_replays(server, session_id)
     await server.close()
 
 
