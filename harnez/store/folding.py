@@ -5,7 +5,7 @@ most one group commit. When the turn completes (and again when its task finishes
 cut short), the session's live deltas move to `events`: each run of consecutive deltas of one kind —
 text, reasoning, or one tool call's arguments — as one row at the run's last sequence number, holding
 the whole text and the length of every delta (`fold`). `events` only grows at its end, so its pages
-stay full (migration 0009).
+stay full (migration 0010).
 Reads expand that row back into the deltas with their own sequence numbers, so a replay from any
 cursor, a page scrolled back and a live subscriber see exactly the events that streamed, gapless;
 only the disk sees one row (docs/storage.md, "Folded runs").

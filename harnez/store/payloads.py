@@ -1,7 +1,7 @@
 """Event payloads as stored: compact JSON text, or compressed JSON bytes when smaller; credentials masked.
 
 Compressed bytes say how they were made by their first byte: `\\x01` is raw deflate against the preset
-dictionary `DICTIONARY_V1` (since migration 0009, small payloads too: their JSON keys and common
+dictionary `DICTIONARY_V1` (since migration 0010, small payloads too: their JSON keys and common
 values are in the dictionary, so a 190-byte `started` envelope takes about 6); `\\x78` is a plain zlib
 stream, as written before. Both are read forever; a new dictionary gets a new first byte.
 """
@@ -70,7 +70,7 @@ DICTIONARY_V1 = "".join(
     )
 ).encode()
 """Stored payloads and context records of the first dictionary compress against these bytes: the event
-vocabulary's envelopes (built from `harnez.events` of schema version 9, the kinds that every task writes
+vocabulary's envelopes (built from `harnez.events` of schema version 10, the kinds that every task writes
 last, where matches cost least) and the context items' keys. Never edit it: rows written with it
 could no longer be read (tests/unit/store/test_payloads.py pins its digest); add a `DICTIONARY_V2`
 with its own first byte instead."""
@@ -83,7 +83,7 @@ def squeeze(data: bytes) -> bytes:
 
 
 def unsqueeze(stored: bytes) -> bytes:
-    """The bytes `squeeze` (or, before 0009, `zlib.compress`) was given."""
+    """The bytes `squeeze` (or, before 0010, `zlib.compress`) was given."""
     if stored[:1] == DICTIONARY_V1_TAG:
         inflate = zlib.decompressobj(-15, DICTIONARY_V1)
         return inflate.decompress(stored[1:]) + inflate.flush()

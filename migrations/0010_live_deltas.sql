@@ -1,4 +1,4 @@
--- Version 9: streamed deltas wait in a table of their own until their turn ends
+-- Version 10: streamed deltas wait in a table of their own until their turn ends
 -- (docs/storage.md, "Footprint").
 --
 -- While a model turn streams, each coalesced delta is a row of `live_deltas`; when the turn completes
