@@ -11,9 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from harnez.errors import MigrationError, SchemaTooNewError
-from harnez.install import upgrade_advice
 from harnez.store.private import create_private
-from harnez.store.upgrades import SHRINKS, STEPS
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +106,8 @@ def schema_version(path: Path) -> int:
 def check_not_newer(path: Path, current: int, head: int) -> None:
     """Refuse a database written by a newer Harnez; it is never written to."""
     if current > head:
+        from harnez.install import upgrade_advice  # reads the installation's metadata: only when refusing
+
         raise SchemaTooNewError(
             f"The database {path} has schema version {current}, but this Harnez knows only up to "
             f"version {head}. It was written by a newer Harnez: {upgrade_advice()}, "
@@ -133,6 +133,8 @@ def backup(path: Path, version: int) -> Path:
 def apply(conn: sqlite3.Connection, migration: Migration) -> None:
     """Apply one migration (its statements, then its Python step if it has one: harnez/store/upgrades.py)
     and record it, all in one transaction (never executescript)."""
+    from harnez.store.upgrades import STEPS  # the Python steps read events and documents: only when migrating
+
     statements = migration.statements()
     step = STEPS.get(migration.version)
     conn.execute("BEGIN IMMEDIATE")
@@ -174,6 +176,8 @@ def migrate(path: Path, folder: Path | None = None) -> int:
     check_not_newer(path, current, head)
     if current == head:
         return current
+    from harnez.store.upgrades import SHRINKS
+
     try:
         if current > 0:
             backup(path, current)

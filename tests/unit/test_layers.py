@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -42,6 +44,34 @@ def test_the_first_frame_imports_nothing_the_server_side_or_a_first_answer_needs
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip() == "[]"
+
+
+def test_the_pickers_first_page_imports_only_the_tables_it_reads() -> None:
+    """`harnez --resume` reads its first page through `harnez.server.listing` before its first frame:
+    that must not import every table, the event vocabulary, nor the installation's metadata."""
+    later = (
+        "harnez.events",
+        "harnez.install",
+        "importlib.metadata",
+        "harnez.store.store",
+        "harnez.store.events",
+        "harnez.store.upgrades",
+    )
+    probe = f"import sys, harnez.server.listing; print(sorted(m for m in {later!r} if m in sys.modules))"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "[]"
+
+
+def test_the_store_package_still_offers_its_names() -> None:
+    import harnez.store
+    from harnez.store import Store
+    from harnez.store.store import Store as Home
+
+    assert Store is Home
+    assert all(getattr(harnez.store, name) is not None for name in harnez.store.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = harnez.store.Nothing  # type: ignore[attr-defined]
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
