@@ -35,10 +35,25 @@ def test_starting_the_cli_imports_neither_textual_nor_yake_nor_httpx() -> None:
 
 def test_the_first_frame_imports_nothing_the_server_side_or_a_first_answer_needs() -> None:
     """What `harnez` imports before its first frame: the screen's modules, not the server side
-    (settings, store, wires), the answer's Markdown, nor the workspace listing of `@` completion."""
-    later = ("pydantic", "aiosqlite", "httpx", "markdown_it", "pathspec", "yake", "harnez.workspace")
+    (settings, store, wires), the answer's Markdown, the workspace listing of `@` completion, the event
+    vocabulary (~100 ms of dataclass set-up: the screens import it where an event is handled), nor the
+    installation's metadata."""
+    later = (
+        "pydantic",
+        "aiosqlite",
+        "httpx",
+        "markdown_it",
+        "pathspec",
+        "yake",
+        "harnez.workspace",
+        "harnez.events",
+        "harnez.store",
+        "harnez.install",
+        "importlib.metadata",
+    )
     probe = (
-        "import sys, harnez.cli, harnez.tui, harnez.tui.app, harnez.tui.screens.session; "
+        "import sys, harnez.cli, harnez.tui, harnez.tui.app, harnez.tui.screens.session, "
+        "harnez.tui.screens.picker; "
         f"print(sorted(m for m in {later!r} if m in sys.modules))"
     )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
