@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import aiosqlite
-
 from harnez.redaction import redact
 from harnez.store.payloads import loads
 
 if TYPE_CHECKING:
+    import aiosqlite
+
     from harnez.store.folding import Row  # folding imports the event vocabulary; a listing needs neither
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from harnez.errors import MigrationError, SchemaTooNewError
@@ -53,10 +52,13 @@ class Migration:
 
 
 def migrations_dir() -> Path:
-    """The migrations folder: inside the installed package, else the checkout's top-level folder."""
-    packaged = resources.files("harnez") / "migrations"
+    """The migrations folder: inside the installed package, else the checkout's top-level folder.
+
+    Found beside this module's package on disk (`importlib.resources` would cost the picker's first
+    page its import, with zipfile's, for the same folder: Harnez is never imported from a zip)."""
+    packaged = Path(__file__).parent.parent / "migrations"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / "migrations"
     if checkout.is_dir():
         return checkout

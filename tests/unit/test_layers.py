@@ -63,11 +63,13 @@ def test_the_first_frame_imports_nothing_the_server_side_or_a_first_answer_needs
 
 def test_the_pickers_first_page_imports_only_the_tables_it_reads() -> None:
     """`harnez --resume` reads its first page through `harnez.server.listing` before its first frame:
-    that must not import every table, the event vocabulary, nor the installation's metadata."""
+    that must not import every table, the event vocabulary, the installation's metadata, nor
+    `importlib.resources` (the migrations folder is found on disk)."""
     later = (
         "harnez.events",
         "harnez.install",
         "importlib.metadata",
+        "importlib.resources",
         "harnez.store.store",
         "harnez.store.events",
         "harnez.store.upgrades",
