@@ -70,6 +70,7 @@ def test_the_pickers_first_page_imports_only_the_tables_it_reads() -> None:
         "harnez.install",
         "importlib.metadata",
         "importlib.resources",
+        "aiosqlite",
         "harnez.store.store",
         "harnez.store.events",
         "harnez.store.upgrades",
