@@ -6,7 +6,9 @@ run alternate, so load changes on the shared machine hit them alike:
 
 - a bare Textual app (`python bare_textual_app.py`, one Static line): the reference;
 - `harnez` on an empty database;
-- `harnez` on the picker benchmark's full database (10k sessions / 1M events, `generate_data.py`).
+- `harnez` on the picker benchmark's full database (10k sessions / 1M events, `generate_data.py`);
+- with `--before DIR`, also the harnez code in DIR (e.g. `git archive <commit> | tar -x -C DIR`, put
+  first on PYTHONPATH) on the empty database, for a before/after figure in one run.
 
 For harnez two moments are recorded: the first frame, which is the session screen with its prompt
 focused and taking keys while the server opens (its status line says "opening… · mode:"), and the
@@ -17,6 +19,7 @@ HARNEZ_HOME with a settings.json naming a model (so no first-run screen) and HAR
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import bench_store_lib as lib
 import bench_tui_lib as tui
@@ -27,15 +30,18 @@ READY = "idle · mode:"
 BARE = "bare textual app ready"
 
 
-def one_run(kind: str, homes: dict[str, tui.Home], bare_script: str) -> tuple[float, float | None]:
+def one_run(
+    kind: str, homes: dict[str, tui.Home], bare_script: str, before: Path | None = None
+) -> tuple[float, float | None]:
     """(seconds to the first frame, seconds to the interactive frame or None) of one process."""
-    home = homes["empty" if kind == "bare" else kind]
+    home = homes["empty" if kind in ("bare", "before") else kind]
     if kind == "bare":
         process = tui.launch([str(tui.PYTHON), bare_script], home.env(), home.workspace)
         first = process.wait_for([BARE])
         process.stop()
         return first, None
-    process = tui.launch([str(tui.HARNEZ)], home.env(), home.workspace)
+    extra = {"PYTHONPATH": str(before.resolve())} if kind == "before" and before is not None else {}
+    process = tui.launch([str(tui.HARNEZ)], {**home.env(), **extra}, home.workspace)
     first = process.wait_for([FIRST])
     ready = process.wait_for([READY])
     process.stop()
@@ -51,6 +57,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="5 runs of each kind")
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--before", type=Path, metavar="DIR", help="also launch the harnez code in DIR")
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
     full_db, _ = generate_data.ensure(args.sessions, args.events)
@@ -63,14 +70,16 @@ def main() -> None:
     )
     homes = {"empty": tui.make_home(), "full": tui.make_home(full_db)}
     bare_script = str(tui.bare_app_script(homes["empty"].root))
-    kinds = ("bare", "empty", "full")
+    kinds: tuple[str, ...] = ("bare", "empty", "full", "before") if args.before else ("bare", "empty", "full")
     times: dict[str, list[tuple[float, float | None]]] = {k: [] for k in kinds}
     try:
         for kind in kinds:
-            one_run(kind, homes, bare_script)  # warm-up: page cache, the empty database's creation
+            one_run(
+                kind, homes, bare_script, args.before
+            )  # warm-up: page cache, the empty database's creation
         for index in range(runs):
-            for kind in kinds[index % 3 :] + kinds[: index % 3]:
-                times[kind].append(one_run(kind, homes, bare_script))
+            for kind in kinds[index % len(kinds) :] + kinds[: index % len(kinds)]:
+                times[kind].append(one_run(kind, homes, bare_script, args.before))
     finally:
         for home in homes.values():
             tui.remove_home(home)
@@ -84,7 +93,9 @@ def report(times: dict[str, list[tuple[float, float | None]]]) -> None:
         f"  reference: bare Textual app first frame median {bare * lib.MS:.0f} ms "
         f"(p90 {lib.percentile([t[0] for t in times['bare']], 90) * lib.MS:.0f} ms)"
     )
-    for kind, label in (("empty", "empty database"), ("full", "full database")):
+    for kind, label in (("empty", "empty database"), ("full", "full database"), ("before", "--before code")):
+        if kind not in times:
+            continue
         first = [t[0] for t in times[kind]]
         ready = [t[1] for t in times[kind] if t[1] is not None]
         shown, attached = lib.median(first), lib.median(ready)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from urllib.parse import unquote, urlparse
 
 DISTRIBUTION = "harnez"
@@ -27,6 +26,8 @@ class Installation:
 
 def installation() -> Installation:
     """How the running Harnez was installed."""
+    from importlib import metadata  # ~15 ms (email, zipfile): imported only when an upgrade is advised
+
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from harnez.events import Cost, DelegateFinished, EventBody, Started, Usage
+if TYPE_CHECKING:
+    from harnez.events import EventBody, Usage
 
 
 class ChildSpend(Protocol):
@@ -50,6 +51,10 @@ class SessionTotals:
 
     def add(self, body: EventBody) -> bool:
         """Fold in one event; True when it changed the totals."""
+        # Imported here: the session screen builds its totals before its first frame, which does not
+        # wait for the event vocabulary (~100 ms of dataclass set-up).
+        from harnez.events import Cost, DelegateFinished, Started, Usage
+
         match body:
             case Usage():
                 self.input += body.input or 0

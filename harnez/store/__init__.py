@@ -1,21 +1,23 @@
-"""SQLite storage: migrations, the event log, sessions, tasks, ledgers, context records, search."""
+"""SQLite storage: migrations, the event log, sessions, tasks, ledgers, context records, search.
+
+The names below load on first use (PEP 562), so that a reader of one table (`harnez.store.sessions`,
+the resume picker's first page) imports that table, not every table, the event vocabulary and
+aiosqlite's whole write path. `from harnez.store import Store` works as before.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from harnez.events import StoredEvent
-from harnez.store.commands import RunningCommands
-from harnez.store.context import ContextRecords
-from harnez.store.db import Database
-from harnez.store.delegations import DelegationTable
-from harnez.store.events import EventLog
-from harnez.store.imports import ImportedSessions
-from harnez.store.ledger import Ledger, ModelCall, ToolExecution
-from harnez.store.search import FullTextSearch, SearchPage
-from harnez.store.sessions import SessionPage, SessionRecord, SessionTable
-from harnez.store.tasks import TaskRecord, TaskTable
+if TYPE_CHECKING:
+    from harnez.store.db import Database
+    from harnez.store.events import EventLog
+    from harnez.store.ledger import Ledger, ModelCall, ToolExecution
+    from harnez.store.search import SearchPage
+    from harnez.store.sessions import SessionPage, SessionRecord
+    from harnez.store.store import Store
+    from harnez.store.tasks import TaskRecord
 
 __all__ = [
     "Database",
@@ -30,38 +32,23 @@ __all__ = [
     "ToolExecution",
 ]
 
+_HOMES = {
+    "Database": "harnez.store.db",
+    "EventLog": "harnez.store.events",
+    "Ledger": "harnez.store.ledger",
+    "ModelCall": "harnez.store.ledger",
+    "SearchPage": "harnez.store.search",
+    "SessionPage": "harnez.store.sessions",
+    "SessionRecord": "harnez.store.sessions",
+    "Store": "harnez.store.store",
+    "TaskRecord": "harnez.store.tasks",
+    "ToolExecution": "harnez.store.ledger",
+}
+"""Where each name lives."""
 
-class Store:
-    """Everything Harnez keeps, behind one object with one write connection."""
 
-    def __init__(self, db: Database, on_commit: Callable[[list[StoredEvent]], None] | None = None) -> None:
-        self.db = db
-        self.events = EventLog(db, on_commit)
-        db.on_failure = self.events.fail  # a failure met by any write stops the log too
-        self.sessions = SessionTable(db)
-        self.tasks = TaskTable(db)
-        self.ledger = Ledger(db)
-        self.context = ContextRecords(db)
-        self.search = FullTextSearch(db)
-        self.commands = RunningCommands(db)
-        self.imports = ImportedSessions(db)
-        self.delegations = DelegationTable(db, self.sessions)
-
-    @classmethod
-    async def open(
-        cls,
-        path: Path,
-        on_commit: Callable[[list[StoredEvent]], None] | None = None,
-        migrations: Path | None = None,
-    ) -> Store:
-        """Open (migrating first) and start the group-commit writer."""
-        store = cls(await Database.open(path, migrations), on_commit)
-        store.events.start()
-        return store
-
-    async def close(self) -> None:
-        """Commit pending events and close."""
-        try:
-            await self.events.stop()
-        finally:
-            await self.db.close()
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harnez.store' has no attribute {name!r}")
+    return getattr(import_module(home), name)

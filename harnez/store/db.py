@@ -10,13 +10,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar
-
-import aiosqlite
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harnez.errors import DatabaseDamagedError, StoreBusyError, StoreError, StoreWriteError
 from harnez.store import private
 from harnez.store.migrate import migrate
+
+if TYPE_CHECKING:  # imported where a connection is made: a read-only listing never needs it
+    import aiosqlite
 
 BUSY_TIMEOUT_MS = 5000
 """How long one statement waits for another process's write lock (SQLite's busy timeout)."""
@@ -104,6 +105,8 @@ def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
     open, not a hung process (tests/unit/store/test_connections.py). Creating the object does no
     I/O (connecting happens on the worker, when awaited): the join costs a thread start.
     """
+    import aiosqlite
+
     made: list[aiosqlite.Connection] = []
     creator = threading.Thread(
         target=lambda: made.append(aiosqlite.connect(path, isolation_level=None)),

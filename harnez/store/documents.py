@@ -13,13 +13,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import aiosqlite
+from typing import TYPE_CHECKING, Any
 
 from harnez.redaction import redact
-from harnez.store.folding import Row
 from harnez.store.payloads import loads
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+    from harnez.store.folding import Row  # folding imports the event vocabulary; a listing needs neither
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,10 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from harnez.errors import MigrationError, SchemaTooNewError
-from harnez.install import upgrade_advice
 from harnez.store.private import create_private
-from harnez.store.upgrades import SHRINKS, STEPS
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +52,13 @@ class Migration:
 
 
 def migrations_dir() -> Path:
-    """The migrations folder: inside the installed package, else the checkout's top-level folder."""
-    packaged = resources.files("harnez") / "migrations"
+    """The migrations folder: inside the installed package, else the checkout's top-level folder.
+
+    Found beside this module's package on disk (`importlib.resources` would cost the picker's first
+    page its import, with zipfile's, for the same folder: Harnez is never imported from a zip)."""
+    packaged = Path(__file__).parent.parent / "migrations"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / "migrations"
     if checkout.is_dir():
         return checkout
@@ -108,6 +108,8 @@ def schema_version(path: Path) -> int:
 def check_not_newer(path: Path, current: int, head: int) -> None:
     """Refuse a database written by a newer Harnez; it is never written to."""
     if current > head:
+        from harnez.install import upgrade_advice  # reads the installation's metadata: only when refusing
+
         raise SchemaTooNewError(
             f"The database {path} has schema version {current}, but this Harnez knows only up to "
             f"version {head}. It was written by a newer Harnez: {upgrade_advice()}, "
@@ -133,6 +135,8 @@ def backup(path: Path, version: int) -> Path:
 def apply(conn: sqlite3.Connection, migration: Migration) -> None:
     """Apply one migration (its statements, then its Python step if it has one: harnez/store/upgrades.py)
     and record it, all in one transaction (never executescript)."""
+    from harnez.store.upgrades import STEPS  # the Python steps read events and documents: only when migrating
+
     statements = migration.statements()
     step = STEPS.get(migration.version)
     conn.execute("BEGIN IMMEDIATE")
@@ -174,6 +178,8 @@ def migrate(path: Path, folder: Path | None = None) -> int:
     check_not_newer(path, current, head)
     if current == head:
         return current
+    from harnez.store.upgrades import SHRINKS
+
     try:
         if current > 0:
             backup(path, current)

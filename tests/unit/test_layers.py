@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,15 +35,61 @@ def test_starting_the_cli_imports_neither_textual_nor_yake_nor_httpx() -> None:
 
 def test_the_first_frame_imports_nothing_the_server_side_or_a_first_answer_needs() -> None:
     """What `harnez` imports before its first frame: the screen's modules, not the server side
-    (settings, store, wires), the answer's Markdown, nor the workspace listing of `@` completion."""
-    later = ("pydantic", "aiosqlite", "httpx", "markdown_it", "pathspec", "yake", "harnez.workspace")
+    (settings, store, wires), the answer's Markdown, the workspace listing of `@` completion, the event
+    vocabulary (~100 ms of dataclass set-up: the screens import it where an event is handled), nor the
+    installation's metadata."""
+    later = (
+        "pydantic",
+        "aiosqlite",
+        "httpx",
+        "markdown_it",
+        "pathspec",
+        "yake",
+        "harnez.workspace",
+        "harnez.events",
+        "harnez.store",
+        "harnez.install",
+        "importlib.metadata",
+    )
     probe = (
-        "import sys, harnez.cli, harnez.tui, harnez.tui.app, harnez.tui.screens.session; "
+        "import sys, harnez.cli, harnez.tui, harnez.tui.app, harnez.tui.screens.session, "
+        "harnez.tui.screens.picker; "
         f"print(sorted(m for m in {later!r} if m in sys.modules))"
     )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip() == "[]"
+
+
+def test_the_pickers_first_page_imports_only_the_tables_it_reads() -> None:
+    """`harnez --resume` reads its first page through `harnez.server.listing` before its first frame:
+    that must not import every table, the event vocabulary, the installation's metadata, nor
+    `importlib.resources` (the migrations folder is found on disk)."""
+    later = (
+        "harnez.events",
+        "harnez.install",
+        "importlib.metadata",
+        "importlib.resources",
+        "aiosqlite",
+        "harnez.store.store",
+        "harnez.store.events",
+        "harnez.store.upgrades",
+    )
+    probe = f"import sys, harnez.server.listing; print(sorted(m for m in {later!r} if m in sys.modules))"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "[]"
+
+
+def test_the_store_package_still_offers_its_names() -> None:
+    import harnez.store
+    from harnez.store import Store
+    from harnez.store.store import Store as Home
+
+    assert Store is Home
+    assert all(getattr(harnez.store, name) is not None for name in harnez.store.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = harnez.store.Nothing  # type: ignore[attr-defined]
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -11,9 +11,7 @@ from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from harnez import events as ev
 from harnez.errors import HarnezError, StoreError
-from harnez.events import StoredEvent
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
@@ -24,7 +22,9 @@ from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
 from harnez.tui.widgets.transcript import Transcript
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is imported after the first frame
+    from harnez import events as ev
+    from harnez.events import StoredEvent
     from harnez.server.server import Server
     from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 
@@ -165,6 +165,8 @@ class SessionScreen(Screen[None]):
 
     def _note(self, event: StoredEvent, live: bool) -> None:
         """Update the title, status line and prompt history from an event."""
+        from harnez import events as ev
+
         body = event.body
         if live and self.totals.add(body):
             self.query_one(StatusLine).show_totals(self.totals)
@@ -187,6 +189,8 @@ class SessionScreen(Screen[None]):
             self._track_state(body)
 
     def _track_state(self, body: ev.EventBody) -> None:
+        from harnez import events as ev
+
         match body:
             case ev.UserMessage(mode="prompt" | "command"):
                 self.task_running = True
@@ -232,13 +236,15 @@ class SessionScreen(Screen[None]):
 
         Stored events count too: a session reopened while one of its calls waits shows the prompt.
         """
-        if isinstance(body, ev.ApprovalRequired):
+        from harnez.events import ApprovalRequired, Finished
+
+        if isinstance(body, ApprovalRequired):
             if self._waiting(body.call_id) and all(r.call_id != body.call_id for r in self._approvals):
                 self._approvals.append(body)
                 self._next_approval()
             return
-        finished = isinstance(body, ev.Finished)
-        call_id = None if isinstance(body, ev.Finished) else body.call_id
+        finished = isinstance(body, Finished)
+        call_id = None if isinstance(body, Finished) else body.call_id
         if finished:
             self._approvals.clear()
         else:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from harnez import events as ev
 from harnez.tui.widgets.blocks import NoticeBlock
+
+if TYPE_CHECKING:
+    from harnez import events as ev
 
 HOOK_VERBS = {
     "stop": "sent the task back",
@@ -41,7 +43,9 @@ class AnswerBlock(Vertical):
 
 def hook_text(body: ev.HookRan | ev.HookFailed) -> str:
     """One line for a hook run: which hook, its command, what it decided (or how it failed)."""
-    if isinstance(body, ev.HookFailed):
+    from harnez.events import HookFailed
+
+    if isinstance(body, HookFailed):
         return f"✗ {body.message}"
     head = f"⚓ {body.hook} hook `{body.command}`"
     took = f" ({body.duration:.1f} s)" if body.duration is not None else ""
@@ -56,6 +60,8 @@ def answer_notice(
     body: ev.Answered | ev.AnswerNudged | ev.HookRan | ev.HookFailed | ev.StopHookExhausted, seq: int
 ) -> AnswerBlock | NoticeBlock:
     """The block an answer or hook event adds to the transcript."""
+    from harnez import events as ev
+
     match body:
         case ev.Answered(answer=answer):
             return AnswerBlock(answer, seq)

@@ -3,12 +3,15 @@ and what it spent, and a button that opens the child session (docs/agents.md).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from harnez import events as ev
+if TYPE_CHECKING:
+    from harnez import events as ev
 
 
 def started_line(body: ev.DelegateStarted) -> str:

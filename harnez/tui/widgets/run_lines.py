@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from harnez import events as ev
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harnez import events as ev
 
 
 def rates_line(body: ev.Rates) -> str | None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
-from harnez import events as ev
-from harnez.events import EventBody, StoredEvent
 from harnez.text import printable_data
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.widgets.answers import answer_notice, hook_text
@@ -27,6 +26,10 @@ from harnez.tui.widgets.blocks import (
 )
 from harnez.tui.widgets.delegation import DelegationPanel
 from harnez.tui.widgets.run_lines import program_refused_line, rates_line
+
+if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is imported after the first frame
+    from harnez import events as ev
+    from harnez.events import EventBody, StoredEvent
 
 STATUS_LINE_WARNINGS = frozenset({"unpriced-model"})
 """Warnings the status line shows (as "unpriced" beside the cost) instead of a notice per task."""
@@ -46,7 +49,9 @@ class Change:
 def printable_body(body: EventBody) -> EventBody:
     """The body with every text made safe for the terminal: a prompt, an answer or a tool's output
     holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen."""
-    if isinstance(body, ev.UnknownEvent):
+    from harnez.events import UnknownEvent
+
+    if isinstance(body, UnknownEvent):
         return body
     return type(body)(**printable_data(body.to_payload()))
 
@@ -66,7 +71,7 @@ class BlockBuilder:
 
     async def feed(self, event: StoredEvent) -> Change:
         """The blocks this event adds or removes (text deltas extend the open answer instead)."""
-        handler = _HANDLERS.get(type(event.body))
+        handler = _handlers().get(type(event.body))
         if handler is None:
             return Change()
         change = await handler(self, event.seq, printable_body(event.body))
@@ -217,8 +222,10 @@ class BlockBuilder:
 
     async def _on_answer_or_hook(self, seq: int, body: Any) -> Change:
         """Answers and hooks (harnez/tui/widgets/answers.py); a tool call's hook shows in its block."""
+        from harnez.events import HookFailed, HookRan
+
         block = self.tools.get(getattr(body, "call_id", None) or "")
-        if isinstance(body, ev.HookRan | ev.HookFailed) and block is not None:
+        if isinstance(body, HookRan | HookFailed) and block is not None:
             block.show_state(hook_text(body))
             return Change()
         return Change([answer_notice(body, seq)])
@@ -240,36 +247,41 @@ class BlockBuilder:
 
 VERDICTS = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
 
-_HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Change]]] = {
-    ev.UserMessage: BlockBuilder._on_user_message,
-    ev.PromptQueued: BlockBuilder._on_prompt_queued,
-    ev.ShellLine: BlockBuilder._on_shell_line,
-    ev.TurnStarted: BlockBuilder._on_turn_started,
-    ev.TextDelta: BlockBuilder._on_text_delta,
-    ev.ReasoningDelta: BlockBuilder._on_reasoning_delta,
-    ev.ToolRequested: BlockBuilder._on_tool_requested,
-    ev.ToolArgumentsDelta: BlockBuilder._on_tool_arguments_delta,
-    ev.ApprovalRequired: BlockBuilder._on_approval_required,
-    ev.ApprovalResolved: BlockBuilder._on_approval_resolved,
-    ev.ToolCompleted: BlockBuilder._on_tool_completed,
-    ev.TurnRetried: BlockBuilder._on_turn_retried,
-    ev.Compacted: BlockBuilder._on_compacted,
-    ev.WarningEvent: BlockBuilder._on_warning,
-    ev.Error: BlockBuilder._on_error,
-    ev.ModelChanged: BlockBuilder._on_model_changed,
-    ev.Finished: BlockBuilder._on_finished,
-    ev.Answered: BlockBuilder._on_answer_or_hook,
-    ev.AnswerNudged: BlockBuilder._on_answer_or_hook,
-    ev.HookRan: BlockBuilder._on_answer_or_hook,
-    ev.HookFailed: BlockBuilder._on_answer_or_hook,
-    ev.StopHookExhausted: BlockBuilder._on_answer_or_hook,
-    ev.DelegateStarted: BlockBuilder._on_delegate_started,
-    ev.DelegateFinished: BlockBuilder._on_delegate_finished,
-    ev.Rates: BlockBuilder._on_rates,
-    ev.ProgramRefused: BlockBuilder._on_program_refused,
-}
-"""What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
-elsewhere (the status line, the title bar) or not at all."""
+
+@cache
+def _handlers() -> dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Change]]]:
+    """What each kind of event becomes on screen; kinds not listed (usage, cost, title changes…) show
+    elsewhere (the status line, the title bar) or not at all. Built at the first event, not at import."""
+    from harnez import events as ev
+
+    return {
+        ev.UserMessage: BlockBuilder._on_user_message,
+        ev.PromptQueued: BlockBuilder._on_prompt_queued,
+        ev.ShellLine: BlockBuilder._on_shell_line,
+        ev.TurnStarted: BlockBuilder._on_turn_started,
+        ev.TextDelta: BlockBuilder._on_text_delta,
+        ev.ReasoningDelta: BlockBuilder._on_reasoning_delta,
+        ev.ToolRequested: BlockBuilder._on_tool_requested,
+        ev.ToolArgumentsDelta: BlockBuilder._on_tool_arguments_delta,
+        ev.ApprovalRequired: BlockBuilder._on_approval_required,
+        ev.ApprovalResolved: BlockBuilder._on_approval_resolved,
+        ev.ToolCompleted: BlockBuilder._on_tool_completed,
+        ev.TurnRetried: BlockBuilder._on_turn_retried,
+        ev.Compacted: BlockBuilder._on_compacted,
+        ev.WarningEvent: BlockBuilder._on_warning,
+        ev.Error: BlockBuilder._on_error,
+        ev.ModelChanged: BlockBuilder._on_model_changed,
+        ev.Finished: BlockBuilder._on_finished,
+        ev.Answered: BlockBuilder._on_answer_or_hook,
+        ev.AnswerNudged: BlockBuilder._on_answer_or_hook,
+        ev.HookRan: BlockBuilder._on_answer_or_hook,
+        ev.HookFailed: BlockBuilder._on_answer_or_hook,
+        ev.StopHookExhausted: BlockBuilder._on_answer_or_hook,
+        ev.DelegateStarted: BlockBuilder._on_delegate_started,
+        ev.DelegateFinished: BlockBuilder._on_delegate_finished,
+        ev.Rates: BlockBuilder._on_rates,
+        ev.ProgramRefused: BlockBuilder._on_program_refused,
+    }
 
 
 class Transcript(VerticalScroll, can_focus=True):
