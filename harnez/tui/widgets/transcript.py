@@ -20,6 +20,7 @@ from harnez.tui.widgets.blocks import (
     NoticeBlock,
     ReasoningBlock,
     ShellBlock,
+    SizedByLayout,
     TaskEndBlock,
     ToolBlock,
     UserBlock,
@@ -272,8 +273,12 @@ _HANDLERS: dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awaitable[Ch
 elsewhere (the status line, the title bar) or not at all."""
 
 
-class Transcript(VerticalScroll, can_focus=True):
-    """The rendered events of one session; only a window of recent blocks is mounted."""
+class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
+    """The rendered events of one session; only a window of recent blocks is mounted.
+
+    A layout that grows it asks for no second one (`SizedByLayout`): its scroll position follows the
+    bottom within the layout itself (`anchor`), and a scrollbar that appears asks for its own.
+    """
 
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1 1 1; scrollbar-size-vertical: 1; }
