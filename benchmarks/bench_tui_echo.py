@@ -10,8 +10,8 @@ loopback HTTP. Two kinds of run alternate, so load changes on the shared machine
   reference: the same keys echoed with no stream, no server and no Markdown;
 - `harnez`: once the session is attached, a prompt is sent; the moment its answer's first word is on
   screen, keys are typed into the prompt, one at a time; once the answer has ended, the prompt is
-  cleared, a second prompt sent and typed into the same way (the first prompt of a process and a
-  later one).
+  cleared and, `--think` seconds later (a person reading the answer), a second prompt sent and typed
+  into the same way (the first prompt of a process and a later one).
 
 A key's echo is the time from writing its byte to the pty to the first output, written after it,
 that holds the prompt's text so far (the keys are upper-case letters the screen did not show
@@ -116,12 +116,14 @@ def bare_run(script: Path, home: tui.Home, keys: int, rng: random.Random) -> lis
     return result
 
 
-def harnez_run(home: tui.Home, keys: int, rng: random.Random) -> list[Series]:
-    """Keys into harnez's prompt while the first prompt's answer streams, then the second's."""
+def harnez_run(home: tui.Home, keys: int, rng: random.Random, think: float) -> list[Series]:
+    """Keys into harnez's prompt while the first prompt's answer streams, then the second's (sent
+    `think` seconds after the first answer ended)."""
     process = tui.launch([str(tui.HARNEZ)], home.env(), home.workspace)
     process.wait_for([READY])
     result = []
     for prompt, first_word, last_word in zip(PROMPTS, FIRST_WORDS, LAST_WORDS, strict=True):
+        time.sleep(think if result else 0.0)
         tui.write(process, prompt.encode())
         process.wait_for([prompt])
         mark = process.mark()
@@ -143,6 +145,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6, help="runs of each kind (default 6)")
     parser.add_argument("--keys", type=int, default=15, help="keys typed per prompt (default 15)")
     parser.add_argument("--word-delay", type=float, default=0.01, help="seconds between streamed words")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=2.0,
+        help="seconds between the first answer's end and the second prompt (default 2; 0 sends it at "
+        "once, while the first answer's title and prices are still being worked out in threads)",
+    )
     parser.add_argument("--quick", action="store_true", help="3 runs of each kind")
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
@@ -150,7 +159,8 @@ def main() -> None:
     words = max(300, int(args.keys * 0.2 / args.word_delay))
     print(
         f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; {args.keys} keys a prompt; "
-        f"an answer of {words} words, one every {args.word_delay * lib.MS:.0f} ms"
+        f"an answer of {words} words, one every {args.word_delay * lib.MS:.0f} ms; second prompt "
+        f"{args.think:.1f} s after the first answer"
     )
     home = tui.make_home()
     model, url = answer.start_model(home.root, long_answer(words, args.word_delay))
@@ -161,13 +171,13 @@ def main() -> None:
     bare: list[list[Series]] = []
     harnez: list[list[Series]] = []
     try:
-        bare_run(script, home, 3, rng), harnez_run(home, 3, rng)  # warm-up: bytecode, the database
+        bare_run(script, home, 3, rng), harnez_run(home, 3, rng, 0.0)  # warm-up: bytecode, the database
         for index in range(runs):
             for kind in ("bare", "harnez")[index % 2 :] + ("bare", "harnez")[: index % 2]:
                 if kind == "bare":
                     bare.append(bare_run(script, home, args.keys, rng))
                 else:
-                    harnez.append(harnez_run(home, args.keys, rng))
+                    harnez.append(harnez_run(home, args.keys, rng, args.think))
     finally:
         model.kill()
         model.wait()

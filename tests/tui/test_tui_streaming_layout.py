@@ -7,7 +7,7 @@ from typing import Any
 
 from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
-from harnez.tui.widgets.blocks import AssistantBlock
+from harnez.tui.widgets.blocks import AssistantBlock, UserBlock
 from harnez.tui.widgets.markdown import StreamedParagraph
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.transcript import Transcript
@@ -44,20 +44,49 @@ async def start_answer(pilot: Any, work: FedWork, first: str) -> AssistantBlock:
     return block
 
 
+def count_layouts(screen: Any) -> list[bool]:
+    """A list that gets an item for every layout of `screen` from now on."""
+    layouts: list[bool] = []
+    refresh_layout = screen._refresh_layout
+
+    def counted(*args: Any, **kwargs: Any) -> None:
+        layouts.append(True)
+        refresh_layout(*args, **kwargs)
+
+    screen._refresh_layout = counted
+    return layouts
+
+
+async def test_a_new_answer_is_painted_with_its_first_words_never_empty(make_app) -> None:
+    work = FedWork()
+    app = make_app(work=work)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "session attached")
+        app.screen.query_one(PromptInput).load_text("Stream, please.")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(UserBlock), "the prompt in the transcript")
+        screen = app.screen
+        painted: list[list[int]] = []
+        compositor_refresh = screen._compositor_refresh
+
+        def paint() -> None:
+            painted.append([len(block.query(StreamedParagraph)) for block in screen.query(AssistantBlock)])
+            compositor_refresh()
+
+        screen._compositor_refresh = paint  # type: ignore[method-assign]
+        work.pieces.put_nowait("Streaming: " + WORDS)
+        await wait_for(pilot, lambda: any(frame for frame in painted), "a frame with the answer")
+        await pilot.pause(0.2)
+        assert [frame for frame in painted if 0 in frame] == []
+        work.pieces.put_nowait(None)
+
+
 async def test_an_answer_that_grows_by_a_line_is_laid_out_once(make_app) -> None:
     work = FedWork()
     app = make_app(work=work)
     async with app.run_test(size=(80, 30)) as pilot:
         block = await start_answer(pilot, work, "Streaming: ")
-        screen = app.screen
-        layouts: list[bool] = []
-        refresh_layout = screen._refresh_layout
-
-        def counted(*args: Any, **kwargs: Any) -> None:
-            layouts.append(True)
-            refresh_layout(*args, **kwargs)
-
-        screen._refresh_layout = counted  # type: ignore[method-assign]
+        layouts = count_layouts(app.screen)
         height = block.size.height
         work.pieces.put_nowait(WORDS)
         await wait_for(pilot, lambda: block.size.height > height, "the answer taller by a line")

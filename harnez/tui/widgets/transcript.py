@@ -314,10 +314,12 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             if widget.is_mounted:
                 await widget.remove()
         if change.added:
-            await self.mount_all(change.added)
-            for block in change.added:
-                if isinstance(block, AssistantBlock):
-                    await block.start_stream()
+            # One frame for a new answer's block and its first words, not a layout for each.
+            with self.app.batch_update():
+                await self.mount_all(change.added)
+                for block in change.added:
+                    if isinstance(block, AssistantBlock):
+                        await block.start_stream()
             self._trim()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
