@@ -63,10 +63,11 @@ def scripted_answers() -> dict:
     return {"loop": True, "turns": turns}
 
 
-def start_model(folder: Path) -> tuple[subprocess.Popen, str]:
-    """The scripted model in its own process; (process, its base URL)."""
+def start_model(folder: Path, answers: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """The scripted model in its own process, answering `answers` (default: the two answers of this
+    benchmark); (process, its base URL)."""
     script = folder / "answers.json"
-    script.write_text(json.dumps(scripted_answers()), encoding="utf-8")
+    script.write_text(json.dumps(answers or scripted_answers()), encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, "-m", "harnez.testing.scripted_model", "--script", str(script)],
         stdout=subprocess.PIPE,

@@ -119,8 +119,16 @@ class PtyProcess:
     process: subprocess.Popen
     master: int
     started: float
-    output: str = ""
     _raw: bytearray = field(default_factory=bytearray)
+    _text: tuple[int, str] = (0, "")
+
+    @property
+    def output(self) -> str:
+        """Everything read so far, escape sequences removed (decoded again only when more was read:
+        a streaming screen writes megabytes, and decoding them all after every read slowed the reader)."""
+        if self._text[0] != len(self._raw):
+            self._text = (len(self._raw), strip_ansi(self._raw.decode("utf-8", "replace")))
+        return self._text[1]
 
     def wait_for(self, texts: Sequence[str], timeout: float = 30.0) -> float:
         """Seconds from launch until the screen output contains every one of `texts`."""
@@ -138,6 +146,10 @@ class PtyProcess:
             lambda: text in strip_ansi(self._raw[mark:].decode("utf-8", "replace")), repr(text), timeout
         )
         return time.perf_counter()
+
+    def wrote_after(self, mark: int, text: str) -> bool:
+        """Whether the output read after `mark` holds `text` as one run of bytes (a word in one style)."""
+        return self._raw.find(text.encode(), mark) >= 0
 
     def _wait(self, seen: Callable[[], bool], what: str, timeout: float) -> None:
         """Read output until `seen()` holds; TimeoutError (with the last output) after `timeout`."""
@@ -167,7 +179,6 @@ class PtyProcess:
         if not chunk:
             return
         self._raw += chunk
-        self.output = strip_ansi(self._raw.decode("utf-8", "replace"))
 
     def rss_mb(self) -> float:
         """The process's resident set size (VmRSS), in MB."""

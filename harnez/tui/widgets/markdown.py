@@ -14,6 +14,8 @@ from textual.content import Content
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
+from harnez.tui.widgets.blocks import SizedByLayout
+
 _PARSERS = threading.local()
 
 
@@ -47,7 +49,7 @@ _Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
 """Textual's paragraph block (not exported by name)."""
 
 
-class StreamedParagraph(_Paragraph):  # type: ignore[valid-type,misc]
+class StreamedParagraph(SizedByLayout, _Paragraph):  # type: ignore[valid-type,misc]
     """A Markdown paragraph that asks for a layout only when its height changes.
 
     Textual's paragraph asks for one on every update. While an answer streams, most appends only
@@ -63,7 +65,7 @@ class StreamedParagraph(_Paragraph):  # type: ignore[valid-type,misc]
             self.refresh(layout=True)
 
 
-class AnswerMarkdown(Markdown):
+class AnswerMarkdown(SizedByLayout, Markdown):
     """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "paragraph_open": StreamedParagraph}

@@ -19,6 +19,7 @@ from harnez.tui.widgets.blocks import (
     NoticeBlock,
     ReasoningBlock,
     ShellBlock,
+    SizedByLayout,
     TaskEndBlock,
     ToolBlock,
     UserBlock,
@@ -284,8 +285,12 @@ def _handlers() -> dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awai
     }
 
 
-class Transcript(VerticalScroll, can_focus=True):
-    """The rendered events of one session; only a window of recent blocks is mounted."""
+class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
+    """The rendered events of one session; only a window of recent blocks is mounted.
+
+    A layout that grows it asks for no second one (`SizedByLayout`): its scroll position follows the
+    bottom within the layout itself (`anchor`), and a scrollbar that appears asks for its own.
+    """
 
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1 1 1; scrollbar-size-vertical: 1; }
@@ -321,10 +326,12 @@ class Transcript(VerticalScroll, can_focus=True):
             if widget.is_mounted:
                 await widget.remove()
         if change.added:
-            await self.mount_all(change.added)
-            for block in change.added:
-                if isinstance(block, AssistantBlock):
-                    await block.start_stream()
+            # One frame for a new answer's block and its first words, not a layout for each.
+            with self.app.batch_update():
+                await self.mount_all(change.added)
+                for block in change.added:
+                    if isinstance(block, AssistantBlock):
+                        await block.start_stream()
             self._trim()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
