@@ -7,17 +7,21 @@ import contextlib
 import logging
 import unicodedata
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from harnez.errors import HarnezError, StoreError
 from harnez.settings import ModelRef, TitleSettings, parse_title_source
 from harnez.text import sentence
-from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
+from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title
+from harnez.titles.worker import KeywordWorker, TitleWorkerError
 
 log = logging.getLogger(__name__)
 
 MODEL_SOURCE_PREFIX = "model/"
+KEYWORD_WORKERS = 1
+"""Keyword worker processes a server runs at once: each imports YAKE (~0.6 s of a core), and a burst of
+new sessions (`harnez serve`) must not start one per session at the same moment."""
 
 
 class ModelTitler(Protocol):
@@ -64,9 +68,12 @@ class TitlePolicy:
     store: TitleStore
     settings: TitleSettings
     model_titler: ModelTitler | None = None
+    keyword_worker: KeywordWorker = field(default_factory=KeywordWorker)
+    """Computes keyword titles in a process of its own (never in this interpreter: YAKE holds its lock)."""
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
+        self._worker_slots = asyncio.Semaphore(KEYWORD_WORKERS)
 
     async def on_prompt(
         self, session_id: str, prompt: str, *, after: asyncio.Event | None = None
@@ -139,7 +146,16 @@ class TitlePolicy:
         await self._keywords(session_id, prompt)
 
     async def _keywords(self, session_id: str, prompt: str) -> None:
-        title = await keyword_title_async(prompt)
+        """The keyword title; the excerpt when the worker fails (logged: the person lost nothing but keywords)."""
+        try:
+            async with self._worker_slots:
+                title = await self.keyword_worker.title(prompt)
+        except (OSError, TitleWorkerError) as exc:
+            log.warning(
+                "keyword title of session %s failed (%s); keeping the excerpt as its title", session_id, exc
+            )
+            await self._save_excerpt(session_id, prompt)
+            return
         if title:
             await self.store.save_automatic_title(session_id, title, "keywords")
 
