@@ -74,6 +74,8 @@ class TitlePolicy:
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
         self._worker_slots = asyncio.Semaphore(KEYWORD_WORKERS)
+        self._decided: set[str] = set()
+        """Sessions whose naming flag this policy saw set (persisted: it is never cleared)."""
 
     async def on_prompt(
         self, session_id: str, prompt: str, *, after: asyncio.Event | None = None
@@ -83,7 +85,11 @@ class TitlePolicy:
         Naming begins once `after` is set (the server passes its task's first answer being complete),
         so neither YAKE nor a title request competes with the first words the person waits for.
         """
-        if not await self.store.mark_naming_used(session_id):
+        if session_id in self._decided:
+            return None  # its first prompt was seen: no read and no write transaction on a later prompt's way
+        used = await self.store.mark_naming_used(session_id)
+        self._decided.add(session_id)
+        if not used:
             return None
         if not self.settings.generated:
             return None
