@@ -19,9 +19,6 @@ from harnez.titles.worker import KeywordWorker, TitleWorkerError
 log = logging.getLogger(__name__)
 
 MODEL_SOURCE_PREFIX = "model/"
-KEYWORD_WORKERS = 1
-"""Keyword worker processes a server runs at once: each imports YAKE (~0.6 s of a core), and a burst of
-new sessions (`harnez serve`) must not start one per session at the same moment."""
 
 
 class ModelTitler(Protocol):
@@ -73,7 +70,6 @@ class TitlePolicy:
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
-        self._worker_slots = asyncio.Semaphore(KEYWORD_WORKERS)
         self._decided: set[str] = set()
         """Sessions whose naming flag this policy saw set (persisted: it is never cleared)."""
 
@@ -100,10 +96,11 @@ class TitlePolicy:
         return task
 
     async def close(self) -> None:
-        """Cancel naming still in flight."""
+        """Cancel naming still in flight and stop the keyword worker."""
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self.keyword_worker.close()
 
     async def wait_idle(self) -> None:
         """Wait until no naming runs (headless commands and tests; the task never waits for naming)."""
@@ -154,8 +151,7 @@ class TitlePolicy:
     async def _keywords(self, session_id: str, prompt: str) -> None:
         """The keyword title; the excerpt when the worker fails (logged: the person lost nothing but keywords)."""
         try:
-            async with self._worker_slots:
-                title = await self.keyword_worker.title(prompt)
+            title = await self.keyword_worker.title(prompt)
         except (OSError, TitleWorkerError) as exc:
             log.warning(
                 "keyword title of session %s failed (%s); keeping the excerpt as its title", session_id, exc

@@ -18,8 +18,6 @@ from harnez.titles.worker import KeywordWorker, TitleWorkerError
 TABLE = json.loads(
     (Path(__file__).parents[1] / "unit" / "titles" / "expected_titles.json").read_text(encoding="utf-8")
 )
-SAMPLED = TABLE[::8] + [max(TABLE, key=lambda case: len(case["prompt"]))]
-"""Every eighth case of the reviewed table, and its longest prompt: one worker process each."""
 
 HANG = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(600)"
 """A worker that writes its pid to the file named by its argument, then never answers."""
@@ -39,9 +37,26 @@ def is_running(pid: int) -> bool:
 
 async def test_the_worker_gives_the_titles_yake_gives_in_this_process() -> None:
     worker = KeywordWorker()
-    titles = await asyncio.gather(*(worker.title(case["prompt"]) for case in SAMPLED))
-    assert titles == [keyword_title(case["prompt"]) for case in SAMPLED]
-    assert titles == [case["title"] for case in SAMPLED]
+    try:
+        titles = [await worker.title(case["prompt"]) for case in TABLE]
+    finally:
+        await worker.close()
+    assert titles == [keyword_title(case["prompt"]) for case in TABLE]
+    assert titles == [case["title"] for case in TABLE]
+
+
+async def test_one_worker_serves_the_titles_that_follow_and_stops_when_idle() -> None:
+    worker = KeywordWorker(idle=0.5)
+    await worker.title("Fix the WAL checkpoint race")
+    first = worker.pid
+    assert first is not None
+    await worker.title("Speed up the picker's title filter")
+    assert worker.pid == first, "YAKE is imported once, not per title"
+    await asyncio.sleep(1.5)
+    assert worker.pid is None and not is_running(first)
+    assert await worker.title("hello") == "hello"
+    assert worker.pid not in (None, first)
+    await worker.close()
 
 
 async def test_a_crashing_worker_says_how_it_ended() -> None:
@@ -96,6 +111,17 @@ async def test_closing_the_server_stops_a_worker_still_naming(
     await server.close()
     assert not is_running(pid)
     assert (await _title_after_reopen(db_path, session_id)) == (None, None)
+
+
+async def test_closing_the_server_stops_the_worker_kept_after_a_title(db_path: Path, workspace: Path) -> None:
+    server = await open_server(db_path, settings_for("keywords/yake", {}))
+    session_id = await first_prompt(server, workspace)
+    await server.wait_for_titles(20)
+    assert await title_of(server, session_id) == ("WAL checkpoint races — group commit", "keywords")
+    pid = server.titles.keyword_worker.pid
+    assert pid is not None and is_running(pid)
+    await server.close()
+    assert not is_running(pid)
 
 
 async def _title_after_reopen(db_path: Path, session_id: str) -> tuple[str | None, str | None]:
