@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ WORKER_TIMEOUT = 30.0
 """Seconds a title may take, a fresh worker's YAKE import included (0.6 s quiet, several under load)."""
 IDLE_SECONDS = 60.0
 """A worker with no title to make for this long is stopped (it holds YAKE: ~50 MB resident)."""
+WORKER_NICE = 10
+"""How much the worker lowers its priority (0 normal, 19 lowest)."""
 SHOWN = 200
 """Characters of a failed worker's last stderr line, or of its answer, that its error quotes."""
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +104,7 @@ class KeywordWorker:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=PACKAGE_ROOT,
+                start_new_session=True,  # its own scheduling group (Linux autogroup), not the TUI's share
             )
         return self._process
 
@@ -150,10 +154,22 @@ def main() -> None:
     """Answer each prompt line on stdin with its keyword title line on stdout, until stdin ends."""
     from harnez.titles.keywords import keyword_title
 
+    _yield_to_the_server()
     for line in sys.stdin.buffer:
         prompt = json.loads(line)["prompt"]
         sys.stdout.write(json.dumps({"title": keyword_title(prompt)}) + "\n")
         sys.stdout.flush()
+
+
+def _yield_to_the_server() -> None:
+    """Lower this worker's priority: a title can wait, the server's answer and keystrokes cannot.
+    Linux's autogroup weighs a session as a whole, so a worker leading its own session (as
+    `KeywordWorker` starts it) sets the session's nice value too (where allowed)."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
+    if os.getsid(0) == os.getpid():
+        with contextlib.suppress(OSError):
+            Path("/proc/self/autogroup").write_text(str(WORKER_NICE), encoding="ascii")
 
 
 if __name__ == "__main__":
