@@ -104,6 +104,15 @@ async def wait_for(
     raise AssertionError(f"Never happened: {what}")
 
 
+def shows_a_title(app: Any) -> bool:
+    """Whether the session screen's status line shows the session's title (the keyword worker names a
+    session after its first answer, so a snapshot of a finished task waits for it)."""
+    from harnez.tui.screens.session import NEW_SESSION_TITLE
+    from harnez.tui.widgets.status import StatusLine
+
+    return app.screen.query_one(StatusLine).title not in ("", NEW_SESSION_TITLE)
+
+
 async def seed_session(
     server: Server, workspace: Path, prompt: str, answer: str = "An answer.", title: str | None = None
 ) -> str:

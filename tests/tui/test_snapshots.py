@@ -11,11 +11,9 @@ import pytest
 from harnez.server import server as server_module
 from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
-from harnez.tui.screens.session import NEW_SESSION_TITLE
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
-from harnez.tui.widgets.status import StatusLine
-from tests.tui.helpers import answer_work, failing_work, seed_session, wait_for
+from tests.tui.helpers import answer_work, failing_work, seed_session, shows_a_title, wait_for
 
 WORKSPACE = Path("/harnez-demo/project")
 """A fixed workspace path, so the screen shows the same text on every run (it need not exist)."""
@@ -35,11 +33,6 @@ def build(db_path: Path, work=answer_work, **options) -> HarnezApp:
     return HarnezApp(open_server, WORKSPACE, None, **options)
 
 
-def shows_a_title(pilot) -> bool:
-    """Whether the status line shows the session's title: the keyword worker names it after the answer."""
-    return pilot.app.screen.query_one(StatusLine).title not in ("", NEW_SESSION_TITLE)
-
-
 async def send_and_wait(pilot, text: str) -> None:
     await wait_for(pilot, lambda: pilot.app.ready)
     prompt = pilot.app.screen.query_one(PromptInput)
@@ -47,7 +40,7 @@ async def send_and_wait(pilot, text: str) -> None:
     prompt.load_text(text)
     await pilot.press("enter")
     await wait_for(pilot, lambda: pilot.app.screen.query(TaskEndBlock), "task end")
-    await wait_for(pilot, lambda: shows_a_title(pilot), "the session's title")
+    await wait_for(pilot, lambda: shows_a_title(pilot.app), "the session's title")
     await pilot.pause()
 
 
