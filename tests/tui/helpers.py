@@ -105,12 +105,13 @@ async def wait_for(
 
 
 def shows_a_title(app: Any) -> bool:
-    """Whether the session screen's status line shows the session's title (the keyword worker names a
-    session after its first answer, so a snapshot of a finished task waits for it)."""
+    """Whether the session screen's status line shows the session's title, under a modal screen too (the
+    keyword worker names a session after its first answer, so a snapshot taken after it waits for it)."""
     from harnez.tui.screens.session import NEW_SESSION_TITLE
     from harnez.tui.widgets.status import StatusLine
 
-    return app.screen.query_one(StatusLine).title not in ("", NEW_SESSION_TITLE)
+    lines = [line for screen in app.screen_stack for line in screen.query(StatusLine)]
+    return any(line.title not in ("", NEW_SESSION_TITLE) for line in lines)
 
 
 async def seed_session(
