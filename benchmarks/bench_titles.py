@@ -8,12 +8,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from harnez.titles import keywords  # noqa: E402  (after the path set-up; does not import yake)
+from harnez.titles.worker import KeywordWorker  # noqa: E402
 
 TABLE = REPO / "tests" / "unit" / "titles" / "expected_titles.json"
 ROUNDS = 20
@@ -35,8 +37,8 @@ def import_time_in_fresh_process() -> float:
     return statistics.median(runs)
 
 
-async def max_loop_stall(prompts: list[str]) -> tuple[float, float]:
-    """Run every title through keyword_title_async under a 1 ms ticker.
+async def max_loop_stall(prompts: list[str], title: Callable[[str], Awaitable[str]]) -> tuple[float, float]:
+    """Run every title through `title` (in a thread, or the worker process) under a 1 ms ticker.
 
     Returns the worst lateness of the ticker and the wall time of the titling, in seconds.
     """
@@ -55,11 +57,20 @@ async def max_loop_stall(prompts: list[str]) -> tuple[float, float]:
     await asyncio.sleep(0.05)
     start = time.perf_counter()
     for prompt in prompts:
-        await keywords.keyword_title_async(prompt)
+        await title(prompt)
     elapsed = time.perf_counter() - start
     done.set()
     await tick_task
     return worst, elapsed
+
+
+async def worker_loop_stall(prompts: list[str]) -> tuple[float, float]:
+    """`max_loop_stall` through a fresh keyword worker process (its start and YAKE's import included)."""
+    worker = KeywordWorker()
+    try:
+        return await max_loop_stall(prompts, worker.title)
+    finally:
+        await worker.close()
 
 
 def per_prompt_median(function, prompts: list[str]) -> list[float]:
@@ -106,8 +117,9 @@ def main() -> None:
     """Print the four figures of SPEC §10's title row."""
     prompts = load_prompts()
     assert "yake" not in sys.modules, "importing harnez.titles must not import yake"
-    stall, cold_wall = asyncio.run(max_loop_stall(prompts))
-    warm_stall, warm_wall = asyncio.run(max_loop_stall(prompts))
+    worker_stall, worker_wall = asyncio.run(worker_loop_stall(prompts))
+    stall, cold_wall = asyncio.run(max_loop_stall(prompts, keywords.keyword_title_async))
+    warm_stall, warm_wall = asyncio.run(max_loop_stall(prompts, keywords.keyword_title_async))
     import yake
 
     reference = yake.KeywordExtractor(lan="en", n=3, dedup_lim=0.9, top=20)
@@ -130,6 +142,10 @@ def main() -> None:
         f"(d) max event-loop stall while titling every prompt with yake cold "
         f"({cold_wall * ms:.0f} ms of titling incl. the import): {stall * ms:.1f} ms "
         f"(1 ms ticker); yake warm ({warm_wall * ms:.0f} ms of titling): {warm_stall * ms:.1f} ms"
+    )
+    print(
+        f"(f) the same through the server's worker process, started cold ({worker_wall * ms:.0f} ms of "
+        f"titling): {worker_stall * ms:.1f} ms, {worker_stall / stall:.2f}× the thread's cold stall"
     )
     served = asyncio.run(server_title_latency(prompts))
     print(

@@ -93,6 +93,7 @@ STAGES: list[tuple[str, str, str, str | None, str | None]] = [
     ("harnez.wires.http", "HttpWire", "_exchange", "request", None),
     ("harnez.wires.http", "HttpWire", "_events", "response", None),
     ("harnez.titles.policy", "", "keyword_title_async", "title start", "title done"),
+    ("harnez.titles.worker", "KeywordWorker", "title", "title start", "title done"),
     (
         "harnez.tui.widgets.blocks",
         "AssistantBlock",

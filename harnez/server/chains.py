@@ -147,8 +147,7 @@ class TaskChains:
         run, ended = entry.run, entry.ended
         try:
             try:
-                await self._store.tasks.transition(run.task_id, "running")
-                await self._store.sessions.set_fields(run.session.num, status="running")
+                await self._store.tasks.begin(run.task_id, run.session.num)
                 await self._store.events.append_now(
                     run.session.num,
                     run.session.id,

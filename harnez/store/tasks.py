@@ -28,6 +28,17 @@ class InvalidTransition(ValueError):
     """A task cannot move from its state to the one asked."""
 
 
+async def _why_not_started(conn: aiosqlite.Connection, task_id: int, session_num: int) -> str:
+    """Why `TaskTable.begin` found no queued task to start."""
+    async with conn.execute("SELECT state, session FROM tasks WHERE id = ?", (task_id,)) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        return f"No task {task_id}."
+    if row[1] != session_num:
+        return f"Task {task_id} belongs to another session."
+    return f"Task {task_id} is {row[0]} and cannot become running."
+
+
 @dataclass(frozen=True, slots=True)
 class TaskRecord:
     """A stored task."""
@@ -245,6 +256,20 @@ class TaskTable:
         task = await self.get(task_id)
         assert task is not None
         return task
+
+    async def begin(self, task_id: int, session_num: int) -> None:
+        """A queued task starts running and its session shows `running`: one write transaction, so a
+        crash leaves both or neither (`transition` and a status update were two, and a re-read)."""
+        now = time.time()
+        async with self._db.transaction() as conn:
+            cur = await conn.execute(
+                "UPDATE tasks SET state = 'running', started_at = COALESCE(started_at, ?), runner_pid = ?, "
+                "runner_start = ? WHERE id = ? AND session = ? AND state = 'queued'",
+                (now, os.getpid(), OWN_START, task_id, session_num),
+            )
+            if cur.rowcount != 1:
+                raise InvalidTransition(await _why_not_started(conn, task_id, session_num))
+            await conn.execute("UPDATE sessions SET status = 'running' WHERE num = ?", (session_num,))
 
     async def abandoned(self) -> list[tuple[int, int]]:
         """(task id, session num) of tasks left queued or running by a process that is gone."""

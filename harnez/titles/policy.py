@@ -7,13 +7,14 @@ import contextlib
 import logging
 import unicodedata
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from harnez.errors import HarnezError, StoreError
 from harnez.settings import ModelRef, TitleSettings, parse_title_source
 from harnez.text import sentence
-from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title, keyword_title_async
+from harnez.titles.keywords import MAX_TITLE_CHARS, excerpt_title
+from harnez.titles.worker import KeywordWorker, TitleWorkerError
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +65,13 @@ class TitlePolicy:
     store: TitleStore
     settings: TitleSettings
     model_titler: ModelTitler | None = None
+    keyword_worker: KeywordWorker = field(default_factory=KeywordWorker)
+    """Computes keyword titles in a process of its own (never in this interpreter: YAKE holds its lock)."""
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
+        self._decided: set[str] = set()
+        """Sessions whose naming flag this policy saw set (persisted: it is never cleared)."""
 
     async def on_prompt(
         self, session_id: str, prompt: str, *, after: asyncio.Event | None = None
@@ -76,7 +81,11 @@ class TitlePolicy:
         Naming begins once `after` is set (the server passes its task's first answer being complete),
         so neither YAKE nor a title request competes with the first words the person waits for.
         """
-        if not await self.store.mark_naming_used(session_id):
+        if session_id in self._decided:
+            return None  # its first prompt was seen: no read and no write transaction on a later prompt's way
+        used = await self.store.mark_naming_used(session_id)
+        self._decided.add(session_id)
+        if not used:
             return None
         if not self.settings.generated:
             return None
@@ -87,10 +96,11 @@ class TitlePolicy:
         return task
 
     async def close(self) -> None:
-        """Cancel naming still in flight."""
+        """Cancel naming still in flight and stop the keyword worker."""
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self.keyword_worker.close()
 
     async def wait_idle(self) -> None:
         """Wait until no naming runs (headless commands and tests; the task never waits for naming)."""
@@ -139,7 +149,15 @@ class TitlePolicy:
         await self._keywords(session_id, prompt)
 
     async def _keywords(self, session_id: str, prompt: str) -> None:
-        title = await keyword_title_async(prompt)
+        """The keyword title; the excerpt when the worker fails (logged: the person lost nothing but keywords)."""
+        try:
+            title = await self.keyword_worker.title(prompt)
+        except (OSError, TitleWorkerError) as exc:
+            log.warning(
+                "keyword title of session %s failed (%s); keeping the excerpt as its title", session_id, exc
+            )
+            await self._save_excerpt(session_id, prompt)
+            return
         if title:
             await self.store.save_automatic_title(session_id, title, "keywords")
 

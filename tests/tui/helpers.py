@@ -104,6 +104,16 @@ async def wait_for(
     raise AssertionError(f"Never happened: {what}")
 
 
+def shows_a_title(app: Any) -> bool:
+    """Whether the session screen's status line shows the session's title, under a modal screen too (the
+    keyword worker names a session after its first answer, so a snapshot taken after it waits for it)."""
+    from harnez.tui.screens.session import NEW_SESSION_TITLE
+    from harnez.tui.widgets.status import StatusLine
+
+    lines = [line for screen in app.screen_stack for line in screen.query(StatusLine)]
+    return any(line.title not in ("", NEW_SESSION_TITLE) for line in lines)
+
+
 async def seed_session(
     server: Server, workspace: Path, prompt: str, answer: str = "An answer.", title: str | None = None
 ) -> str:

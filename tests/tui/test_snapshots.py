@@ -13,7 +13,7 @@ from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
-from tests.tui.helpers import answer_work, failing_work, seed_session, wait_for
+from tests.tui.helpers import answer_work, failing_work, seed_session, shows_a_title, wait_for
 
 WORKSPACE = Path("/harnez-demo/project")
 """A fixed workspace path, so the screen shows the same text on every run (it need not exist)."""
@@ -40,6 +40,7 @@ async def send_and_wait(pilot, text: str) -> None:
     prompt.load_text(text)
     await pilot.press("enter")
     await wait_for(pilot, lambda: pilot.app.screen.query(TaskEndBlock), "task end")
+    await wait_for(pilot, lambda: shows_a_title(pilot.app), "the session's title")
     await pilot.pause()
 
 

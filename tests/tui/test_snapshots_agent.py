@@ -16,7 +16,7 @@ from harnez.tui.app import HarnezApp
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import shows_a_title, wait_for
 
 SCRIPT = [
     {
@@ -80,6 +80,7 @@ def test_an_approved_edit_and_the_streamed_answer(
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed, "approval")
         await pilot.press("y")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the answer")
+        await wait_for(pilot, lambda: shows_a_title(app), "the session's title")
         await pilot.pause()
         assert 'return f"Hi {name}!"' in (workspace / "app.py").read_text()
 

@@ -14,7 +14,7 @@ from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.widgets.prompt import PromptInput
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import shows_a_title, wait_for
 
 WORKSPACE = Path("/harnez-demo/project")
 """A fixed workspace path, so the screen shows the same text on every run (it need not exist)."""
@@ -74,6 +74,7 @@ async def ask(pilot) -> None:
         lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen.armed,
         "approval prompt",
     )
+    await wait_for(pilot, lambda: shows_a_title(pilot.app), "the session's title")
     await pilot.pause()
 
 

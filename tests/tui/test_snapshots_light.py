@@ -13,7 +13,7 @@ from harnez.settings import Settings
 from harnez.tui.app import HarnezApp
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
-from tests.tui.helpers import answer_work, wait_for
+from tests.tui.helpers import answer_work, shows_a_title, wait_for
 
 WORKSPACE = Path("/harnez-demo/project")
 
@@ -40,6 +40,7 @@ def test_streamed_answer_in_the_light_theme(snap_compare, db_path: Path) -> None
         prompt.load_text("Say hello")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "task end")
+        await wait_for(pilot, lambda: shows_a_title(app), "the session's title")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 48), run_before=send)

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from harnez.pricing import card_provider, card_version, nearest_models, prices_for
+from harnez.pricing.card import CARD_PROVIDER_IDS, card_cannot_know
 from harnez.settings import Rate
 
 ANTHROPIC = "https://api.anthropic.com"
@@ -80,3 +81,40 @@ def test_starting_harnez_does_not_load_the_rate_card() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "False"
+
+
+def test_the_card_provider_ids_known_without_the_card_are_the_installed_cards() -> None:
+    from genai_prices import data_snapshot
+
+    assert {provider.id for provider in data_snapshot.get_snapshot().providers} == CARD_PROVIDER_IDS
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "cannot_know"),
+    [
+        ("local", "http://127.0.0.1:11434/v1", True),
+        ("Ollama", "http://localhost:11434/v1", True),
+        ("lab", "http://[::1]:8080/v1", True),
+        ("gpu-box", "http://192.168.1.20:8000/v1", True),
+        ("dev", "http://llm.localhost:8000", True),
+        ("openai", "http://127.0.0.1:9/v1", False),
+        ("OpenRouter", "http://localhost:4000", False),
+        ("work", ANTHROPIC, False),
+        ("local", "https://llm.example.com/v1", False),
+    ],
+)
+def test_a_local_server_with_a_name_the_card_lacks_is_known_unpriced_without_the_card(
+    provider: str, base_url: str, cannot_know: bool
+) -> None:
+    assert card_cannot_know(provider, base_url) is cannot_know
+
+
+def test_pricing_a_local_model_does_not_load_the_rate_card() -> None:
+    """The `unpriced-model` warning of a local server is decided without the card's ~0.5 s import."""
+    code = (
+        "import sys; from harnez.pricing import prices_for, card_provider;"
+        "print(prices_for({}, 'local', 'qwen3:8b', 'http://127.0.0.1:11434/v1'),"
+        " card_provider('local', 'http://127.0.0.1:11434/v1'), 'genai_prices' in sys.modules)"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "None None False"

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harnez import events as ev
 from harnez.store.tasks import pid_alive, process_start
 
@@ -79,3 +81,27 @@ async def test_recovery_closes_a_task_whose_pid_now_belongs_to_another_process(d
     finally:
         stranger.kill()
         stranger.wait()
+
+
+async def test_beginning_a_task_marks_it_and_its_session_running_together(db_path: Path) -> None:
+    from harnez.store import Store
+    from harnez.store.tasks import InvalidTransition
+
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("ef" * 16, "/w", None)
+    first = await store.tasks.create(record.num, "first", None)
+    await store.tasks.begin(first.id, record.num)
+    started = await store.tasks.get(first.id)
+    assert started is not None and started.state == "running" and started.started_at is not None
+    assert (await store.sessions.get(record.id)).status == "running"
+
+    await store.tasks.transition(first.id, "completed", stop_reason="completed")
+    await store.sessions.set_fields(record.num, status="completed")
+    cancelled = await store.tasks.create(record.num, "second", None)
+    await store.tasks.transition(cancelled.id, "cancelled", stop_reason="cancelled")
+    with pytest.raises(
+        InvalidTransition, match=f"^Task {cancelled.id} is cancelled and cannot become running"
+    ):
+        await store.tasks.begin(cancelled.id, record.num)
+    assert (await store.sessions.get(record.id)).status == "completed", "nothing of it was written"
+    await store.close()
