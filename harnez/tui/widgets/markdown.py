@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-from harnez.tui.widgets.blocks import SizedByLayout
+from harnez.tui.widgets.sizing import SizedByLayout
 
 _PARSERS = threading.local()
 

@@ -19,7 +19,6 @@ from harnez.tui.widgets.blocks import (
     NoticeBlock,
     ReasoningBlock,
     ShellBlock,
-    SizedByLayout,
     TaskEndBlock,
     ToolBlock,
     UserBlock,
@@ -27,6 +26,7 @@ from harnez.tui.widgets.blocks import (
 )
 from harnez.tui.widgets.delegation import DelegationPanel
 from harnez.tui.widgets.run_lines import program_refused_line, rates_line
+from harnez.tui.widgets.sizing import SizedByLayout
 
 if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is imported after the first frame
     from harnez import events as ev
