@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
 
 from harnez import events as ev
 from harnez.events import Event
@@ -204,3 +205,49 @@ async def test_a_filter_overtaken_by_the_next_key_is_stopped_in_the_database_not
         search.value = ids[1][:8]
         await wait_for(pilot, lambda: list(screen.records) == [ids[1]], "the next key's rows")
         assert not [n for n in app._notifications if n.severity == "error"]
+
+
+async def test_rows_shown_before_are_reused_and_a_page_that_reads_the_same_stays(
+    make_app, db_path, workspace
+) -> None:
+    server = await Server.open(db_path)
+    try:
+        for title in ("Routine chat 1", "Routine chat 2", "Routine chat 3", "Zebra plan"):
+            await seed_session(server, workspace, f"a {title.lower()}", title=title)
+    finally:
+        await server.close()
+    app = make_app(open_picker=True)
+    shown: list[tuple[str, bool, list[Option]]] = []
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and len(picker(app).records) == 4)
+        screen, options = picker(app), app.screen.query_one(OptionList)
+        original = screen._show_page
+
+        async def recorded(reset: bool, keep: str | None = None, full_text: bool = True) -> None:
+            await original(reset, keep, full_text)
+            shown.append((screen.shown_query, screen.shown_full_text, list(options.options)))
+
+        def rows(query: str, full_text: bool) -> list[Option] | None:
+            """The rows last shown for `query` (by the search, or the title filter)."""
+            return next((r for q, f, r in reversed(shown) if (q, f) == (query, full_text)), None)
+
+        def answered(query: str) -> bool:
+            return rows(query, False) is not None and rows(query, True) is not None
+
+        screen._show_page = recorded  # type: ignore[method-assign]
+        await pilot.press(*"rout")
+        await wait_for(pilot, lambda: answered("rout"), "filter, then search")
+        await pilot.press(*"ine chat 2")
+        await wait_for(pilot, lambda: answered("routine chat 2"), "the narrowed filter, then search")
+        [row] = rows("routine chat 2", False) or []
+        assert any(row.prompt is old.prompt for old in rows("rout", False) or [])  # built for "rout"
+        await pilot.press("backspace")
+        await wait_for(pilot, lambda: screen.shown_query == "routine chat" and screen.shown_full_text)
+        before = list(options.options)
+        await pilot.press("down")
+        assert len(before) == 3 and options.highlighted == 1
+        count = len(shown)
+        screen.attach(screen.server, screen.open_database)  # the same page read again
+        await wait_for(pilot, lambda: len(shown) > count, "the page read again")
+        assert all(new is old for new, old in zip(options.options, before, strict=True))  # not rebuilt
+        assert options.highlighted == 1  # the highlighted session kept, as the page read anew does

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,8 @@ KEYS = (
     ("Esc", "close"),
 )
 """The keys listed at the picker's foot."""
+ROWS_KEPT = 1000
+"""Built rows kept for reuse (`RowCache`): a few pages of every scope and of the searches typed."""
 _MATCH = re.compile(r"\[([^\]]*)\]")
 
 
@@ -95,9 +98,11 @@ def origin_tag(record: SessionRecord) -> tuple[str | tuple[str, str], ...]:
     return ("  ", (origin, "reverse")) if origin else ()
 
 
-def session_row(record: SessionRecord, snippet: str | None, project: str | None = None) -> Content:
+def session_row(
+    record: SessionRecord, snippet: str | None, project: str | None = None, now: float | None = None
+) -> Content:
     """The lines of one picker row: title, id, status (and project, across projects); workspace and
-    times; the match."""
+    times (relative to `now`); the match."""
     where = ("  ", (printable(project, one_line=True), "reverse")) if project else ()
     head = Content.assemble(
         (printable(record.display_title, one_line=True), "bold"),
@@ -111,9 +116,9 @@ def session_row(record: SessionRecord, snippet: str | None, project: str | None 
     info = Content.assemble(
         (printable(record.workspace, one_line=True), "dim"),
         "  created ",
-        relative_time(record.created_at),
+        relative_time(record.created_at, now),
         " · active ",
-        relative_time(record.updated_at),
+        relative_time(record.updated_at, now),
     )
     lines = [head, info]
     if snippet:
@@ -121,6 +126,38 @@ def session_row(record: SessionRecord, snippet: str | None, project: str | None 
             Content.assemble("  ", snippet_content(printable(" ".join(snippet.split()), one_line=True)))
         )
     return Content("\n").join(lines)
+
+
+class RowCache:
+    """The rows built lately, by what they show: a row shown again (the next key's filter keeps most of
+    the last one's matches; the picker opened again) reuses its Content, and with it the height the
+    OptionList measured (a Content keeps it per width), instead of building and measuring it anew."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._rows: OrderedDict[Hashable, Content] = OrderedDict()
+
+    def row(self, record: SessionRecord, snippet: str | None, project: str | None) -> Content:
+        """The row of `record` as `session_row` builds it, reused when it would read the same."""
+        now = time.time()
+        key = (
+            record,
+            snippet,
+            project,
+            relative_time(record.created_at, now),
+            relative_time(record.updated_at, now),
+        )
+        row = self._rows.pop(key, None)
+        if row is None:
+            row = session_row(record, snippet, project, now)
+        self._rows[key] = row
+        if len(self._rows) > self.size:
+            self._rows.popitem(last=False)
+        return row
+
+
+ROWS = RowCache(ROWS_KEPT)
+"""One for every picker: the rows of sessions shown in a picker opened before are reused."""
 
 
 def early_picker(workspace: Path, database: Path | None, on_chosen: ChoiceHandler) -> PickerScreen | None:
@@ -299,7 +336,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         return project_of(database).name or str(project_of(database))
 
     def _row(self, record: SessionRecord) -> Content:
-        return session_row(record, self.snippets.get(record.id), self._project_of(record.id))
+        return ROWS.row(record, self.snippets.get(record.id), self._project_of(record.id))
 
     def database_of(self, session_id: str) -> Path | None:
         """The database of a listed session when it is not the open one (another project's), else None."""
@@ -349,20 +386,38 @@ class PickerScreen(Screen[PickerChoice | None]):
         options = self.query_one(OptionList)
         if reset:
             self.shown_query, self.shown_full_text = query, full_text and bool(query)
-            options.clear_options()
             self.records.clear()
             self.snippets.clear()
         self._cursor = page.next_cursor
         self.snippets.update(page.snippets)
         fresh = [r for r in page.sessions if r.id not in self.records]
         self.records.update((r.id, r) for r in fresh)
-        options.add_options([Option(self._row(r), id=r.id) for r in fresh])
+        rows = [Option(self._row(r), id=r.id) for r in fresh]
+        if reset:
+            self._replace_rows(options, rows)
+        else:
+            options.add_options(rows)
         if reset and options.option_count:
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
         self._show_empty()
         if reset and query and not full_text:
             self._search_after_filter(query)
+
+    @staticmethod
+    def _replace_rows(options: OptionList, rows: list[Option]) -> None:
+        """List `rows` instead of the rows shown. When they read the same (the same sessions, their rows
+        reused from `ROWS`: a key that did not change the matches, a refresh), the options and their
+        measured heights and rendered lines stay; the list only goes back to its top, as when cleared."""
+        shown = options.options
+        if len(shown) == len(rows) and all(
+            old.id == new.id and old.prompt is new.prompt for old, new in zip(shown, rows, strict=True)
+        ):
+            options.highlighted = None
+            options.scroll_y = 0
+            return
+        options.clear_options()
+        options.add_options(rows)
 
     def _search_after_filter(self, query: str) -> None:
         """Once the title filter's rows for the query typed are shown, search the full text after
