@@ -26,7 +26,6 @@ from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
 from harnez.agents import ParentLimits
-from harnez.agents.catalogues import AgentCatalogues
 from harnez.agents.definitions import DELEGATE
 from harnez.agents.offer import TaskAgents
 from harnez.errors import HarnezError, HookError, ModelConfigError
@@ -126,10 +125,6 @@ class AgentWork:
         """The session whose grants a session uses: its own, or a child session's parent's."""
         self.clients = HttpClients()
         """The providers' HTTP clients, shared by every task (closed by `aclose`)."""
-        self._catalogues = AgentCatalogues()
-        """The agent files of each workspace, kept until one changes (harnez/agents/catalogues.py)."""
-        self._unlinked: set[str] = set()
-        """Sessions read to be no child session: their link is not read again."""
 
     async def aclose(self) -> None:
         """Close the providers' HTTP clients (the server does it when it closes)."""
@@ -200,7 +195,7 @@ class AgentWork:
     ) -> tuple[ToolRegistry, list[str], TaskAgents]:
         """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), those
         withheld, and its agents. A child session gets its link's tools and shares its parent's grants."""
-        agents = await TaskAgents.load(run.store, run.session, settings, self._catalogues, self._unlinked)
+        agents = await TaskAgents.load(run.store, run.session, settings)
         registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])

@@ -8,14 +8,14 @@ its agent's instructions, and its parent's session grants.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harnez.agents.catalogues import AgentCatalogues
-from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition
+from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition, find_agents
 from harnez.agents.delegate import Delegate, DelegateTool, ParentLimits
 from harnez.events import WarningEvent
 from harnez.tools import ToolRegistry, builtin_tools
@@ -49,21 +49,10 @@ class TaskAgents:
     """A child's own agent, read again by name for its instructions (None once its file is gone)."""
 
     @classmethod
-    async def load(
-        cls,
-        store: LinkStore,
-        session: SessionRecord,
-        settings: Settings,
-        catalogues: AgentCatalogues,
-        unlinked: set[str],
-    ) -> TaskAgents:
-        """Read the session's link, unless `unlinked` holds its id (a link is written with its child
-        session, never later: an ordinary session stays one), and its workspace's agent files as kept
-        in `catalogues` (read again once one changed)."""
-        link = None if session.id in unlinked else await store.delegations.of_child(session.num)
-        if link is None:
-            unlinked.add(session.id)
-        catalogue = await catalogues.find(Path(session.workspace), settings.providers)
+    async def load(cls, store: LinkStore, session: SessionRecord, settings: Settings) -> TaskAgents:
+        """Read the session's link and the agent files (in a thread: they are files)."""
+        link = await store.delegations.of_child(session.num)
+        catalogue = await asyncio.to_thread(find_agents, Path(session.workspace), settings.providers)
         if link is None:
             return cls(catalogue)
         return cls(AgentCatalogue(), link, catalogue.get(link.agent))
