@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harnez.redaction import public_url
 from harnez.testing.scripted_model import ScriptedModel
+from tests.agent.agents_support import project_agents, reviewer
 from tests.agent.helpers import answer, events, make_settings, run_task
 
 
@@ -68,3 +69,20 @@ def test_the_recorded_endpoint_never_carries_credentials() -> None:
         "https://api.example.com:8443/v1"
     )
     assert public_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+
+
+async def test_an_agent_file_written_or_removed_between_two_prompts_counts_from_the_next_one(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    scripted_model.add(answer("one"), answer("two"), answer("three"))
+    server = await open_server(make_settings(scripted_model))
+    session_id = server.create_session(workspace).id
+    offered = []
+    for step in ("before", "written", "removed"):
+        if step == "written":
+            reviewer(workspace)
+        elif step == "removed":
+            (project_agents(workspace) / "reviewer.md").unlink()
+        await run_task(server, workspace, f"prompt {step} the file", session_id)
+        offered.append((await events(server, session_id, "started"))[-1].body.agents)
+    assert offered == [[], ["reviewer"], []]
