@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
+
+import pytest
 
 from harnez.store.sessions import SessionRecord
 from harnez.tui.screens.picker import RowCache, session_row
 
 NOW = time.time()
+"""Each test moves this to its own start (a test may run minutes after its module was collected)."""
 
 
 def record(number: int, title: str = "Fix the parser", updated_ago: float = 30.0) -> SessionRecord:
+    """A session last active `updated_ago` seconds before the test began."""
     return SessionRecord(
         num=number,
         id=f"{number:08d}-aaaa",
@@ -24,6 +29,11 @@ def record(number: int, title: str = "Fix the parser", updated_ago: float = 30.0
         created_at=NOW - 7200,
         updated_at=NOW - updated_ago,
     )
+
+
+@pytest.fixture(autouse=True)
+def _now_is_the_tests_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "NOW", time.time())
 
 
 def test_a_row_shown_again_is_the_same_content_and_reads_as_built() -> None:
