@@ -4,9 +4,12 @@ and each session takes a new task."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harnez.agent.context import INTERRUPTED
@@ -18,6 +21,17 @@ from tests.agent.helpers import answer, events, kill_quietly, make_settings, too
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND = "echo $$ > shell.pid; exec sleep 30"
+
+
+def committed_usages(db_path: Path) -> int:
+    """How many `usage` events the task's process has committed (the parent's call and its child's).
+
+    The child's shell can start before the group commit that holds its call's `usage` lands; a kill in
+    that window loses the usage, as a crash may lose one group, and the test would count no call.
+    """
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        (count,) = db.execute("SELECT count(*) FROM events WHERE kind = 'usage'").fetchone()
+    return int(count)
 
 
 async def kill_mid_delegation(db_path: Path, workspace: Path, settings_json: str) -> str:
@@ -36,7 +50,9 @@ async def kill_mid_delegation(db_path: Path, workspace: Path, settings_json: str
     pid_file = workspace / "shell.pid"
     try:
         parent = (await asyncio.to_thread(process.stdout.readline)).strip()  # type: ignore[union-attr]
-        while not pid_file.exists() or not pid_file.read_text().strip():
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text().strip() or committed_usages(db_path) < 2:
+            assert time.monotonic() < deadline, "the child's shell call never ran with both calls committed"
             await asyncio.sleep(0.02)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
