@@ -15,7 +15,7 @@ from typing import Any
 import aiosqlite
 
 from harnez.errors import StoreBusyError, StoreWriteError
-from harnez.events import Event, EventBody, StoredEvent, UserMessage, body_from_payload
+from harnez.events import Event, EventBody, StoredEvent, TextDelta, UserMessage, body_from_payload
 from harnez.store import documents
 from harnez.store.context import share_text
 from harnez.store.db import Database, write_failure
@@ -172,6 +172,9 @@ class EventLog:
         self._interval = flush_interval
         self._pending: list[_Pending] = []
         self._wake = asyncio.Event()
+        self._hurry = asyncio.Event()
+        self._answering: set[int] = set()
+        """Sessions whose last appended event was answer text (a first one after others hurries)."""
         self._flusher: asyncio.Task[None] | None = None
         self._flush_lock = asyncio.Lock()
         self._commits: set[asyncio.Future[None]] = set()
@@ -203,8 +206,20 @@ class EventLog:
             done.set_exception(self.failure)
             return done
         self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
+        if self._first_words(session_num, event):
+            self._hurry.set()
         self._wake.set()
         return done
+
+    def _first_words(self, session_num: int, event: Event) -> bool:
+        """Whether `event` is an answer's first text after other events of its session: the words a
+        person waits for after Enter are committed (and shown) without waiting out the interval."""
+        if not isinstance(event.body, TextDelta):
+            self._answering.discard(session_num)
+            return False
+        first = session_num not in self._answering
+        self._answering.add(session_num)
+        return first
 
     async def backpressure(self) -> None:
         """Wait for a commit when too much is pending; a fast producer calls this between appends.
@@ -229,12 +244,17 @@ class EventLog:
 
     async def _run(self) -> None:
         """Commit at most once an interval: the first append after a quiet interval at once (a
-        prompt's user message, an answer's first words), later ones gathered until an interval after
-        the commit before. No event waits longer than an interval either way."""
+        prompt's user message), later ones gathered until an interval after the commit before; an
+        answer's first words also at once (one extra commit a turn). No event waits longer than an
+        interval either way."""
         last_commit = -math.inf
         while True:
             await self._wake.wait()
-            await asyncio.sleep(max(0.0, last_commit + self._interval - time.monotonic()))
+            delay = max(0.0, last_commit + self._interval - time.monotonic())
+            if delay and not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), delay)
+            self._hurry.clear()
             self._wake.clear()
             last_commit = time.monotonic()
             try:

@@ -33,7 +33,7 @@ async def test_a_quiet_log_commits_the_next_event_at_once_and_gathers_those_righ
     first = log.append(record.num, record.id, Event(ev.UserMessage(text="hello")))
     stored = await asyncio.wait_for(first, WAIT)  # never an interval's wait
     await settle()  # that commit's flush ends (what it finds pending meanwhile, it commits too)
-    later = [log.append(record.num, record.id, Event(ev.TextDelta(text=str(i)))) for i in range(3)]
+    later = [log.append(record.num, record.id, Event(ev.ReasoningDelta(text=str(i)))) for i in range(3)]
     await settle()
     assert not any(future.done() for future in later)  # gathered for the next commit, an interval on
     await log.stop()
@@ -50,5 +50,30 @@ async def test_events_appended_together_after_a_quiet_interval_share_one_commit(
     burst = [log.append(record.num, record.id, Event(ev.TextDelta(text=str(i)))) for i in range(5)]
     await asyncio.wait_for(asyncio.gather(*burst), WAIT)
     assert len(commits) == 1 and len(commits[0]) == 5
+    await log.stop()
+    await store.close()
+
+
+async def test_an_answers_first_words_are_committed_at_once_and_the_words_after_them_gathered(
+    db_path: Path,
+) -> None:
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("ef" * 16, "/w", None)
+    log = EventLog(store.db, flush_interval=LONG_INTERVAL)
+    log.start()
+    await asyncio.wait_for(log.append(record.num, record.id, Event(ev.UserMessage(text="hi"))), WAIT)
+    await settle()
+    turn = log.append(record.num, record.id, Event(ev.TurnStarted(turn=1)))
+    await settle()
+    assert not turn.done()  # an interval has not passed since the user message's commit
+    first = log.append(record.num, record.id, Event(ev.TextDelta(text="The")))
+    await asyncio.wait_for(asyncio.gather(turn, first), WAIT)  # the first words take what waited along
+    await settle()
+    more = log.append(record.num, record.id, Event(ev.TextDelta(text=" answer")))
+    await settle()
+    assert not more.done()  # later words wait for the interval as before
+    log.append(record.num, record.id, Event(ev.TurnCompleted(turn=1, stop_reason="end_turn")))
+    again = log.append(record.num, record.id, Event(ev.TextDelta(text="Next")))  # a new answer's first words
+    await asyncio.wait_for(asyncio.gather(more, again), WAIT)
     await log.stop()
     await store.close()
