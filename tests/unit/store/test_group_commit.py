@@ -9,6 +9,7 @@ from harnez import events as ev
 from harnez.events import Event
 from harnez.store import Store
 from harnez.store.events import EventLog
+from harnez.store.sessions import SessionRecord
 
 LONG_INTERVAL = 3600.0
 """An interval no test waits out: what is committed before `stop` was committed without waiting for it."""
@@ -23,13 +24,19 @@ async def settle() -> None:
         await asyncio.sleep(0.01)
 
 
+async def open_log(db_path: Path, session_id: str) -> tuple[Store, SessionRecord, EventLog]:
+    """A store, one session in it, and a started event log whose interval no test waits out."""
+    store = await Store.open(db_path)
+    record = await store.sessions.insert(session_id, "/w", None)
+    log = EventLog(store.db, flush_interval=LONG_INTERVAL)
+    log.start()
+    return store, record, log
+
+
 async def test_a_quiet_log_commits_the_next_event_at_once_and_gathers_those_right_after(
     db_path: Path,
 ) -> None:
-    store = await Store.open(db_path)
-    record = await store.sessions.insert("ab" * 16, "/w", None)
-    log = EventLog(store.db, flush_interval=LONG_INTERVAL)
-    log.start()
+    store, record, log = await open_log(db_path, "ab" * 16)
     first = log.append(record.num, record.id, Event(ev.UserMessage(text="hello")))
     stored = await asyncio.wait_for(first, WAIT)  # never an interval's wait
     await settle()  # that commit's flush ends (what it finds pending meanwhile, it commits too)
@@ -57,10 +64,7 @@ async def test_events_appended_together_after_a_quiet_interval_share_one_commit(
 async def test_an_answers_first_words_are_committed_at_once_and_the_words_after_them_gathered(
     db_path: Path,
 ) -> None:
-    store = await Store.open(db_path)
-    record = await store.sessions.insert("ef" * 16, "/w", None)
-    log = EventLog(store.db, flush_interval=LONG_INTERVAL)
-    log.start()
+    store, record, log = await open_log(db_path, "ef" * 16)
     await asyncio.wait_for(log.append(record.num, record.id, Event(ev.UserMessage(text="hi"))), WAIT)
     await settle()
     turn = log.append(record.num, record.id, Event(ev.TurnStarted(turn=1)))
