@@ -15,7 +15,16 @@ from typing import Any
 import aiosqlite
 
 from harnez.errors import StoreBusyError, StoreWriteError
-from harnez.events import Event, EventBody, StoredEvent, TextDelta, UserMessage, body_from_payload
+from harnez.events import (
+    Event,
+    EventBody,
+    StoredEvent,
+    TextDelta,
+    TitleChanged,
+    UserMessage,
+    WarningEvent,
+    body_from_payload,
+)
 from harnez.store import documents
 from harnez.store.context import share_text
 from harnez.store.db import Database, write_failure
@@ -77,6 +86,15 @@ class _Batch:
     touched: dict[int, float] = field(default_factory=dict)
 
 
+def _is_activity(body: object) -> bool:
+    """Whether an event moves its session's `updated_at`. A title landing in the background (or failing
+    to, or a rename) is not activity: it must not move the session in recent order, e.g. between two
+    pages of a listing."""
+    if isinstance(body, WarningEvent):
+        return body.code != "title-failed"
+    return not isinstance(body, TitleChanged)
+
+
 def _row_events(session_id: str, row: Any) -> list[StoredEvent]:
     """The events a row stands for: one, or each delta of a folded run."""
     return expand(session_id, row, loads(row["payload"]))
@@ -105,7 +123,8 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
     (written.live if e.kind in FOLDABLE else written.rows).append(
         (p.session_num, seq, e.task, e.kind, packed, p.time)
     )
-    written.touched[p.session_num] = p.time
+    if _is_activity(e.body):
+        written.touched[p.session_num] = p.time
     if e.kind == "finished" and e.task is not None:
         written.finished.append((p.session_num, e.task))
     if e.kind in TURN_ENDS:

@@ -78,3 +78,21 @@ def test_no_early_listing_of_a_missing_database_or_one_that_needs_migrating(tmp_
     migrate(old, first_only)
     assert EarlyListing.of(old) is None
     assert not (tmp_path / "absent.sqlite").exists()
+
+
+async def test_a_title_landing_between_two_pages_does_not_move_its_session(
+    db_path: Path, workspace: Path
+) -> None:
+    server = await Server.open(db_path)
+    oldest, middle, newest = [await _seed(server, workspace, f"chat {n}") for n in range(3)]
+    try:
+        first = await server.list_sessions("", workspace, limit=2)
+        assert [r.id for r in first.sessions] == [newest, middle]
+        await server.rename(oldest, "Named after the first page")
+        await server.append(oldest, Event(ev.WarningEvent(code="title-failed", message="Model unreachable.")))
+        second = await server.list_sessions("", workspace, limit=2, cursor=first.next_cursor)
+        assert [r.id for r in second.sessions] == [oldest] and second.next_cursor is None
+        await server.append(oldest, Event(ev.UserMessage(text="back again", mode="prompt")))
+        assert (await server.list_sessions("", workspace, limit=1)).sessions[0].id == oldest
+    finally:
+        await server.close()
