@@ -24,6 +24,7 @@ COMPLETIONS_MAX = 64
 """Terms a longer last word may begin before the search leaves the prefix to FTS5 after all."""
 
 _LAST_CHARACTER = "\U0010ffff"
+"""After every term that begins with a word: the word followed by it bounds their range."""
 
 _WORD = re.compile(r"[^\W_]+")
 """A word as the index's tokenizer (unicode61) sees one: letters and digits; `_` separates, as
