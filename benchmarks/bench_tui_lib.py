@@ -325,7 +325,7 @@ def build_sessions_db(path: Path, sizes: Sequence[int], workspace: str) -> None:
     generator.writer.flush()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    generate_data.upgrade(tmp)  # written as version 6; migrated here, not when a benchmark opens it
+    generate_data.upgrade(tmp)  # written at the newest schema: nothing is left to migrate
     tmp.rename(path)
     for leftover in (Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         leftover.unlink(missing_ok=True)
