@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,10 +46,13 @@ async def build_system_prompt(
     env: Mapping[str, str] | None = None,
     today: datetime.date | None = None,
     skills: list[Skill] | None = None,
+    environment: Awaitable[str] | None = None,
 ) -> str:
-    """The full system text for one run (with `skills`, when the caller found them already); nothing of
-    it is stored as history."""
-    sections = [HARNESS_INSTRUCTION, await environment_section(workspace, today), tools_section(tools)]
+    """The full system text for one run (with `skills`, when the caller found them already, and
+    `environment`, when it started the environment's probe already); nothing of it is stored as history."""
+    if environment is None:
+        environment = environment_section(workspace, today)
+    sections = [HARNESS_INSTRUCTION, await environment, tools_section(tools)]
     project = project_section(workspace)
     if project:
         sections.append(project)

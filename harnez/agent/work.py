@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -21,7 +21,7 @@ from harnez.agent.context import History
 from harnez.agent.ending import TaskEnding
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.offer import Offer
-from harnez.agent.prompt import build_system_prompt
+from harnez.agent.prompt import build_system_prompt, environment_section
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
@@ -162,9 +162,14 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None
-        registry, withheld, agents = await self._offer(run, settings, options, answer)
-        offer = Offer.of(registry, withheld, Path(run.session.workspace), agents.offered(registry))
-        system, specs, history = await _prepare(run, model, registry, options, offer, agents.instructions)
+        environment = asyncio.ensure_future(environment_section(Path(run.session.workspace)))
+        try:  # the system prompt's `git status` runs while the agents, tools and history are read
+            registry, offer, agents = await self._offer(run, settings, options, answer)
+            system, specs, history = await _prepare(
+                run, model, registry, options, offer, agents.instructions, environment
+            )
+        finally:
+            environment.cancel()  # nothing once awaited; stops the probe of a task that failed first
         # A compaction calls no tool: it reports none offered.
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
@@ -192,9 +197,10 @@ class AgentWork:
 
     async def _offer(
         self, run: TaskRunLike, settings: Settings, options: TaskOptions, answer: Tool | None
-    ) -> tuple[ToolRegistry, list[str], TaskAgents]:
-        """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), those
-        withheld, and its agents. A child session gets its link's tools and shares its parent's grants."""
+    ) -> tuple[ToolRegistry, Offer, TaskAgents]:
+        """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), what
+        the model is told of them (those withheld too), and its agents. A child session gets its link's
+        tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
         registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
@@ -205,7 +211,9 @@ class AgentWork:
             self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
         lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
         parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
-        return agents.offer(registry, withheld, run.delegate, parent), withheld, agents
+        registry = agents.offer(registry, withheld, run.delegate, parent)
+        offer = Offer.of(registry, withheld, Path(run.session.workspace), agents.offered(registry))
+        return registry, offer, agents
 
     def _session_grants(self, session_id: str) -> SessionGrants:
         """A session's "allow for this session" answers (a child session's are its parent's)."""
@@ -402,11 +410,12 @@ async def _prepare(
     options: TaskOptions,
     offer: Offer,
     agent: str | None,
+    environment: Awaitable[str],
 ) -> tuple[str, tuple[ToolSpec, ...], History]:
-    """The system text, the tools as published and the history: the system prompt's `git status`
-    runs while the history is read (neither waits for the other)."""
+    """The system text, the tools as published and the history: the system prompt's `environment`
+    (its `git status`, started by the caller) and the history's reads run side by side."""
     workspace = Path(run.session.workspace)
-    system = asyncio.ensure_future(_system_prompt(workspace, registry, options, offer, agent))
+    system = asyncio.ensure_future(_system_prompt(workspace, registry, options, offer, agent, environment))
     try:
         history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         text, specs = await system
@@ -421,11 +430,12 @@ async def _system_prompt(
     options: TaskOptions,
     offer: Offer,
     agent: str | None = None,
+    environment: Awaitable[str] | None = None,
 ) -> tuple[str, tuple[ToolSpec, ...]]:
     """The system text of a task (with the task's own instructions, and a sub-agent's) and the tools
     as published."""
     published = registry.publish()
-    system = await build_system_prompt(workspace, published, skills=offer.skills)
+    system = await build_system_prompt(workspace, published, skills=offer.skills, environment=environment)
     if agent:
         system += "\n\n" + agent
     if options.instructions:

@@ -57,3 +57,16 @@ def paint_without_skipping(screen: Screen) -> None:
     timer = getattr(screen, "_update_timer", None)
     if timer is not None and isinstance(getattr(timer, "_skip", None), bool):
         timer._skip = False
+
+
+def paint_after_batch(screen: Screen) -> None:
+    """Have `screen` paint what was refreshed during an `App.batch_update` now that the batch is over.
+
+    While a batch runs, the screen ignores its refreshes (it does not start its frame timer), and the
+    batch's end wakes the app, not the screen (Textual 8): the frame waited until anything else sent
+    the screen a message. A later prompt's first answer text was painted 15-24 ms after it was
+    appended, the person's prompt as late, and the server's reads that the prompt's task awaited
+    meanwhile came back only after that frame. The screen's idle check starts the timer of any
+    pending layout or repaint at once.
+    """
+    screen.check_idle()

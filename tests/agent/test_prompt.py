@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import subprocess
 from pathlib import Path
@@ -9,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from harnez import paths
-from harnez.agent.prompt import HARNESS_INSTRUCTION, branch_of, build_system_prompt, find_skills
+from harnez.agent.prompt import (
+    HARNESS_INSTRUCTION,
+    branch_of,
+    build_system_prompt,
+    environment_section,
+    find_skills,
+)
 from harnez.tools import ToolRegistry
 
 TODAY = datetime.date(2025, 3, 4)
@@ -91,3 +98,13 @@ async def test_a_clean_branch_and_a_detached_head_are_named(workspace: Path) -> 
 )
 def test_the_branch_is_read_from_the_status_header(header: str, branch: str) -> None:
     assert branch_of(header) == branch
+
+
+async def test_an_environment_probed_when_the_task_began_is_the_one_the_prompt_shows(workspace: Path) -> None:
+    _git(workspace, "init", "-q", "-b", "work")
+    early = asyncio.ensure_future(environment_section(workspace, TODAY))
+    await asyncio.wait([early])
+    (workspace / "late.txt").write_text("written after the probe\n")
+    prompt = await build_system_prompt(workspace, [], today=TODAY, environment=early)
+    assert "Git branch: work\nGit status: clean" in prompt
+    assert "?? late.txt" in await build_system_prompt(workspace, [], today=TODAY)

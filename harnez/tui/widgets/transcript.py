@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from harnez.text import printable_data
-from harnez.tui.bridge import paint_without_skipping
+from harnez.tui.bridge import paint_after_batch, paint_without_skipping
 from harnez.tui.widgets.answers import answer_notice, hook_text
 from harnez.tui.widgets.blocks import (
     AssistantBlock,
@@ -332,6 +332,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 for block in change.added:
                     if isinstance(block, AssistantBlock):
                         await block.start_stream()
+            paint_after_batch(self.screen)
             self._trim()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:

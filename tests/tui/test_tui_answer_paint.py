@@ -1,0 +1,58 @@
+"""A live event's blocks are painted by the next frame on their own, with no other message to the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from harnez import events as ev
+from harnez.events import EventBody, StoredEvent
+from harnez.tui.widgets.transcript import Transcript
+
+
+class TranscriptApp(App[None]):
+    """A screen holding only a transcript: nothing else (no prompt's cursor, no status line) ever asks
+    the screen for a frame, so whatever is painted was asked for by the transcript itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.painted: list[str] = []
+        """The text of every frame painted, oldest first."""
+
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+    def _display(self, screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            self.painted.append(Text.from_ansi(renderable.render_segments(self.console)).plain)
+        super()._display(screen, renderable)
+
+
+def stored(seq: int, body: EventBody) -> StoredEvent:
+    return StoredEvent(session="s1", seq=seq, task=1, time=time.time(), body=body)
+
+
+async def painted(app: TranscriptApp, text: str) -> None:
+    """Let the loop run until a frame shows `text`; fail after 30 s (a limit for a hang, not a timing
+    assertion). Plain sleeps: a Pilot pause paints a frame itself, which would hide a missing one."""
+    deadline = time.monotonic() + 30.0
+    while not any(text in frame for frame in app.painted):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Never painted: {text!r}")
+        await asyncio.sleep(0.01)
+
+
+async def test_an_answers_first_words_are_painted_once_its_first_delta_is_shown() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await pilot.pause()
+        await transcript.apply(stored(1, ev.UserMessage(text="Tell me about quokkas.")))
+        await painted(app, "Tell me about quokkas.")
+        await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
+        await transcript.apply(stored(3, ev.TextDelta(text="Quokkas smile")))
+        await painted(app, "Quokkas smile")
