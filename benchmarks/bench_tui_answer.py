@@ -35,6 +35,7 @@ READY = "idle · mode:"
 ANSWERS = ("Quokkas", "Pangolins")
 """The first word of the scripted answer to the first and to the second prompt of every run."""
 PROMPTS = ("Say something about quokkas.", "And pangolins?")
+TRACER = Path(__file__).with_name("bench_tui_trace.py")
 
 BARE_INPUT_APP = """
 from textual.app import App
@@ -88,35 +89,53 @@ def point_at(home: tui.Home, url: str) -> None:
     (home.home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> float:
-    """Type `prompt` (waiting for its echo when `echo`), press Enter; seconds until `answer` shows."""
+def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> tuple[float, float]:
+    """Type `prompt` (waiting for its echo when `echo`), press Enter; (the moment Enter was written,
+    seconds until `answer` shows)."""
     tui.write(process, prompt.encode())
     if echo:
         process.wait_for([prompt])
     mark = process.mark()
     sent = tui.write(process, b"\r")
-    return process.wait_for_after(mark, answer) - sent
+    return sent, process.wait_for_after(mark, answer) - sent
 
 
-def one_run(kind: str, home: tui.Home, bare_script: str) -> dict[str, float]:
-    """The figures of one process: Enter → answer for each prompt sent (and launch → answer)."""
+def one_run(kind: str, home: tui.Home, bare_script: str, trace: Path | None = None) -> dict[str, float]:
+    """The figures of one process: Enter → answer for each prompt sent (and launch → answer); with
+    `trace`, harnez runs under `bench_tui_trace.py` and the stages it stamped are added, as seconds
+    after the first Enter (`stage:NAME`) and after launch (`launch:NAME`)."""
     if kind == "bare":
         process = tui.launch([str(tui.PYTHON), bare_script], home.env(), home.workspace)
         process.wait_for(["bare textual app ready"])
-        figures = {"first": send(process, PROMPTS[0], ANSWERS[0])}
-        figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
+        figures = {"first": send(process, PROMPTS[0], ANSWERS[0])[1]}
+        figures["second"] = send(process, PROMPTS[1], ANSWERS[1])[1]
         process.stop()
         return figures
-    process = tui.launch([str(tui.HARNEZ)], home.env(), home.workspace)
+    argv = [str(tui.HARNEZ)] if trace is None else [str(tui.PYTHON), str(TRACER), str(trace)]
+    process = tui.launch(argv, home.env(), home.workspace)
     process.wait_for([READY] if kind == "ready" else [FIRST])
-    figures = {"first": send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")}
+    figures: dict[str, float] = {}
+    enter, figures["first"] = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
     figures["launch"] = time.perf_counter() - process.started
     process.wait_for_after(process.mark(), READY)
-    figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
+    figures["second"] = send(process, PROMPTS[1], ANSWERS[1])[1]
     process.wait_for_after(process.mark(), READY)
     process.stop()
     if process.process.returncode != 0:
         raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
+    if trace is not None:
+        figures.update(traced(trace, process.started, enter))
+    return figures
+
+
+def traced(stamps: Path, launched: float, enter: float) -> dict[str, float]:
+    """The stamps `bench_tui_trace.py` wrote (then removed), after launch and after the first Enter."""
+    figures: dict[str, float] = {}
+    for line in stamps.read_text(encoding="utf-8").splitlines():
+        name, moment = json.loads(line)
+        figures[f"launch:{name}"] = moment - launched
+        figures[f"stage:{name}"] = moment - enter
+    stamps.unlink()
     return figures
 
 
@@ -125,6 +144,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each kind (default 10)")
     parser.add_argument("--quick", action="store_true", help="4 runs of each kind")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="run harnez under bench_tui_trace.py and report its start-up and first prompt's stages",
+    )
     args = parser.parse_args()
     runs = 4 if args.quick else args.runs
     lib.header("Enter → first answer text on screen (SPEC §10: ≤ 100 ms first prompt, ≤ 40 ms later ones)")
@@ -138,17 +162,20 @@ def main() -> None:
     bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")
     kinds = ("bare", "ready", "early")
     figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
+    trace = home.root / "stamps.jsonl" if args.trace else None
     try:
         for kind in kinds:
-            one_run(kind, home, str(bare_script))  # warm-up: page cache, the database's creation
+            one_run(kind, home, str(bare_script), trace)  # warm-up: page cache, the database's creation
         for index in range(runs):
             for kind in kinds[index % 3 :] + kinds[: index % 3]:
-                figures[kind].append(one_run(kind, home, str(bare_script)))
+                figures[kind].append(one_run(kind, home, str(bare_script), trace))
     finally:
         model.kill()
         model.wait()
         tui.remove_home(home)
     report(figures)
+    if trace is not None:
+        report_stages(figures)
 
 
 def _median(runs: list[dict[str, float]], key: str) -> float:
@@ -189,6 +216,18 @@ def report(figures: dict[str, list[dict[str, float]]]) -> None:
         f"{lib.median(launch) * lib.MS:.0f} ms (ready runs: "
         f"{_median(figures['ready'], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
     )
+
+
+def report_stages(figures: dict[str, list[dict[str, float]]]) -> None:
+    """Per harnez kind: each stamped stage's median moment after launch and after the first Enter."""
+    for kind in ("ready", "early"):
+        runs = figures[kind]
+        names = {key.split(":", 1)[1] for run in runs for key in run if key.startswith("launch:")}
+        rows = sorted((_median([r for r in runs if f"launch:{n}" in r], f"launch:{n}"), n) for n in names)
+        print(f"  {kind} runs, stages (median ms after launch / after the first Enter):")
+        for at, name in rows:
+            after_enter = _median([r for r in runs if f"stage:{name}" in r], f"stage:{name}")
+            print(f"    {name:<28} {at * lib.MS:7.1f}  {after_enter * lib.MS:+8.1f}")
 
 
 if __name__ == "__main__":

@@ -194,11 +194,14 @@ class HarnezApp(NoticeKeepingApp):
                 self._settings_loaded(self._load_settings())
             if self.opens_new_session or self._database is None or self._database().exists():
                 await self._open(self._open_server())
+            warm_first = self._server is not None and self.opens_new_session and not self.needs_setup
+            if warm_first:
+                await self._warm_up()
             # Everything imported and built so far lives as long as the app: keep the collector
             # from walking it again during every later collection (mounting a long session).
             gc.freeze()
             await self._first_screen()
-            if self._server is not None:
+            if self._server is not None and not warm_first:
                 self.run_worker(self._warm_up(), name="warm-up", group="warm-up")
         except HarnezError as exc:
             self.failure = exc.message
@@ -206,7 +209,14 @@ class HarnezApp(NoticeKeepingApp):
 
     async def _warm_up(self) -> None:
         """Import and build, in worker threads, what the first answer needs (its widgets, the HTTP
-        transport), so that a prompt sent now or soon does not wait for them on the event loop."""
+        transport), so that a prompt does not wait for them on the event loop.
+
+        A new session's screen is attached only once this is done: a prompt sent as soon as the
+        session shows would otherwise run beside these imports, each of its steps waiting for the
+        interpreter's lock, and the first request would wait for the import the thread holds
+        (docs/performance.md, "The first prompt of a process"). Other first screens (a stored
+        session, the picker) are shown first and warmed after.
+        """
         await asyncio.to_thread(_prepare_answers)
         await self.server.warm_up()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import socket
 
 import httpx
@@ -12,8 +13,10 @@ from harnez.settings import RetrySettings
 from harnez.wires.catalogue import Endpoint
 from harnez.wires.http import new_client
 
-WARM_UP_WAIT = 0.2
-"""Seconds the warm-up's request waits for an answer that never comes (a listener that never reads)."""
+WARM_UP_WAIT = 0.02
+"""Seconds the warm-up's request waits for an answer that never comes (a listener that never reads):
+the connection is open and the request written by then, so the imports are done; the start-up waits
+for the warm-up before a new session shows."""
 
 
 class HttpClients:
@@ -45,8 +48,9 @@ class HttpClients:
             await client.aclose()
 
 
+@functools.cache
 def warm_up() -> None:
-    """Import and build, in the calling thread, what a first model request needs.
+    """Import and build, in the calling thread, what a first model request needs (once a process).
 
     httpx imports its transport (httpcore, h11) when a client is made and the async backend when the
     first connection opens, and the TLS context loads the certificate store: about 100 ms on a quiet
