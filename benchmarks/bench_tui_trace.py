@@ -18,7 +18,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-import bench_tui_answer_stages as stages
+
+def _stages_module() -> Any:
+    """`bench_tui_answer_stages`, imported without what its helpers leave behind: `generate_data`
+    puts this repository first on sys.path and imports `harnez.store.migrate` from it, which would
+    run this tree's harnez instead of a `--before` tree's on PYTHONPATH, and import it early."""
+    path = list(sys.path)
+    import bench_tui_answer_stages
+
+    sys.path[:] = path
+    for name in [n for n in sys.modules if n == "harnez" or n.startswith("harnez.")]:
+        del sys.modules[name]
+    return bench_tui_answer_stages
+
+
+stages = _stages_module()
 
 START_STAGES: list[tuple[str, str, str, str | None, str | None]] = [
     ("harnez.tui.app", "HarnezApp", "on_ready", "first frame (Ready)", None),

@@ -11,7 +11,7 @@ import httpx
 
 from harnez.settings import RetrySettings
 from harnez.wires.catalogue import Endpoint
-from harnez.wires.http import new_client
+from harnez.wires.http import new_client, tls_context
 
 WARM_UP_WAIT = 0.02
 """Seconds the warm-up's request waits for an answer that never comes (a listener that never reads):
@@ -38,7 +38,7 @@ class HttpClients:
         key = (endpoint.provider, endpoint.base_url, retry.connect_timeout, retry.read_timeout)
         found = self._clients.get(key)
         if found is None or found.is_closed:
-            found = self._clients[key] = new_client(retry)
+            found = self._clients[key] = new_client(retry, endpoint.base_url)
         return found
 
     async def aclose(self) -> None:
@@ -49,8 +49,9 @@ class HttpClients:
 
 
 @functools.cache
-def warm_up() -> None:
-    """Import and build, in the calling thread, what a first model request needs (once a process).
+def warm_up(tls: bool = True) -> None:
+    """Import and build, in the calling thread, what a first model request needs (once a process);
+    with `tls`, the TLS context too (a provider over https).
 
     httpx imports its transport (httpcore, h11) when a client is made and the async backend when the
     first connection opens, and the TLS context loads the certificate store: about 100 ms on a quiet
@@ -62,8 +63,11 @@ def warm_up() -> None:
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
 
         async def touch() -> None:
-            async with new_client(RetrySettings(read_timeout=WARM_UP_WAIT, connect_timeout=1)) as client:
+            retry = RetrySettings(read_timeout=WARM_UP_WAIT, connect_timeout=1)
+            async with new_client(retry, url) as client:
                 with contextlib.suppress(httpx.HTTPError):
                     await client.get(url)
 
         asyncio.run(touch())
+    if tls:
+        tls_context()

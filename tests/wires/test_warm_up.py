@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from harnez.wires.http import tls_context, tls_context_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -13,20 +18,56 @@ FIRST_REQUEST_MODULES = {"httpcore", "h11", "anyio._backends._asyncio", "certifi
 """What httpx imports only when a client is made and its first connection opens."""
 
 
-def modules_imported_by(script: str) -> set[str]:
-    """The modules `script` adds to a fresh interpreter that has imported harnez.wires.clients."""
-    program = (
-        "import json, sys\n"
-        "import harnez.wires.clients\n"
-        "before = set(sys.modules)\n"
-        f"{script}\n"
-        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
-    )
+def run_fresh(script: str) -> list:
+    """The JSON `script` prints last, run in a fresh interpreter that has imported harnez.wires.clients
+    (`before` holds the modules imported then)."""
+    program = f"import json, sys\nimport harnez.wires.clients\nbefore = set(sys.modules)\n{script}\n"
     done = subprocess.run(
         [sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, check=True
     )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_warming_up_imports_what_the_first_request_needs() -> None:
-    assert modules_imported_by("harnez.wires.clients.warm_up()") >= FIRST_REQUEST_MODULES
+    imported = run_fresh(
+        "harnez.wires.clients.warm_up()\nprint(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    assert set(imported) >= FIRST_REQUEST_MODULES
+
+
+def test_a_client_of_a_plain_http_server_verifies_against_no_roots() -> None:
+    plain = tls_context_for("http://127.0.0.1:8080/v1")
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.get_ca_certs() == [] and plain is not tls_context()
+    assert tls_context_for("https://api.openai.com/v1") is tls_context()
+    assert tls_context().cert_store_stats()["x509_ca"] > 0
+
+
+@pytest.mark.parametrize(
+    ("base_url", "contexts"), [("http://127.0.0.1:9/v1", 0), ("https://api.example.org/v1", 1)]
+)
+def test_the_server_loads_the_certificate_store_only_for_a_default_provider_over_https(
+    tmp_path: Path, base_url: str, contexts: int
+) -> None:
+    script = f"""
+import asyncio
+from pathlib import Path
+from harnez.server.server import Server
+from harnez.settings import Settings
+from harnez.wires.http import tls_context
+
+settings = Settings.model_validate(
+    {{"providers": {{"p": {{"wire": "openai-chat", "base_url": {base_url!r}}}}}, "model": "p/x"}}
+)
+
+async def warm() -> None:
+    server = await Server.open(Path({str(tmp_path / "harnez.sqlite")!r}), settings)
+    try:
+        await server.warm_up()
+    finally:
+        await server.close()
+
+asyncio.run(warm())
+print(json.dumps([tls_context.cache_info().currsize, "httpcore" in sys.modules]))
+"""
+    assert run_fresh(script) == [contexts, True]
