@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import subprocess
 import sys
@@ -16,14 +17,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 FIRST_REQUEST_MODULES = {"httpcore", "h11", "anyio._backends._asyncio", "certifi"}
 """What httpx imports only when a client is made and its first connection opens."""
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
 def run_fresh(script: str) -> list:
     """The JSON `script` prints last, run in a fresh interpreter that has imported harnez.wires.clients
-    (`before` holds the modules imported then)."""
+    (`before` holds the modules imported then), with no proxy in its environment."""
     program = f"import json, sys\nimport harnez.wires.clients\nbefore = set(sys.modules)\n{script}\n"
+    env = {name: value for name, value in os.environ.items() if name not in PROXY_VARIABLES}
     done = subprocess.run(
-        [sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, check=True
+        [sys.executable, "-c", program], cwd=REPO, env=env, capture_output=True, text=True, check=True
     )
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -35,12 +38,19 @@ def test_warming_up_imports_what_the_first_request_needs() -> None:
     assert set(imported) >= FIRST_REQUEST_MODULES
 
 
-def test_a_client_of_a_plain_http_server_verifies_against_no_roots() -> None:
+def test_a_client_of_a_plain_http_server_verifies_against_no_roots(monkeypatch) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     plain = tls_context_for("http://127.0.0.1:8080/v1")
     assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
     assert plain.get_ca_certs() == [] and plain is not tls_context()
     assert tls_context_for("https://api.openai.com/v1") is tls_context()
     assert tls_context().cert_store_stats()["x509_ca"] > 0
+
+
+def test_a_client_of_a_plain_http_server_behind_an_https_proxy_verifies_the_proxy(monkeypatch) -> None:
+    monkeypatch.setenv("ALL_PROXY", "https://proxy.example.org:3128")
+    assert tls_context_for("http://10.0.0.5:8000/v1") is tls_context()
 
 
 @pytest.mark.parametrize(
