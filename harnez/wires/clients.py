@@ -13,7 +13,7 @@ from harnez.settings import RetrySettings
 from harnez.wires.catalogue import Endpoint
 from harnez.wires.http import new_client, tls_context
 
-WARM_UP_WAIT = 0.02
+WARM_UP_WAIT = 0.005
 """Seconds the warm-up's request waits for an answer that never comes (a listener that never reads):
 the connection is open and the request written by then, so the imports are done; the start-up waits
 for the warm-up before a new session shows."""

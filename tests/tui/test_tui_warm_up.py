@@ -1,9 +1,12 @@
-"""The app prepares the first answer's parts in worker threads; a new session shows once they are ready."""
+"""The app prepares the first answer's parts in worker threads (a new session shows once they are
+ready), with the garbage collector paused while the server side is imported."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
+import harnez.tui.app as app_module
 import harnez.tui.widgets.markdown as markdown
 import harnez.wires.clients as clients
 from harnez.tui.screens.session import SessionScreen
@@ -22,8 +25,8 @@ async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_
         warm_markdown()
         done.append(("markdown", threading.current_thread()))
 
-    def wires_warm_up() -> None:
-        warm_wires()
+    def wires_warm_up(tls: bool = True) -> None:
+        warm_wires(tls)
         done.append(("wires", threading.current_thread()))
 
     async def attached(screen: SessionScreen, *args: object) -> None:
@@ -44,4 +47,23 @@ async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_
         await send(pilot, "Say hello")
         await wait_for(pilot, lambda: ends(app), "task end")
         assert next(b.text for b in app.screen.query(AssistantBlock)) == "".join(ANSWER_MARKDOWN)
+        await pilot.press("ctrl+q")
+
+
+async def test_the_collector_pauses_while_the_server_side_is_imported_and_resumes_once_open(
+    make_app, monkeypatch
+) -> None:
+    collecting: list[bool] = []
+    import_server_side = app_module._import_server_side
+
+    def importing() -> None:
+        collecting.append(gc.isenabled())
+        import_server_side()
+
+    monkeypatch.setattr(app_module, "_import_server_side", importing)
+    app = make_app()
+    async with app.run_test(size=(100, 50)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "session screen")
+        assert collecting == [False]
+        assert gc.isenabled()
         await pilot.press("ctrl+q")
