@@ -94,15 +94,17 @@ def point_at(home: tui.Home, url: str) -> None:
     (home.home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> tuple[float, float]:
+def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> tuple[float, float, int]:
     """Type `prompt` (waiting for its echo when `echo`), press Enter; (the moment Enter was written,
-    seconds until `answer` shows)."""
+    seconds until `answer` shows, where in the output it showed: the task's end is looked for from
+    there, since the status may go idle in the same read as the answer's first words)."""
     tui.write(process, prompt.encode())
     if echo:
         process.wait_for([prompt])
     mark = process.mark()
     sent = tui.write(process, b"\r")
-    return sent, process.wait_for_after(mark, answer) - sent
+    shown = process.wait_for_after(mark, answer) - sent
+    return sent, shown, process.found_after(mark, answer)
 
 
 def one_run(
@@ -127,11 +129,11 @@ def one_run(
     process = tui.launch(argv, env, home.workspace)
     process.wait_for([READY] if kind == "ready" else [FIRST])
     figures: dict[str, float] = {}
-    enter, figures["first"] = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
+    enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
     figures["launch"] = time.perf_counter() - process.started
-    process.wait_for_after(process.mark(), READY)
-    figures["second"] = send(process, PROMPTS[1], ANSWERS[1])[1]
-    process.wait_for_after(process.mark(), READY)
+    process.wait_for_after(shown, READY)
+    _, figures["second"], shown = send(process, PROMPTS[1], ANSWERS[1])
+    process.wait_for_after(shown, READY)
     process.stop()
     if process.process.returncode != 0:
         raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
