@@ -56,10 +56,11 @@ def warm_up(tls: bool = True) -> None:
     httpx imports its transport (httpcore, h11) when a client is made and the async backend when the
     first connection opens, and the TLS context loads the certificate store: about 100 ms on a quiet
     machine, which the first prompt of a process used to pay on the event loop. Run this in a worker
-    thread while nobody waits (the app calls it once the server is open). The request it makes goes
-    to a loopback listener of its own that never answers: nothing leaves the machine.
+    thread before a prompt is likely (the app runs it before a new session shows). The request it
+    makes goes to a loopback listener of its own that never answers: nothing leaves the machine.
+    Where no loopback listener can be made, the first request pays what this could not do.
     """
-    with socket.create_server(("127.0.0.1", 0)) as listener:
+    with contextlib.suppress(OSError), socket.create_server(("127.0.0.1", 0)) as listener:
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
 
         async def touch() -> None:

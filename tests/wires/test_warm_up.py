@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import harnez.wires.clients as clients
 from harnez.wires.http import tls_context, tls_context_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,3 +83,11 @@ asyncio.run(warm())
 print(json.dumps([tls_context.cache_info().currsize, "httpcore" in sys.modules]))
 """
     assert run_fresh(script) == [contexts, True]
+
+
+def test_warming_up_where_no_loopback_listener_can_be_made_does_not_fail(monkeypatch) -> None:
+    def refused(*args: object, **kwargs: object) -> socket.socket:
+        raise PermissionError("binding is not allowed here")
+
+    monkeypatch.setattr(socket, "create_server", refused)
+    clients.warm_up.__wrapped__(tls=False)  # the process's cached warm-up left aside
