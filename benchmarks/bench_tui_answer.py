@@ -127,6 +127,20 @@ def one_run(
         env["PYTHONPATH"] = str(before.resolve())
     kind = kind.removesuffix("@before")
     process = tui.launch(argv, env, home.workspace)
+    try:
+        enter, figures = two_prompts(process, kind)
+    finally:
+        process.stop()  # also when a wait timed out: a harnez left without its terminal kept running
+    if process.process.returncode != 0:
+        raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
+    if trace is not None:
+        figures.update(traced(trace, process.started, enter))
+    return figures
+
+
+def two_prompts(process: tui.PtyProcess, kind: str) -> tuple[float, dict[str, float]]:
+    """Send the two prompts to a harnez of `kind` (`ready` or `early`); (the first Enter's moment,
+    the figures)."""
     process.wait_for([READY] if kind == "ready" else [FIRST])
     figures: dict[str, float] = {}
     enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
@@ -134,12 +148,7 @@ def one_run(
     process.wait_for_after(shown, READY)
     _, figures["second"], shown = send(process, PROMPTS[1], ANSWERS[1])
     process.wait_for_after(shown, READY)
-    process.stop()
-    if process.process.returncode != 0:
-        raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
-    if trace is not None:
-        figures.update(traced(trace, process.started, enter))
-    return figures
+    return enter, figures
 
 
 def traced(stamps: Path, launched: float, enter: float) -> dict[str, float]:
