@@ -123,12 +123,14 @@ class Server(SessionListing):
 
     def _default_model_uses_tls(self) -> bool:
         """Whether the default model's provider is reached over TLS (True when that is unknown)."""
+        from harnez.wires.http import needs_tls
+
         try:
             provider = parse_model_ref(self.settings.model or "").provider
         except HarnezError:
             return True
         found = self.settings.providers.get(provider)
-        return found is None or not found.base_url.lower().startswith("http://")
+        return found is None or needs_tls(found.base_url)
 
     @classmethod
     async def open(

@@ -57,12 +57,16 @@ def no_roots_context() -> ssl.SSLContext:
 
 
 def tls_context_for(base_url: str) -> ssl.SSLContext:
-    """The TLS context of a client of `base_url`: the process's for `https:`; for a plain-http
-    server (a local model) one with no roots, since its requests never use TLS, so that its first
-    client does not load the certificate store (25–110 ms of a first prompt) — unless the environment
-    names a proxy reached over https, which the client would reach with this context."""
-    plain = base_url.lower().startswith("http://")
-    return no_roots_context() if plain and not _proxy_over_tls() else tls_context()
+    """The TLS context of a client of `base_url`: the process's when it needs one (`needs_tls`); for
+    a plain-http server (a local model) one with no roots, since its requests never use TLS, so that
+    its first client does not load the certificate store (25–110 ms of a first prompt)."""
+    return tls_context() if needs_tls(base_url) else no_roots_context()
+
+
+def needs_tls(base_url: str) -> bool:
+    """Whether a client of `base_url` makes TLS connections: an `https:` provider, or any behind a
+    proxy over https named by the environment (which the client reaches with its TLS context)."""
+    return not base_url.lower().startswith("http://") or _proxy_over_tls()
 
 
 def _proxy_over_tls() -> bool:
