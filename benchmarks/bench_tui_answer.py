@@ -15,6 +15,11 @@ run alternate, so load changes on the shared machine hit them alike:
   opening): Enter → answer, and launch → answer (issue #17 point 2: no extra wait for a prompt
   sent at once).
 
+With `--before DIR` (e.g. `git archive <commit> | tar -x -C DIR`), `ready` and `early` runs of the
+harnez code in DIR (put first on PYTHONPATH) alternate with the others, for a before/after figure in
+one run. With `--trace`, harnez runs under `bench_tui_trace.py` and the stages of its start-up and
+first prompt are reported (after launch, and after the first Enter).
+
 Time is taken from the write of the Enter key to the first output holding the answer's first word.
 """
 
@@ -35,6 +40,7 @@ READY = "idle · mode:"
 ANSWERS = ("Quokkas", "Pangolins")
 """The first word of the scripted answer to the first and to the second prompt of every run."""
 PROMPTS = ("Say something about quokkas.", "And pangolins?")
+TRACER = Path(__file__).with_name("bench_tui_trace.py")
 
 BARE_INPUT_APP = """
 from textual.app import App
@@ -88,35 +94,71 @@ def point_at(home: tui.Home, url: str) -> None:
     (home.home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
 
-def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> float:
-    """Type `prompt` (waiting for its echo when `echo`), press Enter; seconds until `answer` shows."""
+def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -> tuple[float, float, int]:
+    """Type `prompt` (waiting for its echo when `echo`), press Enter; (the moment Enter was written,
+    seconds until `answer` shows, where in the output it showed: the task's end is looked for from
+    there, since the status may go idle in the same read as the answer's first words)."""
     tui.write(process, prompt.encode())
     if echo:
         process.wait_for([prompt])
     mark = process.mark()
     sent = tui.write(process, b"\r")
-    return process.wait_for_after(mark, answer) - sent
+    shown = process.wait_for_after(mark, answer) - sent
+    return sent, shown, process.found_after(mark, answer)
 
 
-def one_run(kind: str, home: tui.Home, bare_script: str) -> dict[str, float]:
-    """The figures of one process: Enter → answer for each prompt sent (and launch → answer)."""
+def one_run(
+    kind: str, home: tui.Home, bare_script: str, trace: Path | None = None, before: Path | None = None
+) -> dict[str, float]:
+    """The figures of one process: Enter → answer for each prompt sent (and launch → answer); with
+    `trace`, harnez runs under `bench_tui_trace.py` and the stages it stamped are added, as seconds
+    after the first Enter (`stage:NAME`) and after launch (`launch:NAME`). A kind ending in
+    `@before` runs the code in `before`."""
     if kind == "bare":
         process = tui.launch([str(tui.PYTHON), bare_script], home.env(), home.workspace)
         process.wait_for(["bare textual app ready"])
-        figures = {"first": send(process, PROMPTS[0], ANSWERS[0])}
-        figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
+        figures = {"first": send(process, PROMPTS[0], ANSWERS[0])[1]}
+        figures["second"] = send(process, PROMPTS[1], ANSWERS[1])[1]
         process.stop()
         return figures
-    process = tui.launch([str(tui.HARNEZ)], home.env(), home.workspace)
-    process.wait_for([READY] if kind == "ready" else [FIRST])
-    figures = {"first": send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")}
-    figures["launch"] = time.perf_counter() - process.started
-    process.wait_for_after(process.mark(), READY)
-    figures["second"] = send(process, PROMPTS[1], ANSWERS[1])
-    process.wait_for_after(process.mark(), READY)
-    process.stop()
+    argv = [str(tui.HARNEZ)] if trace is None else [str(tui.PYTHON), str(TRACER), str(trace)]
+    env = home.env()
+    if kind.endswith("@before") and before is not None:
+        env["PYTHONPATH"] = str(before.resolve())
+    kind = kind.removesuffix("@before")
+    process = tui.launch(argv, env, home.workspace)
+    try:
+        enter, figures = two_prompts(process, kind)
+    finally:
+        process.stop()  # also when a wait timed out: a harnez left without its terminal kept running
     if process.process.returncode != 0:
         raise RuntimeError(f"harnez exited with {process.process.returncode}: {process.output[-400:]!r}")
+    if trace is not None:
+        figures.update(traced(trace, process.started, enter))
+    return figures
+
+
+def two_prompts(process: tui.PtyProcess, kind: str) -> tuple[float, dict[str, float]]:
+    """Send the two prompts to a harnez of `kind` (`ready` or `early`); (the first Enter's moment,
+    the figures)."""
+    process.wait_for([READY] if kind == "ready" else [FIRST])
+    figures: dict[str, float] = {}
+    enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
+    figures["launch"] = time.perf_counter() - process.started
+    process.wait_for_after(shown, READY)
+    _, figures["second"], shown = send(process, PROMPTS[1], ANSWERS[1])
+    process.wait_for_after(shown, READY)
+    return enter, figures
+
+
+def traced(stamps: Path, launched: float, enter: float) -> dict[str, float]:
+    """The stamps `bench_tui_trace.py` wrote (then removed), after launch and after the first Enter."""
+    figures: dict[str, float] = {}
+    for line in stamps.read_text(encoding="utf-8").splitlines():
+        name, moment = json.loads(line)
+        figures[f"launch:{name}"] = moment - launched
+        figures[f"stage:{name}"] = moment - enter
+    stamps.unlink()
     return figures
 
 
@@ -125,6 +167,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each kind (default 10)")
     parser.add_argument("--quick", action="store_true", help="4 runs of each kind")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="run harnez under bench_tui_trace.py and report its start-up and first prompt's stages",
+    )
+    parser.add_argument("--before", type=Path, metavar="DIR", help="also run the harnez code in DIR")
     args = parser.parse_args()
     runs = 4 if args.quick else args.runs
     lib.header("Enter → first answer text on screen (SPEC §10: ≤ 100 ms first prompt, ≤ 40 ms later ones)")
@@ -136,37 +184,49 @@ def main() -> None:
     point_at(home, url)
     bare_script = home.root / "bare_input_app.py"
     bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")
-    kinds = ("bare", "ready", "early")
+    kinds: tuple[str, ...] = ("bare", "ready", "early")
+    if args.before:
+        kinds += ("ready@before", "early@before")
     figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
+    trace = home.root / "stamps.jsonl" if args.trace else None
     try:
-        for kind in kinds:
-            one_run(kind, home, str(bare_script))  # warm-up: page cache, the database's creation
+        for kind in kinds:  # warm-up: page cache, bytecode, the database's creation
+            one_run(kind, home, str(bare_script), trace, args.before)
         for index in range(runs):
-            for kind in kinds[index % 3 :] + kinds[: index % 3]:
-                figures[kind].append(one_run(kind, home, str(bare_script)))
+            shift = index % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
+                figures[kind].append(one_run(kind, home, str(bare_script), trace, args.before))
     finally:
         model.kill()
         model.wait()
         tui.remove_home(home)
     report(figures)
+    if args.before:
+        report(figures, "@before")
+    if trace is not None:
+        report_stages(figures, "@before" if args.before else "")
 
 
 def _median(runs: list[dict[str, float]], key: str) -> float:
     return lib.median([run[key] for run in runs])
 
 
-def report(figures: dict[str, list[dict[str, float]]]) -> None:
-    """Medians of each figure and their ratios to the bare app's."""
+def report(figures: dict[str, list[dict[str, float]]], code: str = "") -> None:
+    """Medians of each figure and their ratios to the bare app's, for the code tested (`code`:
+    "" this tree's, "@before" the --before tree's)."""
     bare_first, bare_second = _median(figures["bare"], "first"), _median(figures["bare"], "second")
-    print(
-        f"  reference: bare Textual app, Enter → text on screen median {bare_first * lib.MS:.0f} ms "
-        f"(first), {bare_second * lib.MS:.0f} ms (second)"
-    )
+    if code:
+        print("  the --before code:")
+    else:
+        print(
+            f"  reference: bare Textual app, Enter → text on screen median {bare_first * lib.MS:.0f} ms "
+            f"(first), {bare_second * lib.MS:.0f} ms (second)"
+        )
     for key, label, target, bare in (
         ("first", "first prompt after start-up (session attached)", 0.100, bare_first),
         ("second", "second prompt", 0.040, bare_second),
     ):
-        values = [run[key] for run in figures["ready"]]
+        values = [run[key] for run in figures["ready" + code]]
         median = lib.median(values)
         lib.report(
             f"harnez, {label}, Enter → answer",
@@ -175,7 +235,7 @@ def report(figures: dict[str, list[dict[str, float]]]) -> None:
             median <= target,
             f"{median / bare:.1f}× bare",
         )
-    early = [run["first"] for run in figures["early"]]
+    early = [run["first"] for run in figures["early" + code]]
     lib.report(
         "harnez, prompt sent at the first frame, Enter → answer",
         f"median {lib.median(early) * lib.MS:.0f} ms, p90 {lib.percentile(early, 90) * lib.MS:.0f} ms",
@@ -183,12 +243,24 @@ def report(figures: dict[str, list[dict[str, float]]]) -> None:
         lib.median(early) <= 0.100,
         f"{lib.median(early) / bare_first:.1f}× bare",
     )
-    launch = [run["launch"] for run in figures["early"]]
+    launch = [run["launch"] for run in figures["early" + code]]
     print(
         f"  harnez, prompt sent at the first frame, launch → answer: median "
         f"{lib.median(launch) * lib.MS:.0f} ms (ready runs: "
-        f"{_median(figures['ready'], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
+        f"{_median(figures['ready' + code], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
     )
+
+
+def report_stages(figures: dict[str, list[dict[str, float]]], before: str = "") -> None:
+    """Per harnez kind: each stamped stage's median moment after launch and after the first Enter."""
+    for kind in ("ready", "early", "ready" + before, "early" + before) if before else ("ready", "early"):
+        runs = figures[kind]
+        names = {key.split(":", 1)[1] for run in runs for key in run if key.startswith("launch:")}
+        rows = sorted((_median([r for r in runs if f"launch:{n}" in r], f"launch:{n}"), n) for n in names)
+        print(f"  {kind} runs, stages (median ms after launch / after the first Enter):")
+        for at, name in rows:
+            after_enter = _median([r for r in runs if f"stage:{name}" in r], f"stage:{name}")
+            print(f"    {name:<28} {at * lib.MS:7.1f}  {after_enter * lib.MS:+8.1f}")
 
 
 if __name__ == "__main__":

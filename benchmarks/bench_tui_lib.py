@@ -147,6 +147,11 @@ class PtyProcess:
         )
         return time.perf_counter()
 
+    def found_after(self, mark: int, text: str) -> int:
+        """Where in the output read so far `text` first shows as one run of bytes after `mark` (`mark`
+        when it does not): a later `wait_for_after` from there sees what came with it in one read."""
+        return max(self._raw.find(text.encode(), mark), mark)
+
     def wrote_after(self, mark: int, text: str) -> bool:
         """Whether the output read after `mark` holds `text` as one run of bytes (a word in one style)."""
         return self._raw.find(text.encode(), mark) >= 0

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harnez.agent.approvals import ApprovalDesk
 from harnez.errors import HarnezError, ModelConfigError, SessionNotFoundError, StoreError, StoreWriteError
@@ -24,7 +25,6 @@ from harnez.events import (
 )
 from harnez.events import UserMessage as UserMessageEvent
 from harnez.hooks import HookReview, HookTrust
-from harnez.importers.importer import ImportReport, Progress, import_sessions
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
@@ -45,6 +45,9 @@ from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool, stop_orphaned_group
 from harnez.wires.catalogue import suggested_models
 from harnez.wires.conversation import UserMessage
+
+if TYPE_CHECKING:
+    from harnez.importers.importer import ImportReport, Progress
 
 REPLAY_PAGE = 2000
 COMPACT_COMMAND = "/compact"
@@ -111,11 +114,23 @@ class Server(SessionListing):
 
     async def warm_up(self) -> None:
         """Prepare, in a worker thread, what a process's first model request needs (the HTTP
-        transport's imports, the TLS context: ~100 ms). A front end calls it once, after opening,
-        while nobody waits, so that the first prompt does not pay it. Nothing leaves the machine."""
+        transport's imports, and the TLS context unless the default model's provider is plain http:
+        ~100 ms). A front end calls it once, after opening, before a prompt is likely, so that the
+        first prompt does not pay it. Nothing leaves the machine."""
         from harnez.wires.clients import warm_up
 
-        await asyncio.to_thread(warm_up)
+        await asyncio.to_thread(warm_up, self._default_model_uses_tls())
+
+    def _default_model_uses_tls(self) -> bool:
+        """Whether the default model's provider is reached over TLS (True when that is unknown)."""
+        from harnez.wires.http import needs_tls
+
+        try:
+            provider = parse_model_ref(self.settings.model or "").provider
+        except HarnezError:
+            return True
+        found = self.settings.providers.get(provider)
+        return found is None or needs_tls(found.base_url)
 
     @classmethod
     async def open(
@@ -344,6 +359,10 @@ class Server(SessionListing):
         Importing again updates sessions whose source changed and never duplicates; sessions that
         record no folder get `workspace`. The sources are only read.
         """
+        # The importers are imported here: a front end that never imports sessions (the TUI's first
+        # prompt waits for the server side's imports) does not pay for them.
+        from harnez.importers.importer import import_sessions
+
         chosen = list(harnesses) if harnesses else None
         return await import_sessions(
             self.store,

@@ -187,6 +187,24 @@ class HarnezApp(NoticeKeepingApp):
         from harnez.errors import HarnezError
 
         try:
+            warmed = await self._open_and_warm_up()
+            await self._first_screen()
+            if self._server is not None and not warmed:
+                self.run_worker(self._warm_up(), name="warm-up", group="warm-up")
+        except HarnezError as exc:
+            self.failure = exc.message
+            self.exit(return_code=exc.exit_code)
+
+    async def _open_and_warm_up(self) -> bool:
+        """Import the server side, read the settings, open the server and, for a new session, warm up
+        (`_warm_up`); whether it warmed up.
+
+        The cyclic garbage collector is paused meanwhile: nearly everything these imports build
+        lives as long as the app, and its collections walked it again and again (~15 % of the
+        imports' time in fresh interpreters).
+        """
+        gc.disable()
+        try:
             # The heavy imports run in a thread: the event loop stays free to paint the first frame
             # and to take keys meanwhile (Python switches threads every few milliseconds).
             await asyncio.to_thread(_import_server_side)
@@ -194,19 +212,26 @@ class HarnezApp(NoticeKeepingApp):
                 self._settings_loaded(self._load_settings())
             if self.opens_new_session or self._database is None or self._database().exists():
                 await self._open(self._open_server())
+            warm_first = self._server is not None and self.opens_new_session and not self.needs_setup
+            if warm_first:
+                await self._warm_up()
             # Everything imported and built so far lives as long as the app: keep the collector
             # from walking it again during every later collection (mounting a long session).
             gc.freeze()
-            await self._first_screen()
-            if self._server is not None:
-                self.run_worker(self._warm_up(), name="warm-up", group="warm-up")
-        except HarnezError as exc:
-            self.failure = exc.message
-            self.exit(return_code=exc.exit_code)
+            return warm_first
+        finally:
+            gc.enable()
 
     async def _warm_up(self) -> None:
         """Import and build, in worker threads, what the first answer needs (its widgets, the HTTP
-        transport), so that a prompt sent now or soon does not wait for them on the event loop."""
+        transport), so that a prompt does not wait for them on the event loop.
+
+        A new session's screen is attached only once this is done: a prompt sent as soon as the
+        session shows would otherwise run beside these imports, each of its steps waiting for the
+        interpreter's lock, and the first request would wait for the import the thread holds
+        (docs/performance.md, "The first prompt of a process"). Other first screens (a stored
+        session, the picker) are shown first and warmed after.
+        """
         await asyncio.to_thread(_prepare_answers)
         await self.server.warm_up()
 

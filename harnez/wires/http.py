@@ -10,6 +10,7 @@ import json
 import re
 import ssl
 import time
+import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -48,10 +49,36 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def new_client(retry: RetrySettings) -> httpx.AsyncClient:
-    """An httpx client with the retry settings' timeouts and the process's TLS context."""
+@functools.cache
+def no_roots_context() -> ssl.SSLContext:
+    """A TLS context that verifies certificates but trusts no root, built in microseconds: every TLS
+    connection made with it fails verification (never goes unchecked)."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def tls_context_for(base_url: str) -> ssl.SSLContext:
+    """The TLS context of a client of `base_url`: the process's when it needs one (`needs_tls`); for
+    a plain-http server (a local model) one with no roots, since its requests never use TLS, so that
+    its first client does not load the certificate store (25–110 ms of a first prompt)."""
+    return tls_context() if needs_tls(base_url) else no_roots_context()
+
+
+def needs_tls(base_url: str) -> bool:
+    """Whether a client of `base_url` makes TLS connections: an `https:` provider, or any behind a
+    proxy over https named by the environment (which the client reaches with its TLS context)."""
+    return not base_url.lower().startswith("http://") or _proxy_over_tls()
+
+
+def _proxy_over_tls() -> bool:
+    """Whether a proxy variable of the environment (HTTP_PROXY, ALL_PROXY, …) names an https URL."""
+    return any(url.lower().startswith("https:") for url in urllib.request.getproxies().values())
+
+
+def new_client(retry: RetrySettings, base_url: str = "https:") -> httpx.AsyncClient:
+    """An httpx client of `base_url` with the retry settings' timeouts and its TLS context."""
     return httpx.AsyncClient(
-        timeout=httpx.Timeout(retry.read_timeout, connect=retry.connect_timeout), verify=tls_context()
+        timeout=httpx.Timeout(retry.read_timeout, connect=retry.connect_timeout),
+        verify=tls_context_for(base_url),
     )
 
 
@@ -95,7 +122,7 @@ class HttpWire:
         if endpoint.api_key:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
-        self._client = client or new_client(timeouts)
+        self._client = client or new_client(timeouts, endpoint.base_url)
 
     def __repr__(self) -> str:
         return (

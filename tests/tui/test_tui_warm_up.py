@@ -1,40 +1,69 @@
-"""Once the server is open, the app prepares the first answer's parts in worker threads."""
+"""The app prepares the first answer's parts in worker threads (a new session shows once they are
+ready), with the garbage collector paused while the server side is imported."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
-from textual.worker import WorkerState
-
+import harnez.tui.app as app_module
 import harnez.tui.widgets.markdown as markdown
 import harnez.wires.clients as clients
+from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock
 from tests.tui.helpers import ANSWER_MARKDOWN, wait_for
 from tests.tui.test_session import ends, send
 
 
-async def test_the_app_warms_up_off_the_event_loop_once_the_server_is_open(make_app, monkeypatch) -> None:
-    threads: dict[str, threading.Thread] = {}
-    warm_markdown, warm_wires = markdown.warm_up, clients.warm_up
+async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_loop(
+    make_app, monkeypatch
+) -> None:
+    done: list[tuple[str, threading.Thread]] = []
+    warm_markdown, warm_wires, attach = markdown.warm_up, clients.warm_up, SessionScreen.attach
 
     def markdown_warm_up() -> None:
-        threads["markdown"] = threading.current_thread()
         warm_markdown()
+        done.append(("markdown", threading.current_thread()))
 
-    def wires_warm_up() -> None:
-        threads["wires"] = threading.current_thread()
-        warm_wires()
+    def wires_warm_up(tls: bool = True) -> None:
+        warm_wires(tls)
+        done.append(("wires", threading.current_thread()))
+
+    async def attached(screen: SessionScreen, *args: object) -> None:
+        done.append(("attached", threading.current_thread()))
+        await attach(screen, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(markdown, "warm_up", markdown_warm_up)
     monkeypatch.setattr(clients, "warm_up", wires_warm_up)
+    monkeypatch.setattr(SessionScreen, "attach", attached)
     app = make_app()
     async with app.run_test(size=(100, 50)) as pilot:
         await wait_for(pilot, lambda: app.ready, "session screen")
-        warm_up = next(w for w in app.workers if w.name == "warm-up")
-        await wait_for(pilot, lambda: warm_up.state == WorkerState.SUCCESS, "the warm-up finished")
-        assert set(threads) == {"markdown", "wires"}
-        assert threading.main_thread() not in threads.values()
+        # A prompt sent as soon as the session shows no longer shares the interpreter with them.
+        assert [name for name, _ in done] == ["markdown", "wires", "attached"]
+        threads = [thread for name, thread in done if name != "attached"]
+        assert threading.main_thread() not in threads
+        assert not [w for w in app.workers if w.name == "warm-up"]
         await send(pilot, "Say hello")
         await wait_for(pilot, lambda: ends(app), "task end")
         assert next(b.text for b in app.screen.query(AssistantBlock)) == "".join(ANSWER_MARKDOWN)
+        await pilot.press("ctrl+q")
+
+
+async def test_the_collector_pauses_while_the_server_side_is_imported_and_resumes_once_open(
+    make_app, monkeypatch
+) -> None:
+    collecting: list[bool] = []
+    import_server_side = app_module._import_server_side
+
+    def importing() -> None:
+        collecting.append(gc.isenabled())
+        import_server_side()
+
+    monkeypatch.setattr(app_module, "_import_server_side", importing)
+    app = make_app()
+    async with app.run_test(size=(100, 50)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "session screen")
+        assert collecting == [False]
+        assert gc.isenabled()
         await pilot.press("ctrl+q")

@@ -3,8 +3,10 @@ that skips heavy folders and honours the workspace's `.gitignore`; bounded eithe
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -147,3 +149,27 @@ def test_without_git_the_walk_is_used(
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
     make_files(workspace, "a.py")
     assert list_workspace(workspace).source == "walk"
+
+
+def test_the_server_side_imports_the_listing_but_not_pathspec_until_a_walk_reads_a_gitignore(
+    workspace: Path,
+) -> None:
+    make_files(workspace, "a.py", "skipped.log")
+    (workspace / ".gitignore").write_text("*.log\n")
+    program = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import harnez.server.factory, harnez.tools.search\n"
+        "print('pathspec' in sys.modules)\n"
+        "from harnez.workspace import list_workspace\n"
+        f"print(list_workspace(Path({str(workspace)!r})).files, 'pathspec' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PATH": str(workspace / "no-git-here")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["False", "['.gitignore', 'a.py'] True"]
