@@ -34,7 +34,6 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from harnez.errors import HarnezError
 from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
-from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 from harnez.tui.widgets.keys import KeyHints
 
 if TYPE_CHECKING:
@@ -601,6 +600,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         """Rename the highlighted session (asks for the name)."""
         session_id = self.selected_id
         if session_id is not None and not self._still_opening():
+            from harnez.tui.screens.dialogs import RenameDialog  # not on the way to the first paint
+
             current = self.records[session_id].title or ""
             self.app.push_screen(RenameDialog(current), lambda name: self._rename(session_id, name))
 
@@ -642,6 +643,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         session_id = self.selected_id
         if session_id is None or self._still_opening():
             return
+        from harnez.tui.screens.dialogs import ConfirmDialog  # not on the way to the first paint
+
         title = printable(self.records[session_id].display_title, one_line=True)
         question = f"Delete the session {title!r} and all its history? This cannot be undone."
         self.app.push_screen(ConfirmDialog(question), lambda yes: self._delete(session_id, yes))
