@@ -99,3 +99,29 @@ async def test_a_list_replaced_before_its_rest_was_listed_never_gets_that_rest(
         await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE - 1, "the rest of the last list")
         await pilot.pause(0.1)
         assert listed(app) == [r.id for r in page[1:]]
+
+
+async def test_a_page_read_anew_that_reads_the_same_keeps_the_rows_listed_and_the_rest_unlisted(
+    make_app, db_path, workspace
+) -> None:
+    newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
+    app = make_app(open_picker=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
+        screen, options = app.screen, app.screen.query_one(OptionList)
+        assert isinstance(screen, PickerScreen)
+        before, fit = list(options.options), len(listed(app))
+        read = screen._show_page
+        reads: list[bool] = []
+
+        async def counted(reset: bool, keep: str | None = None, full_text: bool = True) -> None:
+            await read(reset, keep, full_text)
+            reads.append(reset)
+
+        screen._show_page = counted  # type: ignore[method-assign]
+        screen.attach(screen.server, screen.open_database)  # the same page read again
+        await wait_for(pilot, lambda: reads, "the page read again")
+        assert all(new is old for new, old in zip(options.options, before, strict=True))  # not rebuilt
+        options.highlighted = fit - 1
+        await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE, "the rest of the page")
+        assert listed(app) == newest_first[:PAGE_SIZE]

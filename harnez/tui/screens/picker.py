@@ -394,7 +394,6 @@ class PickerScreen(Screen[PickerChoice | None]):
             self.shown_query, self.shown_full_text = query, full_text and bool(query)
             self.records.clear()
             self.snippets.clear()
-            self._rest = []
         self._cursor = page.next_cursor
         self.snippets.update(page.snippets)
         fresh = [r for r in page.sessions if r.id not in self.records]
@@ -415,18 +414,21 @@ class PickerScreen(Screen[PickerChoice | None]):
         options.add_options([Option(self._row(r), id=r.id) for r in records])
 
     def _replace_rows(self, options: OptionList, records: list[SessionRecord], keep: str | None) -> None:
-        """List `records` instead of the rows shown. When they read the same (the same sessions, their rows
-        reused from `ROWS`: a key that did not change the matches, a refresh), the options and their
-        measured heights and rendered lines stay; the list only goes back to its top, as when cleared.
+        """List `records` instead of the rows shown. When the rows listed read the same in a page as long
+        (the same sessions, their rows reused from `ROWS`: a key that did not change the matches, a
+        refresh), the options and their measured heights and rendered lines stay, the rows not listed
+        yet are taken as read now, and the list only goes back to its top, as when cleared.
         Otherwise only the rows that fit the screen are listed; the rest of the page waits in `_rest`
         until the selection or the scroll comes near the end (`_load_more_if_near_end`): each row is
         built and measured (a full wrap of its text) as it is listed, and listing more later repaints
         the whole list, which each key's new list would pay for rows nobody scrolled to."""
         shown = options.options
-        if len(shown) == len(records) and all(
-            old.id == new.id and old.prompt is self._row(new) for old, new in zip(shown, records, strict=True)
+        if len(shown) + len(self._rest) == len(records) and all(
+            old.id == new.id and old.prompt is self._row(new)
+            for old, new in zip(shown, records[: len(shown)], strict=True)
         ):
-            self.records.update((r.id, r) for r in records)
+            self.records.update((r.id, r) for r in records[: len(shown)])
+            self._rest = records[len(shown) :]  # still not listed, as read now
             options.highlighted = None
             options.scroll_y = 0
             return
