@@ -3,9 +3,12 @@ comes near their end."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from harnez.server.server import Server
@@ -43,17 +46,25 @@ def listed(app: Any) -> list[str | None]:
     return [option.id for option in app.screen.query_one(OptionList).options]
 
 
+@asynccontextmanager
+async def picker_over_a_page_and_more(
+    app: Any, size: tuple[int, int]
+) -> AsyncIterator[tuple[Pilot, PickerScreen, OptionList]]:
+    """`app` run at `size` with its picker showing its first rows."""
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
+        assert isinstance(app.screen, PickerScreen)
+        yield pilot, app.screen, app.screen.query_one(OptionList)
+
+
 async def test_the_rows_that_fit_are_listed_and_the_rest_of_the_page_when_the_selection_nears_them(
     make_app, db_path, workspace
 ) -> None:
     newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
     app = make_app(open_picker=True)
     counts = rows_at_each_frame(app)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
+    async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         await pilot.pause(0.2)
-        screen, options = app.screen, app.screen.query_one(OptionList)
-        assert isinstance(screen, PickerScreen)
         fit = len(listed(app))
         assert fit < PAGE_SIZE and set(counts) - {0} == {fit}  # painted with the rows that fit, no more
         assert 3 * fit >= options.size.height  # ... and they fill the list (three lines a row)
@@ -70,9 +81,7 @@ async def test_paging_to_the_end_on_a_short_screen_lists_every_session_once_in_o
 ) -> None:
     newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
     app = make_app(open_picker=True)
-    async with app.run_test(size=(80, 10)) as pilot:
-        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
-        options = app.screen.query_one(OptionList)
+    async with picker_over_a_page_and_more(app, (80, 10)) as (pilot, _, options):
         while len(listed(app)) < len(newest_first):
             count = options.option_count
             options.highlighted = count - 1  # the rest of the page, or the next page
@@ -86,10 +95,7 @@ async def test_a_list_replaced_before_its_rest_was_listed_never_gets_that_rest(
 ) -> None:
     await seed_many(db_path, workspace, PAGE_SIZE + 5)
     app = make_app(open_picker=True)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
-        screen, options = app.screen, app.screen.query_one(OptionList)
-        assert isinstance(screen, PickerScreen)
+    async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         options.highlighted = options.option_count - 1  # the rest listed: the whole page
         await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE, "the whole first page")
         page = list(screen.records.values())
@@ -106,10 +112,7 @@ async def test_a_page_read_anew_that_reads_the_same_keeps_the_rows_listed_and_th
 ) -> None:
     newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
     app = make_app(open_picker=True)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.ready and listed(app), "the first rows")
-        screen, options = app.screen, app.screen.query_one(OptionList)
-        assert isinstance(screen, PickerScreen)
+    async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         before, fit = list(options.options), len(listed(app))
         read = screen._show_page
         reads: list[bool] = []
