@@ -141,6 +141,10 @@ class RowCache:
         self.size = size
         self._rows: OrderedDict[Hashable, Content] = OrderedDict()
 
+    def clear(self) -> None:
+        """Forget every row kept (the next ones are built anew)."""
+        self._rows.clear()
+
     def row(self, record: SessionRecord, snippet: str | None, project: str | None) -> Content:
         """The row of `record` as `session_row` builds it, reused when it would read the same."""
         now = time.time()
