@@ -28,6 +28,12 @@ async def seed_many(db_path: Path, workspace: Path, count: int) -> list[str]:
     return [r.id for r in page.sessions]
 
 
+async def app_over_a_page_and_more(make_app: Any, db_path: Path, workspace: Path) -> tuple[Any, list[str]]:
+    """An app opening on the picker over a page of sessions and five more; their ids, newest first."""
+    newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
+    return make_app(open_picker=True), newest_first
+
+
 def rows_at_each_frame(app: Any) -> list[int]:
     """The picker's row count at every frame the app paints from now on (Textual's own display hook)."""
     counts: list[int] = []
@@ -60,8 +66,7 @@ async def picker_over_a_page_and_more(
 async def test_the_rows_that_fit_are_listed_and_the_rest_of_the_page_when_the_selection_nears_them(
     make_app, db_path, workspace
 ) -> None:
-    newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
-    app = make_app(open_picker=True)
+    app, newest_first = await app_over_a_page_and_more(make_app, db_path, workspace)
     counts = rows_at_each_frame(app)
     async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         await pilot.pause(0.2)
@@ -79,8 +84,7 @@ async def test_the_rows_that_fit_are_listed_and_the_rest_of_the_page_when_the_se
 async def test_paging_to_the_end_on_a_short_screen_lists_every_session_once_in_order(
     make_app, db_path, workspace
 ) -> None:
-    newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
-    app = make_app(open_picker=True)
+    app, newest_first = await app_over_a_page_and_more(make_app, db_path, workspace)
     async with picker_over_a_page_and_more(app, (80, 10)) as (pilot, _, options):
         while len(listed(app)) < len(newest_first):
             count = options.option_count
@@ -93,8 +97,7 @@ async def test_paging_to_the_end_on_a_short_screen_lists_every_session_once_in_o
 async def test_a_list_replaced_before_its_rest_was_listed_never_gets_that_rest(
     make_app, db_path, workspace
 ) -> None:
-    await seed_many(db_path, workspace, PAGE_SIZE + 5)
-    app = make_app(open_picker=True)
+    app, _ = await app_over_a_page_and_more(make_app, db_path, workspace)
     async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         options.highlighted = options.option_count - 1  # the rest listed: the whole page
         await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE, "the whole first page")
@@ -110,8 +113,7 @@ async def test_a_list_replaced_before_its_rest_was_listed_never_gets_that_rest(
 async def test_a_page_read_anew_that_reads_the_same_keeps_the_rows_listed_and_the_rest_unlisted(
     make_app, db_path, workspace
 ) -> None:
-    newest_first = await seed_many(db_path, workspace, PAGE_SIZE + 5)
-    app = make_app(open_picker=True)
+    app, newest_first = await app_over_a_page_and_more(make_app, db_path, workspace)
     async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
         before, fit = list(options.options), len(listed(app))
         read = screen._show_page
@@ -128,3 +130,28 @@ async def test_a_page_read_anew_that_reads_the_same_keeps_the_rows_listed_and_th
         options.highlighted = fit - 1
         await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE, "the rest of the page")
         assert listed(app) == newest_first[:PAGE_SIZE]
+
+
+async def test_rows_not_listed_yet_follow_changes_made_elsewhere_before_they_are_listed(
+    make_app, db_path, workspace
+) -> None:
+    app, newest_first = await app_over_a_page_and_more(make_app, db_path, workspace)
+    async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
+        fit = len(listed(app))
+        renamed, deleted = newest_first[fit + 2], newest_first[fit + 3]
+        other = await Server.open(db_path)  # another window renames one and deletes one, both unlisted
+        try:
+            await other.rename(renamed, "Renamed in another window")
+            await other.delete_session(deleted)
+        finally:
+            await other.close()
+        await wait_for(
+            pilot,
+            lambda: any(r.title == "Renamed in another window" for r in screen._rest),
+            "the rows not listed re-read",
+            tries=1500,
+        )
+        options.highlighted = fit - 1
+        await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE - 1, "the rest of the page")
+        assert deleted not in listed(app)
+        assert "Renamed in another window" in str(options.get_option(renamed).prompt)

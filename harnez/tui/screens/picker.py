@@ -464,18 +464,22 @@ class PickerScreen(Screen[PickerChoice | None]):
     @work(group="refresh", exclusive=True)
     async def refresh_rows(self) -> None:
         """Show changes made since the rows were read: titles, status, activity, deletions, and
-        new sessions at the top of an unfiltered list. Rows further down are updated in place."""
+        new sessions at the top of an unfiltered list. Rows further down are updated in place, and
+        the rows not listed yet (`_rest`) are kept as they read now."""
         lister = self.server or self.early
         if self._loading or not self.is_active or (self.server is not None and self.server.closed):
             return
+        rest, shown = self._rest, [*self.records.values(), *self._rest]
         if self.all_workspaces:
-            fresh = await self._all_projects().reload(self.records.values())
+            fresh = await self._all_projects().reload(shown)
         elif lister is not None:
-            fresh = await lister.reload_sessions(self.records.values())
+            fresh = await lister.reload_sessions(shown)
         else:
             return
         if not self.showing:
             return
+        if self._rest is rest:  # else a page read meanwhile replaced them
+            self._rest = [fresh[r.id] for r in rest if r.id in fresh]
         options = self.query_one(OptionList)
         for session_id, record in list(self.records.items()):
             current = fresh.get(session_id)
