@@ -62,3 +62,11 @@ def test_the_rows_kept_are_bounded_and_the_least_recently_shown_goes_first() -> 
     rows.row(record(3), None, None)  # evicts 2
     assert rows.row(record(1), None, None) is one
     assert rows.row(record(2), None, None) is not two
+
+
+def test_rows_cleared_are_built_anew() -> None:
+    rows = RowCache(10)
+    first = rows.row(record(1), None, None)
+    rows.clear()
+    again = rows.row(record(1), None, None)
+    assert again is not first and again.plain == first.plain

@@ -34,7 +34,6 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from harnez.errors import HarnezError
 from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
-from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 from harnez.tui.widgets.keys import KeyHints
 
 if TYPE_CHECKING:
@@ -51,6 +50,9 @@ SEARCH_DELAY = 0.05
 """Seconds of quiet typing before the full-text search runs (each key filters titles at once)."""
 LOAD_MORE_MARGIN = 10
 """Load the next page when the selection comes this close to the end."""
+REST_MARGIN = 2
+"""List the rest of the page shown (the rows that did not fit the screen) when the selection comes this
+close to the last row listed (no read: they are at hand)."""
 REFRESH_EVERY = 2.0
 """Seconds between refreshes of the listed rows (titles, status and new sessions from any process)."""
 KEYS = (
@@ -61,6 +63,8 @@ KEYS = (
     ("Esc", "close"),
 )
 """The keys listed at the picker's foot."""
+ROW_LINES = 2
+"""Lines of a row without a match: its title line and its workspace line (a match adds one or two)."""
 ROWS_KEPT = 1000
 """Built rows kept for reuse (`RowCache`): a few pages of every scope and of the searches typed."""
 _MATCH = re.compile(r"\[([^\]]*)\]")
@@ -136,6 +140,10 @@ class RowCache:
     def __init__(self, size: int) -> None:
         self.size = size
         self._rows: OrderedDict[Hashable, Content] = OrderedDict()
+
+    def clear(self) -> None:
+        """Forget every row kept (the next ones are built anew)."""
+        self._rows.clear()
 
     def row(self, record: SessionRecord, snippet: str | None, project: str | None) -> Content:
         """The row of `record` as `session_row` builds it, reused when it would read the same."""
@@ -242,11 +250,13 @@ class PickerScreen(Screen[PickerChoice | None]):
         """Whether the listed rows are the full-text search's (else the title, workspace and id filter's)."""
         self._cursor: str | None = None
         self._loading = False
+        self._rest: list[SessionRecord] = []
+        """The rows of the page shown not listed yet: they did not fit the screen (`_replace_rows`)."""
         self._search_timer: Timer | None = None
         self._typed_at = 0.0
+        """When the last key changed the search (time.monotonic)."""
         self._reading: asyncio.Future[Any] | None = None
         """The page read last (`_read_alone`)."""
-        """When the last key changed the search (time.monotonic)."""
         self._attached = on_chosen is None
 
     def compose(self) -> ComposeResult:
@@ -391,12 +401,10 @@ class PickerScreen(Screen[PickerChoice | None]):
         self._cursor = page.next_cursor
         self.snippets.update(page.snippets)
         fresh = [r for r in page.sessions if r.id not in self.records]
-        self.records.update((r.id, r) for r in fresh)
-        rows = [Option(self._row(r), id=r.id) for r in fresh]
         if reset:
-            self._replace_rows(options, rows)
+            self._replace_rows(options, fresh, keep)
         else:
-            options.add_options(rows)
+            self._add_rows(options, fresh)
         if reset and options.option_count:
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
@@ -404,20 +412,43 @@ class PickerScreen(Screen[PickerChoice | None]):
         if reset and query and not full_text:
             self._search_after_filter(query)
 
-    @staticmethod
-    def _replace_rows(options: OptionList, rows: list[Option]) -> None:
-        """List `rows` instead of the rows shown. When they read the same (the same sessions, their rows
-        reused from `ROWS`: a key that did not change the matches, a refresh), the options and their
-        measured heights and rendered lines stay; the list only goes back to its top, as when cleared."""
+    def _add_rows(self, options: OptionList, records: list[SessionRecord]) -> None:
+        """List `records` after the rows shown."""
+        self.records.update((r.id, r) for r in records)
+        options.add_options([Option(self._row(r), id=r.id) for r in records])
+
+    def _replace_rows(self, options: OptionList, records: list[SessionRecord], keep: str | None) -> None:
+        """List `records` instead of the rows shown. When the rows listed read the same in a page as long
+        (the same sessions, their rows reused from `ROWS`: a key that did not change the matches, a
+        refresh), the options and their measured heights and rendered lines stay, the rows not listed
+        yet are taken as read now, and the list only goes back to its top, as when cleared.
+        Otherwise only the rows that fit the screen are listed; the rest of the page waits in `_rest`
+        until the selection or the scroll comes near the end (`_load_more_if_near_end`): each row is
+        built and measured (a full wrap of its text) as it is listed, and listing more later repaints
+        the whole list, which each key's new list would pay for rows nobody scrolled to."""
         shown = options.options
-        if len(shown) == len(rows) and all(
-            old.id == new.id and old.prompt is new.prompt for old, new in zip(shown, rows, strict=True)
+        if len(shown) + len(self._rest) == len(records) and all(
+            old.id == new.id and old.prompt is self._row(new)
+            for old, new in zip(shown, records[: len(shown)], strict=True)
         ):
+            self.records.update((r.id, r) for r in records[: len(shown)])
+            self._rest = records[len(shown) :]  # still not listed, as read now
             options.highlighted = None
             options.scroll_y = 0
             return
         options.clear_options()
-        options.add_options(rows)
+        first = self._rows_that_fit(options)
+        if any(r.id == keep for r in records[first:]):
+            first = len(records)  # the highlighted row stays where it was: everything now
+        self._add_rows(options, records[:first])
+        self._rest = records[first:]
+
+    def _rows_that_fit(self, options: OptionList) -> int:
+        """How many rows the list can show at most (one more for a row cut at the foot): every row
+        takes its two lines and the option's padding, and the list is never taller than the terminal
+        (before the first layout the list's own height is not known yet)."""
+        padding = options.get_component_styles("option-list--option").padding
+        return self.app.size.height // (ROW_LINES + padding.top + padding.bottom) + 1
 
     def _search_after_filter(self, query: str) -> None:
         """Once the title filter's rows for the query typed are shown, search the full text after
@@ -433,18 +464,22 @@ class PickerScreen(Screen[PickerChoice | None]):
     @work(group="refresh", exclusive=True)
     async def refresh_rows(self) -> None:
         """Show changes made since the rows were read: titles, status, activity, deletions, and
-        new sessions at the top of an unfiltered list. Rows further down are updated in place."""
+        new sessions at the top of an unfiltered list. Rows further down are updated in place, and
+        the rows not listed yet (`_rest`) are kept as they read now."""
         lister = self.server or self.early
         if self._loading or not self.is_active or (self.server is not None and self.server.closed):
             return
+        rest, shown = self._rest, [*self.records.values(), *self._rest]
         if self.all_workspaces:
-            fresh = await self._all_projects().reload(self.records.values())
+            fresh = await self._all_projects().reload(shown)
         elif lister is not None:
-            fresh = await lister.reload_sessions(self.records.values())
+            fresh = await lister.reload_sessions(shown)
         else:
             return
         if not self.showing:
             return
+        if self._rest is rest:  # else a page read meanwhile replaced them
+            self._rest = [fresh[r.id] for r in rest if r.id in fresh]
         options = self.query_one(OptionList)
         for session_id, record in list(self.records.items()):
             current = fresh.get(session_id)
@@ -459,7 +494,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         if self.query_text or self._loading:
             return
         newest = await self._listing(None, None, 5)
-        if any(record.id not in self.records for record in newest.sessions):
+        waiting = {record.id for record in self._rest}
+        if any(record.id not in self.records and record.id not in waiting for record in newest.sessions):
             self.load_page(reset=True, keep=self.selected_id)
 
     def _show_empty(self) -> None:
@@ -479,11 +515,18 @@ class PickerScreen(Screen[PickerChoice | None]):
             )
 
     def _load_more_if_near_end(self, index: int | None) -> None:
+        """At the last rows listed, list the rest of the page shown; near the end of a whole page, read
+        the next one."""
         options = self.query_one(OptionList)
+        if index is None:
+            return
+        if self._rest and index >= options.option_count - REST_MARGIN:
+            rest, self._rest = self._rest, []
+            self._add_rows(options, rest)
         if (
-            self._cursor
+            not self._rest
+            and self._cursor
             and not self._loading
-            and index is not None
             and index >= options.option_count - LOAD_MORE_MARGIN
         ):
             self._loading = True
@@ -567,6 +610,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         """Rename the highlighted session (asks for the name)."""
         session_id = self.selected_id
         if session_id is not None and not self._still_opening():
+            from harnez.tui.screens.dialogs import RenameDialog  # not on the way to the first paint
+
             current = self.records[session_id].title or ""
             self.app.push_screen(RenameDialog(current), lambda name: self._rename(session_id, name))
 
@@ -608,6 +653,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         session_id = self.selected_id
         if session_id is None or self._still_opening():
             return
+        from harnez.tui.screens.dialogs import ConfirmDialog  # not on the way to the first paint
+
         title = printable(self.records[session_id].display_title, one_line=True)
         question = f"Delete the session {title!r} and all its history? This cannot be undone."
         self.app.push_screen(ConfirmDialog(question), lambda yes: self._delete(session_id, yes))
