@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,25 @@ async def test_rows_not_listed_yet_follow_changes_made_elsewhere_before_they_are
         await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE - 1, "the rest of the page")
         assert deleted not in listed(app)
         assert "Renamed in another window" in str(options.get_option(renamed).prompt)
+
+
+async def test_a_page_that_lists_nothing_new_is_read_past_without_a_key(make_app, db_path, workspace) -> None:
+    app, newest_first = await app_over_a_page_and_more(make_app, db_path, workspace)
+    async with picker_over_a_page_and_more(app, (80, 24)) as (pilot, screen, options):
+        read = screen._listing
+        empty_pages = 0
+
+        async def with_an_empty_page(query: Any, cursor: Any, limit: int, full_text: bool = True) -> Any:
+            nonlocal empty_pages
+            page = await read(query, cursor, limit, full_text)
+            if cursor is not None and empty_pages == 0:  # e.g. its sessions deleted since the search
+                empty_pages += 1
+                return replace(page, sessions=[], next_cursor=cursor)
+            return page
+
+        screen._listing = with_an_empty_page  # type: ignore[method-assign]
+        options.highlighted = options.option_count - 1  # the rest of the page
+        await wait_for(pilot, lambda: len(listed(app)) == PAGE_SIZE, "the whole first page")
+        options.highlighted = PAGE_SIZE - 1  # the next page: empty, then the real one, with no key between
+        await wait_for(pilot, lambda: len(listed(app)) == len(newest_first), "the page after the empty one")
+        assert empty_pages == 1 and listed(app) == newest_first

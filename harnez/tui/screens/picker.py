@@ -409,8 +409,16 @@ class PickerScreen(Screen[PickerChoice | None]):
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
         self._show_empty()
-        if reset and query and not full_text:
+        if not fresh and self._cursor:
+            self._read_on()
+        elif reset and query and not full_text:
             self._search_after_filter(query)
+
+    def _read_on(self) -> None:
+        """Read the next page at once after one that listed nothing new (none of its sessions, or only
+        ones listed already): no row would come near the end to ask for it, and the list would stop."""
+        self._loading = True
+        self.call_later(self.load_page, reset=False, full_text=self.shown_full_text)
 
     def _add_rows(self, options: OptionList, records: list[SessionRecord]) -> None:
         """List `records` after the rows shown."""
