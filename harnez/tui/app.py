@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -19,6 +20,8 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
+from harnez.tui.collector import CHECK_EVERY as COLLECT_CHECK_EVERY
+from harnez.tui.collector import IdleCollector
 from harnez.tui.notices import NoticeKeepingApp
 
 if TYPE_CHECKING:
@@ -95,6 +98,7 @@ class HarnezApp(NoticeKeepingApp):
         self._local_probe = local_probe
         self._server: Server | None = None
         self._server_closed = False
+        self._collector = IdleCollector()
         self._first_screen_chosen = False
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
@@ -146,6 +150,16 @@ class HarnezApp(NoticeKeepingApp):
     def on_mount(self) -> None:
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
+        self.set_interval(COLLECT_CHECK_EVERY, self._collect_if_idle, name="idle collector")
+
+    def _collect_if_idle(self) -> None:
+        """A full garbage collection while the person pauses (harnez/tui/collector.py)."""
+        self._collector.collect_if_idle()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self._collector.input_seen()
+        await super().on_event(event)
 
     def on_ready(self) -> None:
         # Textual sends Ready once the first frame is written: the start-up worker's import thread,

@@ -1,0 +1,67 @@
+"""Full garbage collections run while the person pauses, never right after a key."""
+
+from __future__ import annotations
+
+import gc
+
+from harnez.tui.collector import IDLE_AFTER, WORTH_COLLECTING, IdleCollector
+from tests.tui.helpers import wait_for
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def young_collections(count: int) -> None:
+    """Make `count` generation-1 collections, as a busy app does, so a full one becomes due."""
+    for _ in range(count):
+        gc.collect(1)
+
+
+def test_a_full_collection_waits_for_a_pause_and_for_something_to_collect() -> None:
+    clock = Clock()
+    collector = IdleCollector(clock)
+    gc.collect()
+    assert not collector.collect_if_idle()  # nothing collected young since the last full one
+    young_collections(WORTH_COLLECTING)
+    collector.input_seen()
+    clock.now += IDLE_AFTER / 2
+    assert not collector.collect_if_idle() and gc.get_count()[2] >= WORTH_COLLECTING  # a key just now
+    clock.now += IDLE_AFTER
+    assert collector.collect_if_idle() and gc.get_count()[2] == 0  # paused: collected in full
+    young_collections(WORTH_COLLECTING)
+    gc.disable()
+    try:
+        assert not collector.collect_if_idle()  # the app paused the collector (start-up): left alone
+    finally:
+        gc.enable()
+
+
+class Recording(IdleCollector):
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.ran: list[bool] = []
+
+    def collect_if_idle(self) -> bool:
+        self.ran.append(super().collect_if_idle())
+        return self.ran[-1]
+
+
+async def test_the_app_counts_keys_as_input_and_collects_on_its_timer(make_app) -> None:
+    app = make_app(open_picker=True)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready, "the app ready")
+        clock = Clock()
+        app._collector = collector = Recording(clock)
+        clock.now += 2 * IDLE_AFTER
+        await pilot.press("x")
+        young_collections(WORTH_COLLECTING)
+        assert not collector.collect_if_idle()  # the key counted as input
+        clock.now += IDLE_AFTER
+        await wait_for(
+            pilot, lambda: True in collector.ran, "a full collection on the app's timer", tries=2000
+        )
