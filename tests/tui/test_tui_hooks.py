@@ -55,6 +55,12 @@ async def send(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+def trust_modal_shown(app) -> bool:
+    """The trust modal is the screen, composed, with "Not now" focused (pushed is not yet composed)."""
+    focused = app.focused
+    return isinstance(app.screen, HookTrustDialog) and focused is not None and focused.id == "no"
+
+
 async def test_untrusted_project_hooks_are_shown_in_a_modal_and_run_once_trusted(
     agent_app, workspace: Path, scripted_model: ScriptedModel, tmp_path: Path
 ) -> None:
@@ -63,7 +69,7 @@ async def test_untrusted_project_hooks_are_shown_in_a_modal_and_run_once_trusted
     scripted_model.add({"reply": [{"text": "done"}]})
     app = agent_app(settings)
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, HookTrustDialog), "the trust modal")
+        await wait_for(pilot, lambda: trust_modal_shown(app), "the trust modal")
         listed = str(app.screen.query_one("#hook-commands").render())
         assert listed == f"stop: touch {ran}"
         assert not ran.exists()
@@ -85,7 +91,7 @@ async def test_not_now_keeps_the_hooks_off_and_the_task_says_so(
     scripted_model.add({"reply": [{"text": "done"}]})
     app = agent_app(settings)
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, HookTrustDialog), "the trust modal")
+        await wait_for(pilot, lambda: trust_modal_shown(app), "the trust modal")
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, HookTrustDialog), "the modal closes")
         await send(pilot, "go")

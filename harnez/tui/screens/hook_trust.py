@@ -29,6 +29,9 @@ class HookTrustDialog(ModalScreen[bool]):
     HookTrustDialog Button { margin-left: 2; }
     """
     BINDINGS = [Binding("escape,n", "answer(False)", "Not now"), Binding("t", "answer(True)", "Trust")]
+    AUTO_FOCUS = "#no"
+    """Focused when the dialog shows (Textual does it once the dialog is composed and active; a
+    focus in `on_mount` could run before the buttons were there and crash the app)."""
 
     def __init__(self, review: HookReview) -> None:
         super().__init__()
@@ -47,9 +50,6 @@ class HookTrustDialog(ModalScreen[bool]):
             with Horizontal():
                 yield Button("Not now (n)", id="no")
                 yield Button("Trust and run them (t)", id="yes", variant="warning")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
