@@ -8,6 +8,7 @@ from typing import Any
 
 from harnez.store.db import Database
 from harnez.store.documents import texts_where
+from harnez.store.lookups import has_table, terms_beginning
 from harnez.store.sessions import ChildFilter, decode_cursor, encode_cursor
 
 SNIPPET_WORDS = 16
@@ -22,9 +23,6 @@ the doclists of every term that begins with it, whole, before the first row."""
 
 COMPLETIONS_MAX = 64
 """Terms a longer last word may begin before the search leaves the prefix to FTS5 after all."""
-
-_LAST_CHARACTER = "\U0010ffff"
-"""After every term that begins with a word: the word followed by it bounds their range."""
 
 _WORD = re.compile(r"[^\W_]+")
 """A word as the index's tokenizer (unicode61) sees one: letters and digits; `_` separates, as
@@ -170,20 +168,12 @@ class FullTextSearch:
         merges the prefix itself."""
         if len(word) <= PREFIXES_INDEXED or not word.isascii() or not await self._lists_terms():
             return None
-        start = word.lower()
-        rows = await self._db.fetchall(
-            "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT ?",
-            [start, start + _LAST_CHARACTER, COMPLETIONS_MAX + 1],
-        )
-        return [row[0] for row in rows] if len(rows) <= COMPLETIONS_MAX else None
+        return await terms_beginning(self._db, "search_terms", word.lower(), COMPLETIONS_MAX)
 
     async def _lists_terms(self) -> bool:
         """Whether the database has `search_terms` (another project's may be older, read unmigrated)."""
         if self._terms_listed is None:
-            row = await self._db.fetchone(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_terms'"
-            )
-            self._terms_listed = row is not None
+            self._terms_listed = await has_table(self._db, "search_terms")
         return self._terms_listed
 
     async def _snippets(self, words: list[str], doc_ids: list[int]) -> dict[int, str]:

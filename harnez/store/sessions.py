@@ -15,7 +15,8 @@ from harnez.redaction import redact
 from harnez.store import documents
 from harnez.store.db import Database, inserted_id
 from harnez.store.documents import Document
-from harnez.store.titlefilter import Reads, TitleFilter
+from harnez.store.lookups import Reads, has_table
+from harnez.store.titlefilter import TitleFilter
 
 _COLUMNS = (
     "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
@@ -110,10 +111,7 @@ class ChildFilter:
     async def clause(self, column: str) -> str | None:
         """`<column> NOT IN (…children…)`, or None when the database has no delegations table."""
         if self._known is None:
-            row = await self._db.fetchone(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'delegations'"
-            )
-            self._known = row is not None
+            self._known = await has_table(self._db, "delegations")
         return f"{column} NOT IN (SELECT child FROM delegations)" if self._known else None
 
 

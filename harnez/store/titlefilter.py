@@ -11,8 +11,9 @@ is filtered by the walk alone: the results are the same either way.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any, Protocol
+from typing import Any
+
+from harnez.store.lookups import Reads, has_table, terms_beginning
 
 CANDIDATES_MAX = 2000
 """Titles the index may name before the filter walks newest first instead: with that many possible
@@ -25,21 +26,11 @@ TERMS_MAX = 64
 """Trigrams a one- or two-character text may begin before the filter walks newest first instead."""
 
 _HEX = frozenset("0123456789abcdef")
-_LAST_CHARACTER = "\U0010ffff"
-
 _EVERY_WORKSPACE = (
     "WITH RECURSIVE spaces(w) AS (SELECT min(workspace) FROM sessions UNION ALL "
     "SELECT (SELECT min(workspace) FROM sessions WHERE workspace > w) FROM spaces WHERE w IS NOT NULL)"
 )
 """The distinct workspaces, one index lookup each (not a walk over every session)."""
-
-
-class Reads(Protocol):
-    """A database that answers reads (the project's own, or another project's read-only one)."""
-
-    async def fetchone(self, sql: str, params: Any = ()) -> sqlite3.Row | None: ...
-
-    async def fetchall(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
 
 
 def escaped(text: str) -> str:
@@ -122,21 +113,13 @@ class TitleFilter:
         if not text.isascii():
             return None
         start = text.lower()  # as the index folds ASCII letters
-        rows = await self._db.fetchall(
-            "SELECT term FROM session_title_trigrams WHERE term >= ? AND term < ? LIMIT ?",
-            [start, start + _LAST_CHARACTER, TERMS_MAX + 1],
-        )
-        if len(rows) > TERMS_MAX:
-            return None
-        return " OR ".join(_quoted(row[0]) for row in rows)
+        terms = await terms_beginning(self._db, "session_title_trigrams", start, TERMS_MAX)
+        return None if terms is None else " OR ".join(_quoted(term) for term in terms)
 
     async def _has_index(self) -> bool:
         """Whether the database has the trigram index of titles (version 9 on)."""
         if self._indexed is None:
-            row = await self._db.fetchone(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_titles'"
-            )
-            self._indexed = row is not None
+            self._indexed = await has_table(self._db, "session_titles")
         return self._indexed
 
 
