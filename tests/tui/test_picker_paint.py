@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from harnez.server.server import Server
+from harnez.store.sessions import decode_cursor, encode_cursor
 from harnez.tui.screens.picker import PAGE_SIZE, PickerScreen
 from tests.tui.helpers import seed_database, wait_for
 
@@ -169,7 +170,8 @@ async def test_a_page_that_lists_nothing_new_is_read_past_without_a_key(make_app
             page = await read(query, cursor, limit, full_text)
             if cursor is not None and empty_pages == 0:  # e.g. its sessions deleted since the search
                 empty_pages += 1
-                return replace(page, sessions=[], next_cursor=cursor)
+                moment, num = decode_cursor(cursor)  # a cursor that moved on, as far as the last page
+                return replace(page, sessions=[], next_cursor=encode_cursor(moment, num + 1))
             return page
 
         screen._listing = with_an_empty_page  # type: ignore[method-assign]

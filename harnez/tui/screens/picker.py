@@ -409,7 +409,7 @@ class PickerScreen(Screen[PickerChoice | None]):
             index = options.get_option_index(keep) if keep in self.records else 0
             options.highlighted = index
         self._show_empty()
-        if not fresh and self._cursor:
+        if not fresh and self._cursor and self._cursor != cursor:  # a cursor that did not move: stop
             self._read_on()
         elif reset and query and not full_text:
             self._search_after_filter(query)
