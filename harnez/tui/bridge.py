@@ -3,13 +3,15 @@ and the screens' frame pacing."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from textual.screen import Screen
+    from textual.timer import Timer
 
-    from harnez.events import StoredEvent
+    from harnez.events import EventBody, StoredEvent
     from harnez.server.server import Server
 
 WINDOW_EVENTS = 200
@@ -70,3 +72,63 @@ def paint_after_batch(screen: Screen) -> None:
     pending layout or repaint at once.
     """
     screen.check_idle()
+
+
+HOLD_MOST = 0.06
+"""Seconds a prompt's frames may be held for its answer (`RequestFirst`): the longest the person's
+prompt may wait to be painted when the model is slower than that."""
+
+ON_THE_WAY = frozenset({"user-message", "started", "turn-started"})
+"""The events a task stores on its way to the model's first output: they do not end a hold."""
+
+
+class RequestFirst:
+    """Holds a screen's frames from a prompt's Enter until its task's first output, for at most
+    `HOLD_MOST`: the task's request leaves before anything is painted, and its answer's first words
+    are painted in the frame that paints the prompt.
+
+    A frame lays out and paints the whole transcript (10-30 ms on two cores) and runs on the event
+    loop the server shares: a prompt's frame, started while the task was reading the session's link
+    and history, held each of those reads' answers, and with them the request (the second prompt's
+    request left 30-50 ms after Enter, 20-30 ms of it behind that frame); the answer's block then
+    needed a second full frame. Held, the request leaves ~15 ms sooner, the model works while the
+    prompt and its answer are laid out once, and a model slower than `HOLD_MOST` sees its prompt
+    painted that much later (docs/performance.md, "The prompt's frame held for its request").
+    """
+
+    def __init__(self, most: float = HOLD_MOST) -> None:
+        self.most = most
+        self._batch: contextlib.ExitStack | None = None
+        self._screen: Screen | None = None
+        self._timer: Timer | None = None
+
+    @property
+    def holding(self) -> bool:
+        return self._batch is not None
+
+    def hold(self, screen: Screen) -> None:
+        """Hold `screen`'s app's frames (Textual's `batch_update`) until `release`, `seen` or the time
+        limit; a hold already on is kept as it is."""
+        if self._batch is not None:
+            return
+        batch = contextlib.ExitStack()
+        batch.enter_context(screen.app.batch_update())
+        self._batch, self._screen = batch, screen
+        self._timer = screen.set_timer(self.most, self.release, name="request first")
+
+    def seen(self, body: EventBody) -> None:
+        """An event of the session was shown: the task's first output (anything past `ON_THE_WAY`)
+        ends the hold."""
+        if self._batch is not None and body.kind not in ON_THE_WAY:
+            self.release()
+
+    def release(self) -> None:
+        """Paint what the hold kept back, now (no-op when nothing is held)."""
+        batch, screen, timer = self._batch, self._screen, self._timer
+        if batch is None or screen is None:
+            return
+        self._batch = self._screen = self._timer = None
+        if timer is not None:
+            timer.stop()
+        batch.close()
+        paint_after_batch(screen)

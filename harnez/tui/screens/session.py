@@ -74,6 +74,8 @@ class SessionScreen(Screen[None]):
         frame of `harnez`) takes keys at once and is attached when the server is ready."""
         self._early: list[PromptInput.Submitted] = []
         """What was sent before the screen was attached, sent in order once it is."""
+        self._request_first = bridge.RequestFirst()
+        """Holds the frames of a prompt that starts a task until its first output (harnez/tui/bridge.py)."""
         self.session_title = title or NEW_SESSION_TITLE
         self.model = model
         self.totals = SessionTotals()
@@ -100,6 +102,10 @@ class SessionScreen(Screen[None]):
         yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
         yield StatusLine(id="status")
+
+    def on_unmount(self) -> None:
+        # A hold's timer dies with the screen: end it here, or the app would never paint again.
+        self._request_first.release()
 
     def on_mount(self) -> None:
         self.set_title(self.session_title)
@@ -162,6 +168,7 @@ class SessionScreen(Screen[None]):
         async for event in self.server.subscribe(self.session_id, after=window.last_seq, poll=FOLLOW_POLL):
             await transcript.apply(event)
             self._note(event, live=True)
+            self._request_first.seen(event.body)
 
     def _note(self, event: StoredEvent, live: bool) -> None:
         """Update the title, status line and prompt history from an event."""
@@ -301,6 +308,8 @@ class SessionScreen(Screen[None]):
         if command is not None:
             await self.run_command(*command)
             return
+        if not self.task_running:
+            self._request_first.hold(self)  # a prompt that starts a task: its request goes first
         try:
             await self.server.submit(
                 self.session_id,
@@ -309,6 +318,7 @@ class SessionScreen(Screen[None]):
                 options={"mode": self.harnez.permission_mode},
             )
         except HarnezError as exc:
+            self._request_first.release()
             self.notify(str(exc), severity="error")
 
     async def on_prompt_input_cancel_requested(self, _: PromptInput.CancelRequested) -> None:
