@@ -56,3 +56,55 @@ async def test_an_answers_first_words_are_painted_once_its_first_delta_is_shown(
         await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
         await transcript.apply(stored(3, ev.TextDelta(text="Quokkas smile")))
         await painted(app, "Quokkas smile")
+
+
+def shown(transcript: Transcript) -> list[str]:
+    """The kinds of the blocks on screen (hidden ones left out), in order."""
+    return [type(block).__name__ for block in transcript.children if block.display]
+
+
+async def test_a_turns_first_words_take_the_answer_block_mounted_when_the_turn_started() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await pilot.pause()
+        await transcript.apply(stored(1, ev.UserMessage(text="Tell me about quokkas.")))
+        await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
+        waiting = list(transcript.children)
+        assert shown(transcript) == ["UserBlock"] and len(waiting) == 2
+        await transcript.apply(stored(3, ev.TextDelta(text="Quokkas smile")))
+        assert list(transcript.children) == waiting  # nothing mounted for the first words
+        assert shown(transcript) == ["UserBlock", "AssistantBlock"]
+        await painted(app, "Quokkas smile")
+
+
+async def test_a_turns_other_output_goes_before_its_waiting_answer_block() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await pilot.pause()
+        await transcript.apply(stored(1, ev.UserMessage(text="Fix it.")))
+        await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
+        await transcript.apply(stored(3, ev.ReasoningDelta(text="Look first.")))
+        await transcript.apply(
+            stored(4, ev.ToolRequested(call_id="c1", name="read", arguments={"path": "a"}))
+        )
+        await transcript.apply(
+            stored(5, ev.ToolCompleted(call_id="c1", name="read", content="x", is_error=False))
+        )
+        await transcript.apply(stored(6, ev.TurnStarted(turn=2)))
+        await transcript.apply(stored(7, ev.TextDelta(text="Fixed it.")))
+        assert shown(transcript) == ["UserBlock", "ReasoningBlock", "ToolBlock", "AssistantBlock"]
+        await painted(app, "Fixed it.")
+
+
+async def test_a_task_that_ends_without_words_leaves_no_waiting_block() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await pilot.pause()
+        await transcript.apply(stored(1, ev.UserMessage(text="Hello?")))
+        await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
+        await transcript.apply(stored(3, ev.Finished(stop="failed", turns=1, error="The provider refused.")))
+        await pilot.pause()
+        assert [type(block).__name__ for block in transcript.children] == ["UserBlock", "TaskEndBlock"]

@@ -101,6 +101,14 @@ class AssistantBlock(SizedByLayout, Vertical):
         if self.text:
             await self._markdown.append(self.text)
 
+    async def take_first(self, text: str, seq: int) -> None:
+        """Begin an answer mounted, hidden and streaming, before its turn had output (the transcript's
+        spare) with its first words: shown, and the words appended at once."""
+        self.seq, self.text, self.display = seq, text, True
+        self._last_flush = time.monotonic()
+        if self._markdown is not None and text:
+            await self._markdown.append(text)
+
     async def add_text(self, text: str) -> None:
         """Append a streamed fragment (shown within `STREAM_INTERVAL`)."""
         self.text += text

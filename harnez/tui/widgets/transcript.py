@@ -69,6 +69,8 @@ class BlockBuilder:
         self.delegations: dict[str, DelegationPanel] = {}
         """The sub-agent panels of delegate calls, by call id."""
         self.prices_shown: str | None = None
+        self.spare: AssistantBlock | None = None
+        """An answer block mounted (hidden) while a turn waits for the model: its first words take it."""
 
     async def feed(self, event: StoredEvent) -> Change:
         """The blocks this event adds or removes (text deltas extend the open answer instead)."""
@@ -116,6 +118,11 @@ class BlockBuilder:
 
     async def _on_text_delta(self, seq: int, body: ev.TextDelta) -> Change:
         if self.answer is None:
+            spare, self.spare = self.spare, None
+            if spare is not None and spare.is_mounted:
+                self.answer = spare
+                await spare.take_first(body.text, seq)
+                return Change([spare])
             self.answer = AssistantBlock(body.text, seq)
             return Change([self.answer])
         await self.answer.add_text(body.text)
@@ -325,15 +332,36 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         for widget in change.removed:
             if widget.is_mounted:
                 await widget.remove()
-        if change.added:
+        added = [widget for widget in change.added if not widget.is_mounted]
+        if added:
             # One frame for a new answer's block and its first words, not a layout for each.
             with self.app.batch_update():
-                await self.mount_all(change.added)
-                for block in change.added:
+                await self.mount_all(added, before=self._builder.spare)
+                for block in added:
                     if isinstance(block, AssistantBlock):
                         await block.start_stream()
-            paint_after_batch(self.screen)
             self._trim()
+        if change.added:
+            paint_after_batch(self.screen)
+        await self._keep_spare(event.body)
+
+    async def _keep_spare(self, body: EventBody) -> None:
+        """Mount a hidden answer block when a turn starts, and drop an unused one when the task ends.
+
+        A turn's first words then only append to a mounted block: its mount (its Markdown composed,
+        its styles applied: 3-7 ms) happens while the model is working, not between its first words
+        and the frame that shows them. New blocks of the turn (reasoning, tools) go before it.
+        """
+        spare = self._builder.spare
+        if body.kind == "turn-started" and spare is None:
+            spare = AssistantBlock()
+            spare.display = False
+            await self.mount(spare)
+            await spare.start_stream()
+            self._builder.spare = spare
+        elif body.kind in ("finished", "user-message") and spare is not None:
+            self._builder.spare = None
+            await spare.remove()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
         """Render the newest stored events at once (opening or resuming a session)."""
