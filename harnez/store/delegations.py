@@ -99,8 +99,9 @@ class DelegationTable:
 
     async def of_child(self, child_num: int) -> DelegationLink | None:
         """The link of a child session; None for a session nobody delegated."""
-        row = await self._db.fetchone(f"SELECT {_COLUMNS} FROM {_JOINED} WHERE d.child = ?", (child_num,))
-        return _link(row) if row else None
+        # Read before every task's request: one round trip to the reader's thread (fetchone takes three).
+        rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM {_JOINED} WHERE d.child = ?", (child_num,))
+        return _link(rows[0]) if rows else None
 
     async def children(self, parent_num: int) -> list[DelegationLink]:
         """The child sessions a session delegated to, oldest first."""

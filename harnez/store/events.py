@@ -354,19 +354,24 @@ class EventLog:
             next_seq = await self._next_seqs(conn, {p.session_num for p in batch})
             written = _Batch()
             stored = [_prepare(p, next_seq, written) for p in batch]
-            await conn.executemany(
-                "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                written.rows,
-            )
-            await conn.executemany(
-                "INSERT INTO live_deltas (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                written.live,
-            )
+            # Each statement is a round trip to the connection's thread and back through the event loop
+            # (a busy loop makes each one wait): none is sent for nothing to write.
+            if written.rows:
+                await conn.executemany(
+                    "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+                    written.rows,
+                )
+            if written.live:
+                await conn.executemany(
+                    "INSERT INTO live_deltas (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+                    written.live,
+                )
             await _after_insert(conn, written)
-            await conn.executemany(
-                "UPDATE sessions SET updated_at = ? WHERE num = ?",
-                [(t, num) for num, t in written.touched.items()],
-            )
+            if written.touched:
+                await conn.executemany(
+                    "UPDATE sessions SET updated_at = ? WHERE num = ?",
+                    [(t, num) for num, t in written.touched.items()],
+                )
         return stored
 
     @staticmethod
@@ -374,9 +379,8 @@ class EventLog:
         # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
         result = {}
         for num in sessions:
-            async with conn.execute(_LAST_SEQ, (num, num)) as cur:
-                row = await cur.fetchone()
-            result[num] = (row[0] if row else 0) + 1
+            rows = list(await conn.execute_fetchall(_LAST_SEQ, (num, num)))  # one round trip, not three
+            result[num] = (rows[0][0] if rows else 0) + 1
         return result
 
     async def read_after(
