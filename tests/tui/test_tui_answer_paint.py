@@ -98,13 +98,21 @@ async def test_a_turns_other_output_goes_before_its_waiting_answer_block() -> No
         await painted(app, "Fixed it.")
 
 
-async def test_a_task_that_ends_without_words_leaves_no_waiting_block() -> None:
+async def test_a_waiting_answer_block_stays_hidden_and_last_until_a_turn_has_words() -> None:
     app = TranscriptApp()
     async with app.run_test(size=(80, 24)) as pilot:
         transcript = app.screen.query_one(Transcript)
         await pilot.pause()
+        await transcript.follow([], has_older=False)
+        spare = transcript.children[-1]
         await transcript.apply(stored(1, ev.UserMessage(text="Hello?")))
         await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
         await transcript.apply(stored(3, ev.Finished(stop="failed", turns=1, error="The provider refused.")))
-        await pilot.pause()
-        assert [type(block).__name__ for block in transcript.children] == ["UserBlock", "TaskEndBlock"]
+        await transcript.apply(stored(4, ev.UserMessage(text="Again?")))
+        await transcript.apply(stored(5, ev.TurnStarted(turn=1)))
+        assert shown(transcript) == ["UserBlock", "TaskEndBlock", "UserBlock"]
+        assert list(transcript.children)[-1] is spare and len(transcript.children) == 4
+        assert [type(block).__name__ for block in transcript.blocks] == shown(transcript)
+        await transcript.apply(stored(6, ev.TextDelta(text="Yes.")))
+        assert shown(transcript) == ["UserBlock", "TaskEndBlock", "UserBlock", "AssistantBlock"]
+        await painted(app, "Yes.")

@@ -161,7 +161,7 @@ class SessionScreen(Screen[None]):
         window = await bridge.newest_events(self.server, self.session_id)
         for event in window.events:
             self._note(event, live=False)
-        await transcript.load_batch(window.events, window.has_older)
+        await transcript.follow(window.events, window.has_older)
         self.totals = await self.server.session_totals(self.session_id, up_to=window.last_seq)
         self.query_one(StatusLine).show_totals(self.totals)
         # Polling follows appends made by other processes too (a headless run, a rename elsewhere).

@@ -343,25 +343,24 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self._trim()
         if change.added:
             paint_after_batch(self.screen)
-        await self._keep_spare(event.body)
+        if event.body.kind == "turn-started":
+            await self.keep_spare()
 
-    async def _keep_spare(self, body: EventBody) -> None:
-        """Mount a hidden answer block when a turn starts, and drop an unused one when the task ends.
+    async def keep_spare(self) -> None:
+        """Keep a hidden answer block mounted last, for the next turn's first words to take.
 
-        A turn's first words then only append to a mounted block: its mount (its Markdown composed,
-        its styles applied: 3-7 ms) happens while the model is working, not between its first words
-        and the frame that shows them. New blocks of the turn (reasoning, tools) go before it.
+        Those words then only append to a mounted block: its mount (its Markdown composed, its styles
+        applied: 3-7 ms; the first answer block of a process also parses the stylesheets of the
+        answer's widgets, 20-40 ms) happens when the session is shown or while the model works, not
+        between the words and the frame that shows them. New blocks go before it; a taken one is
+        replaced when the next turn starts.
         """
-        spare = self._builder.spare
-        if body.kind == "turn-started" and spare is None:
-            spare = AssistantBlock()
-            spare.display = False
-            await self.mount(spare)
-            await spare.start_stream()
-            self._builder.spare = spare
-        elif body.kind in ("finished", "user-message") and spare is not None:
-            self._builder.spare = None
-            await spare.remove()
+        if self._builder.spare is not None:
+            return
+        spare = self._builder.spare = AssistantBlock()
+        spare.display = False
+        await self.mount(spare)
+        await spare.start_stream()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
         """Render the newest stored events at once (opening or resuming a session)."""
@@ -375,6 +374,12 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if self._builder.answer is not None and self._builder.answer in blocks:
             await self._builder.answer.start_stream()
         self.call_after_refresh(self._fill_view)
+
+    async def follow(self, events: list[StoredEvent], has_older: bool) -> None:
+        """Render the newest stored events (`load_batch`) of a session whose live events follow, with a
+        spare answer block ready for its next turn (`keep_spare`)."""
+        await self.load_batch(events, has_older)
+        await self.keep_spare()
 
     def _fill_view(self) -> None:
         """Load older events when the view sits at the top once laid out: the blocks do not fill it,
@@ -447,5 +452,5 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
 
     @property
     def blocks(self) -> list[Widget]:
-        """The mounted blocks, oldest first."""
-        return list(self.children)
+        """The mounted blocks, oldest first (not the spare answer block while nothing took it)."""
+        return [block for block in self.children if block is not self._builder.spare]
