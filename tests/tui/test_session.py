@@ -49,7 +49,7 @@ async def test_a_prompt_streams_a_markdown_answer_with_a_tool_diff(make_app) -> 
         await wait_for(pilot, lambda: ends(app), "task end")
         screen = app.screen
         assert [b.text for b in screen.query(UserBlock)] == ["Say hello"]
-        answers = [b.text for b in screen.query(AssistantBlock)]
+        answers = [b.text for b in screen.query(AssistantBlock) if b.display]
         assert answers == ["".join(ANSWER_MARKDOWN), "Done: `main.py` now says **hello**."]
         tool = screen.query_one(ToolBlock)
         assert tool.tool_name == "edit" and "+print('hello')" in tool.query_one(DiffView).diff
@@ -124,7 +124,7 @@ async def test_a_retried_turn_discards_its_partial_answer(make_app) -> None:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "go")
         await wait_for(pilot, lambda: ends(app))
-        assert [b.text for b in app.screen.query(AssistantBlock)] == ["final answer"]
+        assert [b.text for b in app.screen.query(AssistantBlock) if b.display] == ["final answer"]
         notice = str(app.screen.query_one("NoticeBlock.-warning").render())
         assert notice == "↻ Retrying (attempt 2, in 0.5 s): overloaded. The partial answer was discarded."
 

@@ -11,6 +11,7 @@ from textual.app import App, ComposeResult
 
 from harnez import events as ev
 from harnez.events import EventBody, StoredEvent
+from harnez.tui.widgets.blocks import AssistantBlock
 from harnez.tui.widgets.transcript import Transcript
 
 
@@ -76,6 +77,9 @@ async def test_a_turns_first_words_take_the_answer_block_mounted_when_the_turn_s
         assert list(transcript.children) == waiting  # nothing mounted for the first words
         assert shown(transcript) == ["UserBlock", "AssistantBlock"]
         await painted(app, "Quokkas smile")
+        await transcript.apply(stored(4, ev.Finished(stop="completed", turns=1)))
+        spare = transcript.children[-1]  # the next prompt's answer block, ready when the task ends
+        assert isinstance(spare, AssistantBlock) and not spare.display and spare not in waiting
 
 
 async def test_a_turns_other_output_goes_before_its_waiting_answer_block() -> None:

@@ -103,7 +103,7 @@ async def test_allow_once_runs_the_shell_command_and_the_answer_follows(
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         assert (workspace / "out.txt").read_text() == "hi\n"
-        assert [b.text for b in session_screen(app).query(AssistantBlock)] == ["Wrote out.txt."]
+        assert [b.text for b in session_screen(app).query(AssistantBlock) if b.display] == ["Wrote out.txt."]
         (resolved,) = await stored(app, "approval-resolved")
         assert (resolved["verdict"], resolved["by"], resolved["reason"]) == ("allow", "user", None)
         assert "Allowed once" in text_of(app)

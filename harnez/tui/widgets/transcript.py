@@ -343,17 +343,17 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self._trim()
         if change.added:
             paint_after_batch(self.screen)
-        if event.body.kind == "turn-started":
-            await self.keep_spare()
+        if event.body.kind in ("turn-started", "finished"):
+            await self.keep_spare()  # ready for the next turn, or for the next prompt's first turn
 
     async def keep_spare(self) -> None:
         """Keep a hidden answer block mounted last, for the next turn's first words to take.
 
         Those words then only append to a mounted block: its mount (its Markdown composed, its styles
         applied: 3-7 ms; the first answer block of a process also parses the stylesheets of the
-        answer's widgets, 20-40 ms) happens when the session is shown or while the model works, not
-        between the words and the frame that shows them. New blocks go before it; a taken one is
-        replaced when the next turn starts.
+        answer's widgets, 20-40 ms) happens when the session is shown, when a task ends or while the
+        model works, not between the words and the frame that shows them. New blocks go before it; a
+        taken one is replaced when the task ends (or when its next turn starts).
         """
         if self._builder.spare is not None:
             return
