@@ -162,14 +162,21 @@ class AgentWork:
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None
+        # The system prompt's `git status` and the history's reads run while the agents and tools are
+        # read: each read comes back through the event loop, which the TUI may hold for a while (the
+        # prompt's mount), and reads made one after the other would each wait for it.
         environment = asyncio.ensure_future(environment_section(Path(run.session.workspace)))
-        try:  # the system prompt's `git status` runs while the agents, tools and history are read
+        reading = asyncio.ensure_future(
+            History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        )
+        try:
             registry, offer, agents = await self._offer(run, settings, options, answer)
             system, specs, history = await _prepare(
-                run, model, registry, options, offer, agents.instructions, environment
+                run, registry, options, offer, agents.instructions, environment, reading
             )
         finally:
-            environment.cancel()  # nothing once awaited; stops the probe of a task that failed first
+            for started in (environment, reading):  # nothing once awaited; stops those of a failed task
+                _drop(started)
         # A compaction calls no tool: it reports none offered.
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
@@ -405,23 +412,30 @@ async def restore_grants(store: TaskStore, session: SessionRecord, registry: Too
 
 async def _prepare(
     run: TaskRunLike,
-    model: ResolvedModel,
     registry: ToolRegistry,
     options: TaskOptions,
     offer: Offer,
     agent: str | None,
     environment: Awaitable[str],
+    history: Awaitable[History],
 ) -> tuple[str, tuple[ToolSpec, ...], History]:
     """The system text, the tools as published and the history: the system prompt's `environment`
-    (its `git status`, started by the caller) and the history's reads run side by side."""
+    (its `git status`) and the history's reads, both started by the caller, run side by side."""
     workspace = Path(run.session.workspace)
     system = asyncio.ensure_future(_system_prompt(workspace, registry, options, offer, agent, environment))
     try:
-        history = await History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
+        read = await history
         text, specs = await system
     finally:
         system.cancel()  # nothing when it is done; stops the probe when reading failed or was cancelled
-    return text, specs, history
+    return text, specs, read
+
+
+def _drop(started: asyncio.Future[Any]) -> None:
+    """Stop work a task started ahead and did not wait for (it failed first); a failure it already
+    met is taken, not left to be reported as never retrieved."""
+    if not started.cancel() and not started.cancelled():
+        started.exception()
 
 
 async def _system_prompt(

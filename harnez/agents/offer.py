@@ -51,8 +51,10 @@ class TaskAgents:
     @classmethod
     async def load(cls, store: LinkStore, session: SessionRecord, settings: Settings) -> TaskAgents:
         """Read the session's link and the agent files (in a thread: they are files)."""
-        link = await store.delegations.of_child(session.num)
-        catalogue = await asyncio.to_thread(find_agents, Path(session.workspace), settings.providers)
+        link, catalogue = await asyncio.gather(  # side by side: each comes back through the event loop
+            store.delegations.of_child(session.num),
+            asyncio.to_thread(find_agents, Path(session.workspace), settings.providers),
+        )
         if link is None:
             return cls(catalogue)
         return cls(AgentCatalogue(), link, catalogue.get(link.agent))
