@@ -225,17 +225,22 @@ class EventLog:
             done.set_exception(self.failure)
             return done
         self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
-        if self._first_words(session_num, event):
+        if self._hurries(session_num, event):
             self._hurry.set()
         self._wake.set()
         return done
 
-    def _first_words(self, session_num: int, event: Event) -> bool:
-        """Whether `event` is an answer's first text after other events of its session: the words a
-        person waits for after Enter are committed (and shown) without waiting out the interval."""
+    def _hurries(self, session_num: int, event: Event) -> bool:
+        """Whether `event` is committed without waiting out the interval: anything but a streamed
+        delta (a task's start, a turn's, a tool call, an end: a few a turn, each awaited by a person or
+        by the next event's commit, which queues behind it), and an answer's first text after other
+        events of its session (the words a person waits for after Enter). Deltas after the first are
+        gathered: they come in bursts."""
+        if event.body.kind in FOLDABLE and not isinstance(event.body, TextDelta):
+            return False
         if not isinstance(event.body, TextDelta):
             self._answering.discard(session_num)
-            return False
+            return True
         first = session_num not in self._answering
         self._answering.add(session_num)
         return first
@@ -264,8 +269,8 @@ class EventLog:
     async def _run(self) -> None:
         """Commit at most once an interval: the first append after a quiet interval at once (a
         prompt's user message), later ones gathered until an interval after the commit before; an
-        answer's first words also at once (one extra commit a turn). No event waits longer than an
-        interval either way."""
+        event that hurries (`_hurries`: all but streamed deltas, and an answer's first words) at
+        once. No event waits longer than an interval either way."""
         last_commit = -math.inf
         while True:
             await self._wake.wait()

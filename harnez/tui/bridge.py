@@ -3,6 +3,7 @@ and the screens' frame pacing."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -78,6 +79,9 @@ HOLD_MOST = 0.06
 """Seconds a prompt's frames may be held for its answer (`RequestFirst`): the longest the person's
 prompt may wait to be painted when the model is slower than that."""
 
+YIELD_TO_TASK = 0.01
+"""Seconds a held prompt's mount waits for its task's first reads (`RequestFirst.before_prompt`)."""
+
 ON_THE_WAY = frozenset({"user-message", "started", "turn-started"})
 """The events a task stores on its way to the model's first output: they do not end a hold."""
 
@@ -115,6 +119,13 @@ class RequestFirst:
         batch.enter_context(screen.app.batch_update())
         self._batch, self._screen = batch, screen
         self._timer = screen.set_timer(self.most, self.release, name="request first")
+
+    async def before_prompt(self, body: EventBody) -> None:
+        """Before a held prompt is mounted: give the task's first reads the event loop for a moment
+        (`YIELD_TO_TASK`), so that the prompt's mount (5-10 ms of Textual's work) runs while the
+        request is out, not between the reads and the request."""
+        if self._batch is not None and body.kind == "user-message":
+            await asyncio.sleep(YIELD_TO_TASK)
 
     def seen(self, body: EventBody) -> None:
         """An event of the session was shown: the task's first output (anything past `ON_THE_WAY`)

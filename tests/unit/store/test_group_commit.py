@@ -61,23 +61,25 @@ async def test_events_appended_together_after_a_quiet_interval_share_one_commit(
     await store.close()
 
 
-async def test_an_answers_first_words_are_committed_at_once_and_the_words_after_them_gathered(
+async def test_a_turns_events_and_an_answers_first_words_are_committed_at_once_the_words_after_gathered(
     db_path: Path,
 ) -> None:
     store, record, log = await open_log(db_path, "ef" * 16)
     await asyncio.wait_for(log.append(record.num, record.id, Event(ev.UserMessage(text="hi"))), WAIT)
     await settle()
-    turn = log.append(record.num, record.id, Event(ev.TurnStarted(turn=1)))
+    # Not a streamed delta: committed at once, though an interval has not passed since the last commit.
+    await asyncio.wait_for(log.append(record.num, record.id, Event(ev.TurnStarted(turn=1))), WAIT)
     await settle()
-    assert not turn.done()  # an interval has not passed since the user message's commit
     first = log.append(record.num, record.id, Event(ev.TextDelta(text="The")))
-    await asyncio.wait_for(asyncio.gather(turn, first), WAIT)  # the first words take what waited along
+    await asyncio.wait_for(first, WAIT)
     await settle()
     more = log.append(record.num, record.id, Event(ev.TextDelta(text=" answer")))
     await settle()
     assert not more.done()  # later words wait for the interval as before
-    log.append(record.num, record.id, Event(ev.TurnCompleted(turn=1, stop_reason="end_turn")))
+    ended = log.append(record.num, record.id, Event(ev.TurnCompleted(turn=1, stop_reason="end_turn")))
+    await asyncio.wait_for(asyncio.gather(more, ended), WAIT)  # the turn's end takes the words along
+    await settle()
     again = log.append(record.num, record.id, Event(ev.TextDelta(text="Next")))  # a new answer's first words
-    await asyncio.wait_for(asyncio.gather(more, again), WAIT)
+    await asyncio.wait_for(again, WAIT)
     await log.stop()
     await store.close()
