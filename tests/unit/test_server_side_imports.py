@@ -1,0 +1,48 @@
+"""What the TUI's start-up worker imports after the first frame (`SERVER_SIDE_MODULES`) leaves out what
+neither opening the server nor a first task needs: a prompt sent at the first frame waits for it all
+(docs/performance.md, "Fewer imports before the first answer")."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SERVER_SIDE = ("harnez.settings", "harnez.server.server", "harnez.server.factory")
+"""The same names as `harnez.tui.app.SERVER_SIDE_MODULES` (not imported here: that imports Textual)."""
+
+
+def imported_after(modules: tuple[str, ...], script: str = "") -> set[str]:
+    """The modules a fresh interpreter holds after importing `modules` and running `script`."""
+    probe = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n    importlib.import_module(name)\n"
+        f"{script}\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    return set(json.loads(shown.stdout.splitlines()[-1]))
+
+
+def test_the_tui_names_these_modules() -> None:
+    tree = ast.parse((ROOT / "harnez" / "tui" / "app.py").read_text())
+    named = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SERVER_SIDE_MODULES"
+    ]
+    assert named == [SERVER_SIDE]
+
+
+def test_httpx_does_not_import_its_command_line() -> None:
+    """httpx imports its command-line client (click, rich.progress, pygments' styles) whenever click
+    is installed; harnez blocks that import before httpx's first."""
+    imported = imported_after(SERVER_SIDE, "import httpx\nassert callable(httpx.main)")
+    assert not {"click", "rich.progress", "rich.syntax"} & imported
+    assert "httpx" in imported
