@@ -46,3 +46,12 @@ def test_httpx_does_not_import_its_command_line() -> None:
     imported = imported_after(SERVER_SIDE, "import httpx\nassert callable(httpx.main)")
     assert not {"click", "rich.progress", "rich.syntax"} & imported
     assert "httpx" in imported
+
+
+def test_neither_the_prices_nor_the_import_table_are_imported_before_they_are_used() -> None:
+    """The agent imports `harnez.pricing` at its first price look-up (after the first answer
+    streamed), the store its table of imported sessions at first use (`harnez import`, an imported
+    session's origin)."""
+    imported = imported_after(SERVER_SIDE)
+    assert not {"harnez.pricing", "harnez.store.imports"} & imported
+    assert {"harnez.agent.costs", "harnez.store.store"} <= imported
