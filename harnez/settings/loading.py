@@ -15,11 +15,9 @@ import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import pydantic_settings
 from pydantic import ValidationError
-from pydantic_settings import EnvSettingsSource
 
 from harnez import paths
 from harnez.errors import SettingsError
@@ -40,6 +38,9 @@ from harnez.settings.model import (
     Settings,
     title_source_problem,
 )
+
+if TYPE_CHECKING:
+    import pydantic_settings
 
 MAX_NESTING = 16
 """Objects and lists nested deeper than this are refused before parsing (the deepest setting has 4)."""
@@ -261,21 +262,37 @@ def _check_env_nesting(env: Mapping[str, str]) -> None:
 
 
 def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
-    """The settings that the HARNEZ_* variables of `env` give, as pydantic-settings' environment source reads them.
+    """The settings that the HARNEZ_* variables of `env` give, as pydantic-settings' environment source
+    reads them; a variable it cannot decode (bad JSON) is a SettingsError.
 
-    The source takes its prefix, `__` nesting, case and empty-value rules from `Settings`' model
-    config, and decodes JSON-valued variables. It reads os.environ when made; its `env_vars`
-    mapping, which its public `get_field_value` and `explode_env_vars` consult, is then replaced by
-    `env`, normalised as the source normalises os.environ (names folded to lower case unless
-    case-sensitive, empty values dropped when `env_ignore_empty`).
+    When no variable names a setting (`_env_override_paths`: the source reads no other), there is
+    nothing to read and pydantic-settings is not imported (~30 ms before a process's first answer).
+    Otherwise the source is given the prefix, `__` nesting, case-insensitivity and dropping of empty
+    values that `Settings` had as a `BaseSettings`, and decodes JSON-valued variables. It reads
+    os.environ when made; its `env_vars` mapping, which its public `get_field_value` and
+    `explode_env_vars` consult, is then replaced by `env`, normalised as the source normalises
+    os.environ (names folded to lower case, empty values dropped).
     """
-    source = EnvSettingsSource(Settings)
+    if not _env_override_paths(env):
+        return {}
+    import pydantic_settings
+
+    source = pydantic_settings.EnvSettingsSource(
+        cast(type[pydantic_settings.BaseSettings], Settings),  # it reads the model's fields and config
+        case_sensitive=False,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        env_ignore_empty=True,
+    )
     source.env_vars = {
         (name if source.case_sensitive else name.lower()): value
         for name, value in env.items()
         if not (source.env_ignore_empty and value == "")
     }
-    return source()
+    try:
+        return source()
+    except pydantic_settings.SettingsError as exc:
+        raise SettingsError(_env_parse_message(exc, env)) from None
 
 
 def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) -> Settings:
@@ -287,8 +304,6 @@ def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) 
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise SettingsError(validation_message(exc, prov, Settings)) from None
-    except pydantic_settings.SettingsError as exc:
-        raise SettingsError(_env_parse_message(exc, env)) from None
 
 
 def _env_parse_message(exc: pydantic_settings.SettingsError, env: Mapping[str, str]) -> str:
