@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
 
 from harnez.outcome import Stop
+from harnez.records import SharedMethods
 from harnez.text import json_line
 
 WARNING_CODES: dict[str, str] = {
@@ -48,15 +49,11 @@ Verdict = Literal["allow", "allow-session", "deny"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
-class EventBody:
+class EventBody(SharedMethods):
     """The fields of one event; subclasses name their `kind` and what it means (`about`).
 
-    Every kind shares the `__repr__`, `__eq__` and `__hash__` below, which do what `dataclass`
-    generates (`Kind(field=value, ...)`; equal when of the same class with equal fields; the hash
-    of the fields): `dataclass` compiles each generated method on its own, six per frozen class,
-    and these three were ~20 ms of this module's import, which a process's first answer waits for
-    (docs/performance.md, "Fewer imports before the first answer"). Kinds are declared with
-    `repr=False, eq=False` so that they inherit them.
+    Kinds are declared `repr=False, eq=False`: they share `SharedMethods`' repr, equality and hash,
+    which do what `dataclass` generates, for less import time (harnez/records.py).
     """
 
     kind: ClassVar[str]
@@ -65,38 +62,6 @@ class EventBody:
     def to_payload(self) -> dict[str, Any]:
         """The fields as JSON values, in declaration order (shallow: JSON values are kept as they are)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self))[0])
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        compared = _field_names(type(self))[1]
-        return tuple(getattr(self, name) for name in compared) == tuple(
-            getattr(other, name) for name in compared
-        )
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, name) for name in _field_names(type(self))[2]))
-
-
-def _field_names(kind: type[EventBody]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The names of a kind's fields that its repr shows, that equality compares, and that its hash
-    covers (as `dataclass` chooses them: `hash=None` follows `compare`); found once per kind."""
-    found = _FIELD_NAMES.get(kind)
-    if found is None:
-        fields = dataclasses.fields(kind)
-        found = _FIELD_NAMES[kind] = (
-            tuple(f.name for f in fields if f.repr),
-            tuple(f.name for f in fields if f.compare),
-            tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)),
-        )
-    return found
-
-
-_FIELD_NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
 
 
 # conversation ------------------------------------------------------------------------------------
