@@ -261,20 +261,34 @@ def _check_env_nesting(env: Mapping[str, str]) -> None:
             )
 
 
+PLAIN_TEXT_SETTINGS = frozenset({"model", "theme", "database_path"})
+"""Top-level settings of text (`str`, `str | None`, `Path | None`): pydantic-settings' environment
+source passes a HARNEZ_<NAME> variable of theirs on as its text (no JSON decoding, no nesting)."""
+
+
 def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
     """The settings that the HARNEZ_* variables of `env` give, as pydantic-settings' environment source
     reads them; a variable it cannot decode (bad JSON) is a SettingsError.
 
-    When no variable names a setting (`_env_override_paths`: the source reads no other), there is
-    nothing to read and pydantic-settings is not imported (~30 ms before a process's first answer).
-    Otherwise the source is given the prefix, `__` nesting, case-insensitivity and dropping of empty
-    values that `Settings` had as a `BaseSettings`, and decodes JSON-valued variables. It reads
-    os.environ when made; its `env_vars` mapping, which its public `get_field_value` and
-    `explode_env_vars` consult, is then replaced by `env`, normalised as the source normalises
-    os.environ (names folded to lower case, empty values dropped).
+    pydantic-settings (~30 ms of imports before a process's first answer) is imported only for
+    variables that need its decoding: none names a setting (`_env_override_paths`: the source reads
+    no other), or each is HARNEZ_<NAME> of a plain text setting, gives what the source would give
+    without it (`tests/unit/test_settings_sources.py` compares the two).
     """
-    if not _env_override_paths(env):
-        return {}
+    found = _env_override_paths(env)
+    if all(len(path) == 1 and path[0] in PLAIN_TEXT_SETTINGS for path in found):
+        return {str(path[0]): env[name] for path, name in found.items()}
+    return source_values(env)
+
+
+def source_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """What pydantic-settings' environment source reads from `env`, given the prefix, `__` nesting,
+    case-insensitivity and dropping of empty values that `Settings` had as a `BaseSettings`.
+
+    The source reads os.environ when made; its `env_vars` mapping, which its public
+    `get_field_value` and `explode_env_vars` consult, is then replaced by `env`, normalised as the
+    source normalises os.environ (names folded to lower case, empty values dropped).
+    """
     import pydantic_settings
 
     source = pydantic_settings.EnvSettingsSource(

@@ -57,16 +57,17 @@ def test_neither_the_prices_nor_the_import_table_are_imported_before_they_are_us
     assert {"harnez.agent.costs", "harnez.store.store"} <= imported
 
 
-def test_pydantic_settings_is_imported_only_when_a_harnez_variable_is_set(tmp_path: Path) -> None:
+def test_pydantic_settings_is_imported_only_for_variables_it_must_decode(tmp_path: Path) -> None:
     """`Settings` is a plain pydantic model; pydantic-settings' environment source reads HARNEZ_*
-    variables, and is imported only when one names a setting."""
+    variables, and is imported only when one names a setting that is not plain text."""
     load = (
         "from pathlib import Path\nfrom harnez.settings import load_settings\n"
         f"home = {str(tmp_path)!r}\n"
         "plain = load_settings(Path(home), {{'HOME': home{extra}}})\n"
         "print(plain.theme, file=sys.stderr)"
     )
-    without = imported_after(SERVER_SIDE, load.format(extra=", 'HARNEZ_NOT_A_SETTING': 'x'"))
-    assert "pydantic_settings" not in without and "harnez.settings.loading" in without
-    with_one = imported_after(SERVER_SIDE, load.format(extra=", 'HARNEZ_THEME': 'textual-light'"))
+    for extra in (", 'HARNEZ_NOT_A_SETTING': 'x'", ", 'HARNEZ_DATABASE_PATH': 'db.sqlite'"):
+        without = imported_after(SERVER_SIDE, load.format(extra=extra))
+        assert "pydantic_settings" not in without and "harnez.settings.loading" in without
+    with_one = imported_after(SERVER_SIDE, load.format(extra=", 'HARNEZ_RETRY__MAX_ATTEMPTS': '3'"))
     assert "pydantic_settings" in with_one
