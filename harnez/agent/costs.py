@@ -8,6 +8,8 @@ imported before a process's first prompt can be answered, and its prices are not
 from __future__ import annotations
 
 import asyncio
+import importlib
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +41,8 @@ class ModelPrices:
         """Find the prices without blocking the loop: the rate card's first use imports it (~0.2 s)."""
         if self.looked_up:
             return
+        if "harnez.pricing" not in sys.modules:  # the first task's: its import (~5 ms) off the loop too
+            await asyncio.to_thread(importlib.import_module, "harnez.pricing")
         from harnez.pricing import settings_prices
 
         if settings_prices(self.rates, self.model.provider, self.model.model) is not None:
