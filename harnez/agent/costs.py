@@ -1,24 +1,15 @@
 """A task's prices: looked up once (settings, else the rate card, off the event loop), told once
-(`rates`, before the first `cost`), and applied to each model call's usage.
-
-`harnez.pricing` is imported at the first look-up, after the first answer streamed: the agent is
-imported before a process's first prompt can be answered, and its prices are not needed until then.
-"""
+(`rates`, before the first `cost`), and applied to each model call's usage."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from harnez import events as ev
+from harnez.pricing import Prices, card_provider, nearest_models, prices_for, settings_prices
 from harnez.settings import Rate
 from harnez.wires import ResolvedModel, Usage
-
-if TYPE_CHECKING:
-    from harnez.pricing import Prices
 
 
 @dataclass(slots=True)
@@ -41,10 +32,6 @@ class ModelPrices:
         """Find the prices without blocking the loop: the rate card's first use imports it (~0.2 s)."""
         if self.looked_up:
             return
-        if "harnez.pricing" not in sys.modules:  # the first task's: its import (~5 ms) off the loop too
-            await asyncio.to_thread(importlib.import_module, "harnez.pricing")
-        from harnez.pricing import settings_prices
-
         if settings_prices(self.rates, self.model.provider, self.model.model) is not None:
             self.look_up_now()
         else:
@@ -54,8 +41,6 @@ class ModelPrices:
         """Find the prices here (on a loop only when `look_up` could not run first: a cancelled call)."""
         if self.looked_up:
             return
-        from harnez.pricing import prices_for
-
         model = self.model
         self.prices = prices_for(self.rates, model.provider, model.model, model.endpoint.base_url)
         if self.prices is None:
@@ -87,8 +72,6 @@ class ModelPrices:
 
 def unpriced_message(model: ResolvedModel) -> str:
     """Why a model has no price, and what the rate card does price for its provider."""
-    from harnez.pricing import card_provider, nearest_models
-
     ref = f"{model.provider}/{model.model}"
     advice = f"add `{ref}` (or `{model.model}`) under `rates` in settings.json to see costs."
     card = card_provider(model.provider, model.endpoint.base_url)
