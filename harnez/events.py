@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
 
 from harnez.outcome import Stop
+from harnez.records import SharedMethods
 from harnez.text import json_line
 
 WARNING_CODES: dict[str, str] = {
@@ -47,9 +48,13 @@ UserMessageMode = Literal["prompt", "steering", "command"]
 Verdict = Literal["allow", "allow-session", "deny"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EventBody:
-    """The fields of one event; subclasses name their `kind` and what it means (`about`)."""
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+class EventBody(SharedMethods):
+    """The fields of one event; subclasses name their `kind` and what it means (`about`).
+
+    Kinds are declared `repr=False, eq=False`: they share `SharedMethods`' repr, equality and hash,
+    which do what `dataclass` generates, for less import time (harnez/records.py).
+    """
 
     kind: ClassVar[str]
     about: ClassVar[str]
@@ -62,7 +67,7 @@ class EventBody:
 # conversation ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class UserMessage(EventBody):
     kind: ClassVar[str] = "user-message"
     about: ClassVar[str] = "A prompt the person submitted (mode: prompt, steering or command)."
@@ -70,21 +75,21 @@ class UserMessage(EventBody):
     mode: UserMessageMode = "prompt"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class PromptQueued(EventBody):
     kind: ClassVar[str] = "prompt-queued"
     about: ClassVar[str] = "A prompt typed while a task runs; it starts its own task afterwards."
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class SteeringDelivered(EventBody):
     kind: ClassVar[str] = "steering-delivered"
     about: ClassVar[str] = "A steering message handed to the running task at its next model turn."
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ShellLine(EventBody):
     kind: ClassVar[str] = "shell-line"
     about: ClassVar[str] = "A `!command` the person ran directly; not sent to the model unless shared."
@@ -100,7 +105,7 @@ class ShellLine(EventBody):
 # lifecycle ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Started(EventBody):
     kind: ClassVar[str] = "started"
     about: ClassVar[str] = (
@@ -121,14 +126,14 @@ class Started(EventBody):
     agents: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class TurnStarted(EventBody):
     kind: ClassVar[str] = "turn-started"
     about: ClassVar[str] = "A model turn began (turn number)."
     turn: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class TurnCompleted(EventBody):
     kind: ClassVar[str] = "turn-completed"
     about: ClassVar[str] = "A model turn ended (stop reason); its text is the text-deltas since turn-started."
@@ -136,7 +141,7 @@ class TurnCompleted(EventBody):
     stop_reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Finished(EventBody):
     kind: ClassVar[str] = "finished"
     about: ClassVar[str] = (
@@ -150,21 +155,21 @@ class Finished(EventBody):
 # streaming ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class TextDelta(EventBody):
     kind: ClassVar[str] = "text-delta"
     about: ClassVar[str] = "Assistant text as it streamed (coalesced into chunks of at most ~40 ms)."
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ReasoningDelta(EventBody):
     kind: ClassVar[str] = "reasoning-delta"
     about: ClassVar[str] = "Reasoning text as it streamed."
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ToolArgumentsDelta(EventBody):
     kind: ClassVar[str] = "tool-arguments-delta"
     about: ClassVar[str] = "A fragment of a tool call's JSON arguments."
@@ -176,7 +181,7 @@ class ToolArgumentsDelta(EventBody):
 # tools -------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ToolRequested(EventBody):
     kind: ClassVar[str] = "tool-requested"
     about: ClassVar[str] = "The model asked for a tool call (call id, tool name, arguments)."
@@ -185,7 +190,7 @@ class ToolRequested(EventBody):
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ApprovalRequired(EventBody):
     kind: ClassVar[str] = "approval-required"
     about: ClassVar[str] = "A tool call waits for the person's answer (why it asks, the diff it would make)."
@@ -196,7 +201,7 @@ class ApprovalRequired(EventBody):
     diff: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ApprovalResolved(EventBody):
     kind: ClassVar[str] = "approval-resolved"
     about: ClassVar[str] = (
@@ -210,7 +215,7 @@ class ApprovalResolved(EventBody):
     grant: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ToolCompleted(EventBody):
     kind: ClassVar[str] = "tool-completed"
     about: ClassVar[str] = "A tool call's result: content for the model, details for the UI, error flag."
@@ -225,7 +230,7 @@ class ToolCompleted(EventBody):
 # accounting --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Usage(EventBody):
     kind: ClassVar[str] = "usage"
     about: ClassVar[str] = (
@@ -239,7 +244,7 @@ class Usage(EventBody):
     model: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Cost(EventBody):
     kind: ClassVar[str] = "cost"
     about: ClassVar[str] = "Cost of one model call in US dollars; null for an unpriced model, never zero."
@@ -249,7 +254,7 @@ class Cost(EventBody):
 # recovery ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class TurnRetried(EventBody):
     kind: ClassVar[str] = "turn-retried"
     about: ClassVar[str] = "A model call is retried: discard the deltas since its turn-started."
@@ -259,7 +264,7 @@ class TurnRetried(EventBody):
     reason: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Compacted(EventBody):
     kind: ClassVar[str] = "compacted"
     about: ClassVar[str] = "Older context was elided or summarised (tokens before and after)."
@@ -268,7 +273,7 @@ class Compacted(EventBody):
     summarised: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class WarningEvent(EventBody):
     """A warning (named so as not to shadow Python's `Warning`)."""
 
@@ -285,7 +290,7 @@ class WarningEvent(EventBody):
             raise ValueError(f"Unknown warning code {self.code!r}; add it to harnez.events.WARNING_CODES.")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Error(EventBody):
     kind: ClassVar[str] = "error"
     about: ClassVar[str] = "Something failed (a message the person can act on)."
@@ -295,7 +300,7 @@ class Error(EventBody):
 # session -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class TitleChanged(EventBody):
     kind: ClassVar[str] = "title-changed"
     about: ClassVar[str] = (
@@ -305,7 +310,7 @@ class TitleChanged(EventBody):
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ModelChanged(EventBody):
     kind: ClassVar[str] = "model-changed"
     about: ClassVar[str] = "The session's model selection changed."
@@ -315,7 +320,7 @@ class ModelChanged(EventBody):
 # answers and hooks (the "answers" part: structured answers, docs/hooks.md) -------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Answered(EventBody):
     kind: ClassVar[str] = "answered"
     about: ClassVar[str] = "The model gave the task's structured answer through the answer tool (valid JSON)."
@@ -323,7 +328,7 @@ class Answered(EventBody):
     answer: Any = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class AnswerNudged(EventBody):
     kind: ClassVar[str] = "answer-nudged"
     about: ClassVar[str] = "The model ended in prose; it is told once more to answer through the answer tool."
@@ -332,7 +337,7 @@ class AnswerNudged(EventBody):
     """Whether the next turn is held to the answer tool (the wire can force a tool)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class HookRan(EventBody):
     kind: ClassVar[str] = "hook-ran"
     about: ClassVar[str] = "A hook command ran: the hook, the command, its exit code, decision and reason."
@@ -346,7 +351,7 @@ class HookRan(EventBody):
     call_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class HookFailed(EventBody):
     kind: ClassVar[str] = "hook-failed"
     about: ClassVar[str] = "A hook command crashed, timed out or answered nonsense; the task ends failed."
@@ -358,7 +363,7 @@ class HookFailed(EventBody):
     call_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class StopHookExhausted(EventBody):
     kind: ClassVar[str] = "stop-hook-exhausted"
     about: ClassVar[str] = (
@@ -372,7 +377,7 @@ class StopHookExhausted(EventBody):
 # sub-agents (the "subagents" part: harnez/agents/, docs/agents.md) --------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class DelegateStarted(EventBody):
     kind: ClassVar[str] = "delegate-started"
     about: ClassVar[str] = (
@@ -385,7 +390,7 @@ class DelegateStarted(EventBody):
     tools: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Delegated(EventBody):
     kind: ClassVar[str] = "delegated"
     about: ClassVar[str] = "A sub-agent's result: the text the delegate call returns to the model."
@@ -396,7 +401,7 @@ class Delegated(EventBody):
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class DelegateFinished(EventBody):
     kind: ClassVar[str] = "delegate-finished"
     about: ClassVar[str] = (
@@ -419,7 +424,7 @@ class DelegateFinished(EventBody):
 # headless: rates and declared programs (issue #16 points 2 and 7) -----------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class Rates(EventBody):
     kind: ClassVar[str] = "rates"
     about: ClassVar[str] = (
@@ -439,7 +444,7 @@ class Rates(EventBody):
     """The rate card's version (`genai-prices 0.2.3`) when it priced the model."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ProgramRefused(EventBody):
     kind: ClassVar[str] = "program-refused"
     about: ClassVar[str] = "A shell call started no program: it named one outside the declared set."
@@ -450,7 +455,7 @@ class ProgramRefused(EventBody):
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class UnknownEvent(EventBody):
     """A stored event this Harnez cannot read as one of its kinds (written by a newer one, or damaged):
     kept as it is, printed as it is, rendered by nobody."""

@@ -68,6 +68,15 @@ def _shell_event(line: ShellLine) -> Event:
     return Event(line, search_text=f"{line.command}\n{line.output}")
 
 
+def _warm_up(tls: bool) -> None:
+    """`Server.warm_up`'s work, in its worker thread: the tools' schemas, then the HTTP transport."""
+    from harnez.tools.registry import warm_up as build_tool_schemas
+    from harnez.wires.clients import warm_up as prepare_transport
+
+    build_tool_schemas()
+    prepare_transport(tls)
+
+
 @dataclass(slots=True)
 class Draft:
     """A session opened but not yet persisted: it becomes a row when its first message arrives."""
@@ -113,13 +122,11 @@ class Server(SessionListing):
             await asyncio.wait_for(self.titles.wait_idle(), timeout)
 
     async def warm_up(self) -> None:
-        """Prepare, in a worker thread, what a process's first model request needs (the HTTP
-        transport's imports, and the TLS context unless the default model's provider is plain http:
-        ~100 ms). A front end calls it once, after opening, before a prompt is likely, so that the
-        first prompt does not pay it. Nothing leaves the machine."""
-        from harnez.wires.clients import warm_up
-
-        await asyncio.to_thread(warm_up, self._default_model_uses_tls())
+        """Prepare, in a worker thread, what a process's first model request needs (the built-in
+        tools' schemas, the HTTP transport's imports, and the TLS context unless the default model's
+        provider is plain http: ~100 ms). A front end calls it once, after opening, before a prompt
+        is likely, so that the first prompt does not pay it. Nothing leaves the machine."""
+        await asyncio.to_thread(_warm_up, self._default_model_uses_tls())
 
     def _default_model_uses_tls(self) -> bool:
         """Whether the default model's provider is reached over TLS (True when that is unknown)."""

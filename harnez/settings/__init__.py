@@ -2,7 +2,7 @@
 
 The package's parts, each re-exported here (`from harnez.settings import Settings`):
 
-    model.py        the typed sections and `Settings` (pydantic-settings)
+    model.py        the typed sections and `Settings` (pydantic models)
     references.py   model references `<provider>/<model>[:<thinking>]` and title sources
     loading.py      `load_settings` and `save_global_settings`: the files, the merge with the
                     provenance of every key, the HARNEZ_* variables, atomic writes

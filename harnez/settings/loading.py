@@ -15,11 +15,9 @@ import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import pydantic_settings
 from pydantic import ValidationError
-from pydantic_settings import EnvSettingsSource
 
 from harnez import paths
 from harnez.errors import SettingsError
@@ -40,6 +38,9 @@ from harnez.settings.model import (
     Settings,
     title_source_problem,
 )
+
+if TYPE_CHECKING:
+    import pydantic_settings
 
 MAX_NESTING = 16
 """Objects and lists nested deeper than this are refused before parsing (the deepest setting has 4)."""
@@ -260,22 +261,52 @@ def _check_env_nesting(env: Mapping[str, str]) -> None:
             )
 
 
-def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
-    """The settings that the HARNEZ_* variables of `env` give, as pydantic-settings' environment source reads them.
+PLAIN_TEXT_SETTINGS = frozenset({"model", "theme", "database_path"})
+"""Top-level settings of text (`str`, `str | None`, `Path | None`): pydantic-settings' environment
+source passes a HARNEZ_<NAME> variable of theirs on as its text (no JSON decoding, no nesting)."""
 
-    The source takes its prefix, `__` nesting, case and empty-value rules from `Settings`' model
-    config, and decodes JSON-valued variables. It reads os.environ when made; its `env_vars`
-    mapping, which its public `get_field_value` and `explode_env_vars` consult, is then replaced by
-    `env`, normalised as the source normalises os.environ (names folded to lower case unless
-    case-sensitive, empty values dropped when `env_ignore_empty`).
+
+def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """The settings that the HARNEZ_* variables of `env` give, as pydantic-settings' environment source
+    reads them; a variable it cannot decode (bad JSON) is a SettingsError.
+
+    pydantic-settings (~30 ms of imports before a process's first answer) is imported only for
+    variables that need its decoding: none names a setting (`_env_override_paths`: the source reads
+    no other), or each is HARNEZ_<NAME> of a plain text setting, gives what the source would give
+    without it (`tests/unit/test_settings_sources.py` compares the two).
     """
-    source = EnvSettingsSource(Settings)
+    found = _env_override_paths(env)
+    if all(len(path) == 1 and path[0] in PLAIN_TEXT_SETTINGS for path in found):
+        return {str(path[0]): env[name] for path, name in found.items()}
+    return source_values(env)
+
+
+def source_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """What pydantic-settings' environment source reads from `env`, given the prefix, `__` nesting,
+    case-insensitivity and dropping of empty values that `Settings` had as a `BaseSettings`.
+
+    The source reads os.environ when made; its `env_vars` mapping, which its public
+    `get_field_value` and `explode_env_vars` consult, is then replaced by `env`, normalised as the
+    source normalises os.environ (names folded to lower case, empty values dropped).
+    """
+    import pydantic_settings
+
+    source = pydantic_settings.EnvSettingsSource(
+        cast(type[pydantic_settings.BaseSettings], Settings),  # it reads the model's fields and config
+        case_sensitive=False,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        env_ignore_empty=True,
+    )
     source.env_vars = {
         (name if source.case_sensitive else name.lower()): value
         for name, value in env.items()
         if not (source.env_ignore_empty and value == "")
     }
-    return source()
+    try:
+        return source()
+    except pydantic_settings.SettingsError as exc:
+        raise SettingsError(_env_parse_message(exc, env)) from None
 
 
 def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) -> Settings:
@@ -287,8 +318,6 @@ def _validate(merged: dict[str, Any], prov: Provenance, env: Mapping[str, str]) 
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise SettingsError(validation_message(exc, prov, Settings)) from None
-    except pydantic_settings.SettingsError as exc:
-        raise SettingsError(_env_parse_message(exc, env)) from None
 
 
 def _env_parse_message(exc: pydantic_settings.SettingsError, env: Mapping[str, str]) -> str:

@@ -19,7 +19,6 @@ from pydantic import (
     field_validator,
 )
 from pydantic_core import PydanticCustomError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from harnez import paths
 from harnez.errors import SettingsError
@@ -313,22 +312,17 @@ class HookSettings(_Section):
 # ----------------------------------------------------------------------------- the settings
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """All settings; built by `load_settings`, or directly (keyword arguments only, no files or env).
 
-    The model config tells pydantic-settings how HARNEZ_* variables map to keys (prefix, `__` for
-    nesting, case-insensitive, empty values ignored); `load_settings` reads them with its
-    environment source from the mapping it is given, never implicitly from os.environ.
+    A plain pydantic model with the config pydantic-settings' `BaseSettings` gave it (extra keys
+    refused, frozen, defaults validated), so that pydantic-settings (~30 ms of imports before a
+    process's first answer) is imported only when HARNEZ_* variables are set: `load_settings` reads
+    them with that package's environment source (prefix, `__` for nesting, case-insensitive, empty
+    values ignored) from the mapping it is given, never implicitly from os.environ.
     """
 
-    model_config = SettingsConfigDict(
-        extra="forbid",
-        frozen=True,
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter=ENV_NESTED_DELIMITER,
-        env_ignore_empty=True,
-        case_sensitive=False,
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     session: SessionSettings = SessionSettings()
     providers: dict[ProviderName, ProviderSettings] = Field(default_factory=dict)
@@ -347,18 +341,6 @@ class Settings(BaseSettings):
     _warnings: tuple[str, ...] = PrivateAttr(default=())
     _workspace: Path | None = PrivateAttr(default=None)
     _project_hooks: HookSettings = PrivateAttr(default_factory=HookSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Built directly, settings come from keyword arguments only (files and variables: `load_settings`)."""
-        return (init_settings,)
 
     @field_validator("model")
     @classmethod

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harnez.events import StoredEvent
 from harnez.store.commands import RunningCommands
@@ -11,11 +13,13 @@ from harnez.store.context import ContextRecords
 from harnez.store.db import Database
 from harnez.store.delegations import DelegationTable
 from harnez.store.events import EventLog
-from harnez.store.imports import ImportedSessions
 from harnez.store.ledger import Ledger
 from harnez.store.search import FullTextSearch
 from harnez.store.sessions import SessionTable
 from harnez.store.tasks import TaskTable
+
+if TYPE_CHECKING:
+    from harnez.store.imports import ImportedSessions
 
 
 class Store:
@@ -31,8 +35,15 @@ class Store:
         self.context = ContextRecords(db)
         self.search = FullTextSearch(db)
         self.commands = RunningCommands(db)
-        self.imports = ImportedSessions(db)
         self.delegations = DelegationTable(db, self.sessions)
+
+    @functools.cached_property
+    def imports(self) -> ImportedSessions:
+        """The imported sessions' table, made at first use: only `harnez import` and an imported
+        session's origin read it, and its module is not needed before a first answer."""
+        from harnez.store.imports import ImportedSessions
+
+        return ImportedSessions(self.db)
 
     @classmethod
     async def open(

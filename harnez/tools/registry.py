@@ -54,6 +54,14 @@ def _schema_of(params: type[ToolParams]) -> dict[str, Any]:
     return clean_schema(params.model_json_schema())
 
 
+def warm_up() -> None:
+    """Build the built-in tools' schemas in the calling thread (a worker, before a prompt is likely):
+    a process's first task publishes them, and the first schemas also import pydantic's JSON-schema
+    machinery (~20 ms on the event loop of the first prompt otherwise)."""
+    for tool in builtin_tools():
+        _schema_of(tool.parameters)
+
+
 class ToolRegistry:
     """The tools a session offers, by name."""
 

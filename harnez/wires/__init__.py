@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
+# httpx's __init__ imports its command-line client (httpx._main: click, rich.progress, rich.syntax,
+# pygments' lexers) whenever click is installed, and offers a stub `httpx.main` when that import
+# fails. Harnez never runs httpx's command line, so a None entry makes that import fail at once:
+# ~25 ms less before a process's first answer (docs/performance.md, "Fewer imports before the first
+# answer"). Every module of harnez that imports httpx is in this package, so this line runs first.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
+
 import httpx
 
 from harnez.settings import RetrySettings

@@ -6,14 +6,15 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from harnez.records import SharedMethods
 from harnez.settings import WireName
 from harnez.wires.conversation import Conversation, Opaque
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "content_filter", "other"]
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Usage(SharedMethods):
     """Tokens of one model call; each field is None when the provider did not report it.
 
     `input` excludes cache reads and writes, which are counted apart.
@@ -35,8 +36,8 @@ class Usage:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolSpec(SharedMethods):
     """A tool as published to the model: a name, a description and a JSON schema of its input."""
 
     name: str
@@ -44,8 +45,8 @@ class ToolSpec:
     schema: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSpec:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ModelSpec(SharedMethods):
     """What Harnez knows of one model: its window, its output cap and its thinking levels."""
 
     context_window: int
@@ -54,8 +55,8 @@ class ModelSpec:
     """The levels above `off` the model accepts, lowest first; empty when it cannot think."""
 
 
-@dataclass(frozen=True, slots=True)
-class WireRequest:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class WireRequest(SharedMethods):
     """One model call, independent of the wire that carries it."""
 
     model: str
@@ -74,31 +75,31 @@ class WireRequest:
 # --- events -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class TextDelta(SharedMethods):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ReasoningDelta(SharedMethods):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStart:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolCallStart(SharedMethods):
     id: str
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolCallDelta(SharedMethods):
     id: str
     arguments: str
     """A fragment of the JSON text of the arguments."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallEnd:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolCallEnd(SharedMethods):
     id: str
     name: str
     arguments: dict[str, Any]
@@ -107,20 +108,20 @@ class ToolCallEnd:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UsageReport:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class UsageReport(SharedMethods):
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
-class OpaqueItem:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class OpaqueItem(SharedMethods):
     """A provider item kept verbatim and replayed on the same wire (e.g. signed thinking)."""
 
     opaque: Opaque
 
 
-@dataclass(frozen=True, slots=True)
-class Stop:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Stop(SharedMethods):
     """The model finished this call normally."""
 
     reason: StopReason
@@ -129,8 +130,8 @@ class Stop:
     """The model the provider says served the call."""
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Failure(SharedMethods):
     """The call failed. Inside a retrying wire, only the final failure reaches the caller."""
 
     message: str
@@ -139,8 +140,8 @@ class Failure:
     retry_after: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Retry(SharedMethods):
     """The previous attempt failed and another starts: discard that attempt's deltas."""
 
     attempt: int
@@ -149,8 +150,8 @@ class Retry:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class WireWarning:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class WireWarning(SharedMethods):
     """Something odd that did not stop the call; `code` is stable, `raw` keeps the item."""
 
     code: str

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harnez.errors import HarnezError
+from harnez.records import SharedMethods
 
 
-@dataclass(frozen=True, slots=True)
-class Opaque:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Opaque(SharedMethods):
     """A provider item kept verbatim, tagged with the wire that produced it."""
 
     wire: str
@@ -23,23 +24,23 @@ class Opaque:
         return cls(wire=data["wire"], item=data["item"])
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolCall(SharedMethods):
     id: str
     name: str
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class UserMessage(SharedMethods):
     text: str
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "user", "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantMessage:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class AssistantMessage(SharedMethods):
     """What the model said; `opaque` items are replayed before the text on their own wire."""
 
     text: str = ""
@@ -57,8 +58,8 @@ class AssistantMessage:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class ToolResult(SharedMethods):
     call_id: str
     content: str
     is_error: bool = False
@@ -91,8 +92,8 @@ def item_from_json(data: dict[str, Any]) -> Item:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Conversation:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Conversation(SharedMethods):
     """A system text and the items of the conversation, oldest first."""
 
     system: str = ""

@@ -39,3 +39,27 @@ def test_settings_built_directly_take_only_their_keyword_arguments(monkeypatch: 
     settings = Settings(model="local/m")
     assert (settings.theme, settings.retry.max_attempts, settings.model) == ("textual-dark", 4, "local/m")
     assert settings.workspace is None and settings.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"PATH": "/bin", "HARNEZ_HOME": "/h", "HARNEZ_NOT_A_SETTING": "x"},
+        {"HARNEZ_MODEL": "local/m", "harnez_theme": "nord", "Harnez_Database_Path": "db.sqlite"},
+        {"HARNEZ_MODEL": "a/b", "harnez_model": "c/d"},
+        {"HARNEZ_MODEL": "", "HARNEZ_THEME": " spaced "},
+        {"HARNEZ_DATABASE_PATH": "~/x.sqlite", "HARNEZ_MODELX": "1"},
+    ],
+)
+def test_plain_text_variables_are_read_as_pydantic_settings_reads_them(env: dict[str, str]) -> None:
+    """`environment_values` reads HARNEZ_<NAME> of a plain text setting itself (pydantic-settings is
+    imported only for variables it must decode): the same values as the package's source."""
+    from harnez.settings.loading import PLAIN_TEXT_SETTINGS, environment_values, source_values
+
+    assert environment_values(env) == source_values(env)
+    assert {
+        name
+        for name, field in Settings.model_fields.items()
+        if field.annotation in (str, str | None, Path | None)
+    } == PLAIN_TEXT_SETTINGS

@@ -92,3 +92,15 @@ async def test_an_outside_read_still_works_once_approved(workspace: Path, tmp_pa
     result = await call("read", path="../notes.txt")
     assert result.details["path"] == str(secret.resolve())
     assert "remember" in result.content
+
+
+def test_warming_up_builds_every_builtin_tools_schema() -> None:
+    """`Server.warm_up` builds them in its worker thread: the first task publishes them at once."""
+    from harnez.tools import registry
+
+    registry._schema_of.cache_clear()
+    registry.warm_up()
+    assert registry._schema_of.cache_info().currsize == len({t.parameters for t in registry.builtin_tools()})
+    published = registry.ToolRegistry().publish()
+    assert registry._schema_of.cache_info().misses == registry._schema_of.cache_info().currsize
+    assert all(tool["parameters"] for tool in published)
