@@ -248,6 +248,10 @@ class HarnezApp(NoticeKeepingApp):
         """
         await asyncio.to_thread(_prepare_answers)
         await self.server.warm_up()
+        from harnez.tui.screens.session import SessionScreen
+
+        if isinstance(self.screen, SessionScreen):
+            await self.screen.prepare_answer()  # its first mount parses the answer's stylesheets
 
     async def _open(self, opening: Awaitable[Server]) -> None:
         """Use a newly opened server (this project's, or another's) and show its notices."""

@@ -19,6 +19,7 @@ async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_
     make_app, monkeypatch
 ) -> None:
     done: list[tuple[str, threading.Thread]] = []
+    spares: list[list[AssistantBlock]] = []
     warm_markdown, warm_wires, attach = markdown.warm_up, clients.warm_up, SessionScreen.attach
 
     def markdown_warm_up() -> None:
@@ -31,6 +32,7 @@ async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_
 
     async def attached(screen: SessionScreen, *args: object) -> None:
         done.append(("attached", threading.current_thread()))
+        spares.append([b for b in screen.query(AssistantBlock) if not b.display])
         await attach(screen, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(markdown, "warm_up", markdown_warm_up)
@@ -44,9 +46,13 @@ async def test_a_new_session_attaches_once_the_first_answer_is_prepared_off_the_
         threads = [thread for name, thread in done if name != "attached"]
         assert threading.main_thread() not in threads
         assert not [w for w in app.workers if w.name == "warm-up"]
+        # The answer's block was mounted (hidden) before the session showed: its first mount parses
+        # the answer widgets' stylesheets, which the first prompt's words would otherwise wait for.
+        (spare,) = spares[0]
         await send(pilot, "Say hello")
         await wait_for(pilot, lambda: ends(app), "task end")
         assert next(b.text for b in app.screen.query(AssistantBlock)) == "".join(ANSWER_MARKDOWN)
+        assert spare.display and spare.text == "".join(ANSWER_MARKDOWN)  # the first words took it
         await pilot.press("ctrl+q")
 
 

@@ -130,6 +130,12 @@ class SessionScreen(Screen[None]):
         for message in early:
             await self.on_prompt_input_submitted(message)
 
+    async def prepare_answer(self) -> None:
+        """Mount the transcript's spare answer block now (the app's warm-up, before a new session is
+        attached): the first one of a process parses the answer widgets' stylesheets (20-40 ms), which
+        a prompt sent as soon as the session shows would otherwise wait for."""
+        await self.query_one(Transcript).keep_spare()
+
     def _follow(self) -> None:
         self.task_running = self.server.running(self.session_id) is not None
         self._show_state()
