@@ -149,7 +149,12 @@ class AgentLoop:
         if turn.failure is not None:
             await self._keep_partial(current, "failed")
             return turn
-        current.finish("completed")
+        ended = current.finish("completed")
+        if isinstance(ended, asyncio.Future):
+            # The turn's events are committed before its ledger row and its message's record: those
+            # transactions took the database before the answer's first words when a model sent its
+            # whole answer at once (the words waited 10-20 ms); a failed commit is reported by the log.
+            await asyncio.wait([ended])
         await self.history.record_model_call(
             current.ledger_row(self.history.session_num, self.history.task, "completed")
         )

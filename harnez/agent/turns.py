@@ -173,12 +173,13 @@ class ModelTurn:
             self.accounting.warned.add(code)
         self.emit(ev.WarningEvent(code=code, message=event.message, raw=event.raw))
 
-    def finish(self, outcome: str) -> None:
-        """Emit usage, cost and turn-completed for a call that ended (completed, failed or cancelled)."""
+    def finish(self, outcome: str) -> object:
+        """Emit usage, cost and turn-completed for a call that ended (completed, failed or cancelled);
+        what the emit of turn-completed returned (the event log's commit future)."""
         self.account()
         turn = self.turn
         stop = turn.stop.reason if turn.stop else ("error" if outcome == "failed" else outcome)
-        self.emit(ev.TurnCompleted(turn=self.number, stop_reason=stop), search_text=turn.text or None)
+        return self.emit(ev.TurnCompleted(turn=self.number, stop_reason=stop), search_text=turn.text or None)
 
     def account(self) -> None:
         """Emit the usage and cost of the call (the task's `rates` before its first), and the unpriced

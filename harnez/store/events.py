@@ -67,6 +67,8 @@ class _Pending:
     event: Event
     time: float
     done: asyncio.Future[StoredEvent]
+    first_words: bool = False
+    """An answer's first text after other events of its session: committed in a batch it ends."""
 
 
 @dataclass(slots=True)
@@ -105,6 +107,16 @@ def _mark_seen(future: asyncio.Future[StoredEvent]) -> None:
     whoever awaits), not as "exception never retrieved" noise for every event a producer let go."""
     if not future.cancelled():
         future.exception()
+
+
+def _first_words_first(pending: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
+    """The next batch to commit, and what waits for the commit after it: a batch ends with an answer's
+    first words. A model that sends a whole turn at once (a short answer) had its first words
+    committed with the turn's end, whose fold and index made that commit the slowest of the turn."""
+    for index, waiting in enumerate(pending[:-1]):
+        if waiting.first_words:
+            return pending[: index + 1], pending[index + 1 :]
+    return pending, []
 
 
 def _settle_all(batch: list[_Pending], exc: BaseException) -> None:
@@ -224,7 +236,8 @@ class EventLog:
         if self.failure is not None:
             done.set_exception(self.failure)
             return done
-        self._pending.append(_Pending(session_num, session_id, event, time.time(), done))
+        first_words = isinstance(event.body, TextDelta) and session_num not in self._answering
+        self._pending.append(_Pending(session_num, session_id, event, time.time(), done, first_words))
         if self._hurries(session_num, event):
             self._hurry.set()
         self._wake.set()
@@ -294,7 +307,7 @@ class EventLog:
         """
         async with self._flush_lock:
             while self._pending:
-                batch, self._pending = self._pending, []
+                batch, self._pending = _first_words_first(self._pending)
                 commit = asyncio.ensure_future(self._commit_batch(batch))
                 self._commits.add(commit)
                 commit.add_done_callback(self._commits.discard)

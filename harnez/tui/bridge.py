@@ -75,7 +75,7 @@ def paint_after_batch(screen: Screen) -> None:
     screen.check_idle()
 
 
-HOLD_MOST = 0.06
+HOLD_MOST = 0.1
 """Seconds a prompt's frames may be held for its answer (`RequestFirst`): the longest the person's
 prompt may wait to be painted when the model is slower than that."""
 

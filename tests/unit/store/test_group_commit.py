@@ -54,7 +54,8 @@ async def test_events_appended_together_after_a_quiet_interval_share_one_commit(
     commits: list[list[int]] = []
     log = EventLog(store.db, lambda events: commits.append([e.seq for e in events]), LONG_INTERVAL)
     log.start()
-    burst = [log.append(record.num, record.id, Event(ev.TextDelta(text=str(i)))) for i in range(5)]
+    # (Not an answer's first words: those end their commit, below.)
+    burst = [log.append(record.num, record.id, Event(ev.ReasoningDelta(text=str(i)))) for i in range(5)]
     await asyncio.wait_for(asyncio.gather(*burst), WAIT)
     assert len(commits) == 1 and len(commits[0]) == 5
     await log.stop()
@@ -81,5 +82,29 @@ async def test_a_turns_events_and_an_answers_first_words_are_committed_at_once_t
     await settle()
     again = log.append(record.num, record.id, Event(ev.TextDelta(text="Next")))  # a new answer's first words
     await asyncio.wait_for(again, WAIT)
+    await log.stop()
+    await store.close()
+
+
+async def test_an_answers_first_words_end_their_commit_when_the_whole_turn_comes_at_once(
+    db_path: Path,
+) -> None:
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("ab" * 16, "/w", None)
+    commits: list[list[str]] = []
+    log = EventLog(store.db, lambda events: commits.append([e.body.kind for e in events]), LONG_INTERVAL)
+    log.start()
+    await asyncio.wait_for(log.append(record.num, record.id, Event(ev.UserMessage(text="hi"))), WAIT)
+    turn = [
+        log.append(record.num, record.id, Event(body))
+        for body in (
+            ev.TextDelta(text="The"),
+            ev.TextDelta(text=" answer."),
+            ev.TurnCompleted(turn=1, stop_reason="end_turn"),
+        )
+    ]
+    stored = await asyncio.wait_for(asyncio.gather(*turn), WAIT)
+    assert commits[1:] == [["text-delta"], ["text-delta", "turn-completed"]]
+    assert [event.seq for event in stored] == [2, 3, 4]
     await log.stop()
     await store.close()
