@@ -236,24 +236,22 @@ class EventLog:
         if self.failure is not None:
             done.set_exception(self.failure)
             return done
-        first_words = isinstance(event.body, TextDelta) and session_num not in self._answering
+        first_words = self._first_words(session_num, event)
         self._pending.append(_Pending(session_num, session_id, event, time.time(), done, first_words))
-        if self._hurries(session_num, event):
+        # Committed without waiting out the interval: an answer's first words (what a person waits
+        # for after Enter), and anything but a streamed delta (a task's start, a turn's, a tool call,
+        # an end: a few a turn, each awaited by a person or by the next event's commit, which queues
+        # behind it). Deltas after the first are gathered: they come in bursts.
+        if first_words or event.body.kind not in FOLDABLE:
             self._hurry.set()
         self._wake.set()
         return done
 
-    def _hurries(self, session_num: int, event: Event) -> bool:
-        """Whether `event` is committed without waiting out the interval: anything but a streamed
-        delta (a task's start, a turn's, a tool call, an end: a few a turn, each awaited by a person or
-        by the next event's commit, which queues behind it), and an answer's first text after other
-        events of its session (the words a person waits for after Enter). Deltas after the first are
-        gathered: they come in bursts."""
-        if event.body.kind in FOLDABLE and not isinstance(event.body, TextDelta):
-            return False
+    def _first_words(self, session_num: int, event: Event) -> bool:
+        """Whether `event` is an answer's first text after other events of its session."""
         if not isinstance(event.body, TextDelta):
             self._answering.discard(session_num)
-            return True
+            return False
         first = session_num not in self._answering
         self._answering.add(session_num)
         return first
@@ -282,7 +280,7 @@ class EventLog:
     async def _run(self) -> None:
         """Commit at most once an interval: the first append after a quiet interval at once (a
         prompt's user message), later ones gathered until an interval after the commit before; an
-        event that hurries (`_hurries`: all but streamed deltas, and an answer's first words) at
+        event that hurries (`append`: all but streamed deltas, and an answer's first words) at
         once. No event waits longer than an interval either way."""
         last_commit = -math.inf
         while True:

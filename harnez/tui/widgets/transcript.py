@@ -374,7 +374,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         finally:
             self._builder.spare = spare
         self._finish_answers(blocks, keep_open=self._builder.answer)
-        await self._mount_batch(blocks, before=self._spare_index())
+        await self._mount_batch(blocks, before=self._builder.spare)
         if self._builder.answer is not None and self._builder.answer in blocks:
             await self._builder.answer.start_stream()
         self.call_after_refresh(self._fill_view)
@@ -408,12 +408,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         await self._mount_batch(blocks, before=0 if self.children else None)
         self.call_after_refresh(self._keep_position, height)
 
-    def _spare_index(self) -> int | None:
-        """Where the spare answer block is among the children (None: there is none)."""
-        spare = self._builder.spare
-        return None if spare is None else self.children.index(spare)
-
-    async def _mount_batch(self, blocks: list[Widget], before: int | None = None) -> None:
+    async def _mount_batch(self, blocks: list[Widget], before: int | Widget | None = None) -> None:
         """Mount many blocks with one frame at the end, not a frame per block mounted."""
         with self.app.batch_update():
             await self.mount_all(blocks, before=before)
