@@ -3,10 +3,9 @@ a finished task's records point at the events that hold their text (harnez/store
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Any
-
-import aiosqlite
 
 from harnez.store.db import Database, inserted_id
 from harnez.store.payloads import loads
@@ -61,16 +60,14 @@ class ContextRecords:
         return found
 
 
-async def share_text(conn: aiosqlite.Connection, session_num: int, task: int) -> None:
+def share_text(conn: sqlite3.Connection, session_num: int, task: int) -> None:
     """Point a finished task's records at the events that hold their text (inside a write transaction)."""
     marks = ", ".join("?" for _ in SHARED)
-    async with conn.execute(
+    events = conn.execute(
         f"SELECT seq, kind, payload FROM events WHERE session = ? AND task = ? AND kind IN ({marks})",
         (session_num, task, *(kind for kind, _ in SHARED.values())),
-    ) as cursor:
-        events = await cursor.fetchall()
-    async with conn.execute(
+    ).fetchall()
+    records = conn.execute(
         "SELECT id, body FROM context_records WHERE session = ? AND task = ?", (session_num, task)
-    ) as cursor:
-        records = await cursor.fetchall()
-    await conn.executemany("UPDATE context_records SET body = ? WHERE id = ?", share_plan(records, events))
+    ).fetchall()
+    conn.executemany("UPDATE context_records SET body = ? WHERE id = ?", share_plan(records, events))

@@ -1,4 +1,5 @@
-"""The database: one long-lived aiosqlite write connection, a read connection, and transactions."""
+"""The database: long-lived write connections (aiosqlite's, and one for whole transactions in one call), a
+read connection, and transactions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from harnez.errors import DatabaseDamagedError, StoreBusyError, StoreError, StoreWriteError
 from harnez.store import private
 from harnez.store.migrate import migrate
+from harnez.store.writer import WriteThread
 
 if TYPE_CHECKING:  # imported where a connection is made: a read-only listing never needs it
     import aiosqlite
@@ -25,10 +27,22 @@ BUSY_TIMEOUT_MS = 5000
 STOP_AGAIN = 0.01
 """Seconds between two requests to stop a cancelled read that is still running."""
 
+
+def pragmas() -> tuple[str, ...]:
+    """Every write or read connection's settings (read when it connects)."""
+    return (
+        "journal_mode = WAL",
+        "synchronous = NORMAL",
+        "foreign_keys = ON",
+        f"busy_timeout = {BUSY_TIMEOUT_MS}",
+        "journal_size_limit = 67108864",
+    )
+
+
 T = TypeVar("T")
 
 
-def inserted_id(cursor: aiosqlite.Cursor) -> int:
+def inserted_id(cursor: aiosqlite.Cursor | sqlite3.Cursor) -> int:
     """The rowid the INSERT just run on `cursor` made (SQLite sets it for every successful INSERT)."""
     rowid = cursor.lastrowid
     if rowid is None:
@@ -121,7 +135,9 @@ def _connection_with_daemon_worker(path: Path) -> aiosqlite.Connection:
 class Database:
     """A Harnez database file, migrated to the newest schema when opened."""
 
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+    def __init__(
+        self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection, writes: WriteThread
+    ) -> None:
         self.path = path
         self.notices: list[str] = []
         """What opening changed that the person should hear of (files made private)."""
@@ -129,6 +145,7 @@ class Database:
         """Told of the first write that fails for good, wherever it happens (the event log stops)."""
         self._writer = writer
         self._reader = reader
+        self._writes = writes
         self._lock = asyncio.Lock()
         self._read_lock = asyncio.Lock()
         self._depth: ContextVar[int] = ContextVar(f"harnez-tx-{id(self)}", default=0)
@@ -141,7 +158,15 @@ class Database:
         await asyncio.to_thread(migrate, path, migrations)
         writer = await cls._connect(path)
         reader = await cls._connect(path)
-        db = cls(path, writer, reader)
+        writes = WriteThread(path, pragmas())
+        try:
+            await writes.open()
+        except sqlite3.Error as exc:
+            await writes.close()
+            await writer.close()
+            await reader.close()
+            raise StoreError(f"Cannot open the database {path}: {exc}.") from exc
+        db = cls(path, writer, reader, writes)
         db.notices = notices
         return db
 
@@ -154,13 +179,7 @@ class Database:
         conn.row_factory = sqlite3.Row
         # Each pragma's answer is read to its end: a statement left pending would keep SQLite counting a
         # running statement, and an interrupt (`until_stopped`) would then stop every later read too.
-        for pragma in (
-            "journal_mode = WAL",
-            "synchronous = NORMAL",
-            "foreign_keys = ON",
-            f"busy_timeout = {BUSY_TIMEOUT_MS}",
-            "journal_size_limit = 67108864",
-        ):
+        for pragma in pragmas():
             await conn.execute_fetchall(f"PRAGMA {pragma}")
         return conn
 
@@ -174,7 +193,10 @@ class Database:
             try:
                 await self._writer.close()
             finally:
-                await self._reader.close()
+                try:
+                    await self._reader.close()
+                finally:
+                    await self._writes.close()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -208,6 +230,34 @@ class Database:
             except sqlite3.Error as exc:
                 await self._rollback()
                 raise (self._storage_failure(exc) or exc) from exc
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` in one write transaction, whole, in the write thread (harnez/store/writer.py):
+        BEGIN IMMEDIATE, `fn`, COMMIT (ROLLBACK when `fn` raises), one trip from the event loop and back.
+
+        `fn` runs in another thread: it uses only `conn` and what it was given. Failures are those of
+        `transaction()` (a StoreBusyError, a StoreWriteError reported to `on_failure`, an IntegrityError
+        as it is). A cancelled caller's transaction still runs to its end before the next write starts.
+        Not for use inside `transaction()`: it would wait for the lock its caller holds.
+        """
+        if self._depth.get():
+            raise RuntimeError("Database.write() inside transaction() would wait for its own lock")
+        async with self._lock:
+            job = self._writes.run(fn)
+            try:
+                return await asyncio.shield(job)
+            except asyncio.CancelledError:
+                while not job.done():
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await asyncio.wait([job])
+                if not job.cancelled():
+                    job.exception()  # retrieved: nobody waits for it any more
+                raise
+            except Exception as exc:
+                failure = self._storage_failure(exc)
+                if failure is None:
+                    raise
+                raise failure from exc
 
     async def _rollback(self) -> None:
         """Roll back, unless SQLite already did (it may, after a full disk or an I/O error)."""

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from harnez.store.db import Database
-from harnez.store.sessions import SessionRecord, SessionTable
+from harnez.store.sessions import SessionRecord, insert_session
 
 _COLUMNS = (
     "d.child, c.id AS child_id, d.parent, p.id AS parent_id, d.task, d.call_id, d.agent, d.tools, "
@@ -69,9 +69,8 @@ def _link(row: sqlite3.Row) -> DelegationLink:
 class DelegationTable:
     """Reads and writes of the delegations table."""
 
-    def __init__(self, db: Database, sessions: SessionTable) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._sessions = sessions
 
     async def open_child(
         self,
@@ -87,15 +86,18 @@ class DelegationTable:
     ) -> SessionRecord:
         """A child session of `parent`, linked in the same transaction (so no listing ever shows it
         unlinked), with its naming used up (its title says which agent does what)."""
-        async with self._db.transaction() as conn:
-            child = await self._sessions.insert(child_id, parent.workspace, model, title, "agent")
-            await conn.execute("UPDATE sessions SET naming_used = 1 WHERE num = ?", (child.num,))
-            await conn.execute(
+
+        def link(conn: sqlite3.Connection) -> SessionRecord:
+            child = insert_session(conn, child_id, parent.workspace, model, title, "agent")
+            conn.execute("UPDATE sessions SET naming_used = 1 WHERE num = ?", (child.num,))
+            conn.execute(
                 "INSERT INTO delegations (child, parent, task, call_id, agent, tools, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (child.num, parent.num, task, call_id, agent, json.dumps(tools), time.time()),
             )
-        return child
+            return child
+
+        return await self._db.write(link)
 
     async def of_child(self, child_num: int) -> DelegationLink | None:
         """The link of a child session; None for a session nobody delegated."""

@@ -19,7 +19,7 @@ from harnez.redaction import redact
 from harnez.store.payloads import loads
 
 if TYPE_CHECKING:
-    import aiosqlite
+    import sqlite3
 
     from harnez.store.folding import Row  # folding imports the event vocabulary; a listing needs neither
 
@@ -39,7 +39,7 @@ SESSION_KINDS = ("workspace", "title")
 """Documents whose text is the session row's column of that name."""
 
 Fetch = Callable[[str, Sequence[Any]], Awaitable[Iterable[Any]]]
-"""A read: SQL and parameters in, rows out (`Database.fetchall`, or a write connection's)."""
+"""A read: SQL and parameters in, rows out (`Database.fetchall`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,40 +79,32 @@ def turn_documents(session: int, end_seq: int, rows: list[Row], search_text: str
     return [Document(session, "turn-completed", end_seq, wanted, kept=True)]
 
 
-def fetch_with(conn: aiosqlite.Connection) -> Fetch:
-    """Reads through a write connection (inside its transaction)."""
-
-    async def fetch(sql: str, params: Sequence[Any]) -> list[Any]:
-        async with conn.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
-
-    return fetch
-
-
-async def add(conn: aiosqlite.Connection, documents: Sequence[Document]) -> None:
+def add(conn: sqlite3.Connection, documents: Sequence[Document]) -> None:
     """Index documents (inside a write transaction: their ids follow the largest one)."""
     if not documents:
         return
-    async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs") as cursor:
-        row = await cursor.fetchone()
+    row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()
     first = (row[0] if row else 0) + 1
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO search_docs (id, session, kind, seq, text) VALUES (?, ?, ?, ?, ?)",
         [(first + i, d.session, d.kind, d.seq, d.text if d.kept else None) for i, d in enumerate(documents)],
     )
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO search_fts (rowid, text) VALUES (?, ?)",
         [(first + i, d.text) for i, d in enumerate(documents)],
     )
 
 
-async def remove(conn: aiosqlite.Connection, where: str, params: Sequence[Any]) -> None:
+def remove(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> None:
     """Forget the documents `WHERE {where}` (before their sources change or go)."""
-    texts = await texts_where(fetch_with(conn), f"d.id IN (SELECT id FROM search_docs WHERE {where})", params)
-    await conn.executemany(
-        "INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', ?, ?)", list(texts.items())
+    found = conn.execute(
+        TEXTS.format(where=f"d.id IN (SELECT id FROM search_docs WHERE {where})"), tuple(params)
+    ).fetchall()
+    conn.executemany(
+        "INSERT INTO search_fts (search_fts, rowid, text) VALUES ('delete', ?, ?)",
+        list(texts_of(found).items()),
     )
-    await conn.execute(f"DELETE FROM search_docs WHERE {where}", tuple(params))
+    conn.execute(f"DELETE FROM search_docs WHERE {where}", tuple(params))
 
 
 TEXTS = (
@@ -127,8 +119,13 @@ TEXTS = (
 
 async def texts_where(fetch: Fetch, where: str, params: Sequence[Any]) -> dict[int, str]:
     """The text of each document `WHERE {where}` (`d` is search_docs), by id."""
+    return texts_of(await fetch(TEXTS.format(where=where), params))
+
+
+def texts_of(rows: Iterable[Any]) -> dict[int, str]:
+    """The text of each document of `TEXTS` rows, by id (a document whose source is gone has none)."""
     texts: dict[int, str] = {}
-    for row in await fetch(TEXTS.format(where=where), params):
+    for row in rows:
         text = _text(row)
         if text is not None:
             texts[row["id"]] = text

@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import logging
 import math
+import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
-
-import aiosqlite
 
 from harnez.errors import StoreBusyError, StoreWriteError
 from harnez.events import (
@@ -149,18 +149,47 @@ def _prepare(p: _Pending, next_seq: dict[int, int], written: _Batch) -> StoredEv
     return StoredEvent(p.session_id, seq, e.task, p.time, body)
 
 
-async def _after_insert(conn: aiosqlite.Connection, written: _Batch) -> None:
+def _write_batch(conn: sqlite3.Connection, batch: list[_Pending]) -> list[StoredEvent]:
+    """Number and write a batch (in the write thread, inside its transaction); the stored events."""
+    next_seq = _next_seqs(conn, {p.session_num for p in batch})
+    written = _Batch()
+    stored = [_prepare(p, next_seq, written) for p in batch]
+    if written.rows:
+        conn.executemany(
+            "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+            written.rows,
+        )
+    if written.live:
+        conn.executemany(
+            "INSERT INTO live_deltas (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
+            written.live,
+        )
+    _after_insert(conn, written)
+    if written.touched:
+        conn.executemany(
+            "UPDATE sessions SET updated_at = ? WHERE num = ?",
+            [(t, num) for num, t in written.touched.items()],
+        )
+    return stored
+
+
+def _next_seqs(conn: sqlite3.Connection, sessions: set[int]) -> dict[int, int]:
+    # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
+    return {num: conn.execute(_LAST_SEQ, (num, num)).fetchone()[0] + 1 for num in sessions}
+
+
+def _after_insert(conn: sqlite3.Connection, written: _Batch) -> None:
     """Fold the turns that ended, index what is searchable, keep each task's prompt in its event only,
     and let each finished task's context records point at its events' text."""
     docs = written.documents
     for session_num, seq, search_text in written.turn_ends:
-        rows = await fold_turn(conn, session_num, seq)
+        rows = fold_turn(conn, session_num, seq)
         if search_text:
             docs += documents.turn_documents(session_num, seq, rows, search_text)
-    await documents.add(conn, docs)
-    await keep_prompts_in_events(conn, written.prompts)
+    documents.add(conn, docs)
+    keep_prompts_in_events(conn, written.prompts)
     for session_num, task in written.finished:
-        await share_text(conn, session_num, task)
+        share_text(conn, session_num, task)
 
 
 @dataclass(slots=True)
@@ -366,38 +395,9 @@ class EventLog:
             self.on_failure(failure)
 
     async def _write(self, batch: list[_Pending]) -> list[StoredEvent]:
-        async with self._db.transaction() as conn:
-            next_seq = await self._next_seqs(conn, {p.session_num for p in batch})
-            written = _Batch()
-            stored = [_prepare(p, next_seq, written) for p in batch]
-            # Each statement is a round trip to the connection's thread and back through the event loop
-            # (a busy loop makes each one wait): none is sent for nothing to write.
-            if written.rows:
-                await conn.executemany(
-                    "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                    written.rows,
-                )
-            if written.live:
-                await conn.executemany(
-                    "INSERT INTO live_deltas (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
-                    written.live,
-                )
-            await _after_insert(conn, written)
-            if written.touched:
-                await conn.executemany(
-                    "UPDATE sessions SET updated_at = ? WHERE num = ?",
-                    [(t, num) for num, t in written.touched.items()],
-                )
-        return stored
-
-    @staticmethod
-    async def _next_seqs(conn: aiosqlite.Connection, sessions: set[int]) -> dict[int, int]:
-        # Read inside BEGIN IMMEDIATE: another process cannot append between this read and our insert.
-        result = {}
-        for num in sessions:
-            rows = list(await conn.execute_fetchall(_LAST_SEQ, (num, num)))  # one round trip, not three
-            result[num] = (rows[0][0] if rows else 0) + 1
-        return result
+        # One trip to the write thread for the whole transaction (harnez/store/writer.py): each trip back
+        # through the event loop waits for whatever the TUI is doing then.
+        return await self._db.write(partial(_write_batch, batch=batch))
 
     async def read_after(
         self, session_num: int, session_id: str, after: int = 0, limit: int | None = None

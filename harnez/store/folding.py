@@ -13,10 +13,9 @@ only the disk sees one row (docs/storage.md, "Folded runs").
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
-
-import aiosqlite
 
 from harnez.events import StoredEvent, body_from_payload
 from harnez.store.payloads import encode, loads, masked
@@ -115,19 +114,17 @@ def expand(session_id: str, row: Any, payload: dict[str, Any]) -> list[StoredEve
     return events
 
 
-async def turn_rows(conn: aiosqlite.Connection, session_num: int, end_seq: int) -> list[Row]:
+def turn_rows(conn: sqlite3.Connection, session_num: int, end_seq: int) -> list[Row]:
     """The rows after the start of the turn that ends at `end_seq` (deltas decoded), oldest first."""
     marks = ", ".join("?" for _ in TURN_MARKS)
-    async with conn.execute(
+    mark = conn.execute(
         f"SELECT seq FROM events WHERE session = ? AND seq < ? AND kind IN ({marks}) ORDER BY seq DESC LIMIT 1",
         (session_num, end_seq, *TURN_MARKS),
-    ) as cursor:
-        mark = await cursor.fetchone()
-    async with conn.execute(
+    ).fetchone()
+    found = conn.execute(
         "SELECT id, seq, kind, payload FROM events WHERE session = ? AND seq > ? AND seq < ? ORDER BY seq",
         (session_num, mark[0] if mark else 0, end_seq),
-    ) as cursor:
-        found = await cursor.fetchall()
+    ).fetchall()
     return [Row(r[0], r[1], r[2], loads(r[3]) if r[2] in FOLDABLE else None) for r in found]
 
 
@@ -144,21 +141,20 @@ def fold_plan(rows: list[Row]) -> tuple[list[tuple[str | bytes, int]], list[int]
     return updates, gone
 
 
-async def fold_turn(conn: aiosqlite.Connection, session_num: int, end_seq: int) -> list[Row]:
+def fold_turn(conn: sqlite3.Connection, session_num: int, end_seq: int) -> list[Row]:
     """Move the session's live deltas before `end_seq` to `events`, each run folded into one row; the
     rows of the turn that ends at `end_seq` as they are now."""
-    async with conn.execute(
+    live = conn.execute(
         "SELECT seq, task, kind, payload, time FROM live_deltas WHERE session = ? AND seq < ? ORDER BY seq",
         (session_num, end_seq),
-    ) as cursor:
-        live = list(await cursor.fetchall())
+    ).fetchall()
     if live:
-        await conn.executemany(
+        conn.executemany(
             "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)",
             [(session_num, *row) for row in moved(live)],
         )
-        await conn.execute("DELETE FROM live_deltas WHERE session = ? AND seq < ?", (session_num, end_seq))
-    return await turn_rows(conn, session_num, end_seq)
+        conn.execute("DELETE FROM live_deltas WHERE session = ? AND seq < ?", (session_num, end_seq))
+    return turn_rows(conn, session_num, end_seq)
 
 
 def moved(live: list[Any]) -> list[tuple[int, int | None, str, str | bytes, float]]:

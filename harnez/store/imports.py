@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
-
-import aiosqlite
 
 from harnez.events import Event, UserMessage
 from harnez.redaction import redact
@@ -140,54 +140,56 @@ class ImportedSessions:
         Rows get their numbers here (inside BEGIN IMMEDIATE, so no other writer takes them), which
         lets every table be written with one statement for the whole batch.
         """
-        async with self._db.transaction() as conn:
-            found = await _existing(conn, records)
-            outcomes: list[ImportOutcome] = []
-            fresh: list[tuple[int, ImportRecord]] = []
-            replaced: list[tuple[int, ImportRecord]] = []
-            next_num = (await _one(conn, "SELECT COALESCE(MAX(num), 0) FROM sessions", ()))[0] + 1
-            for record in records:
-                existing = found.get((record.harness, record.original_id, record.agent_id))
-                if existing is None:
-                    fresh.append((next_num, record))
-                    outcomes.append(ImportOutcome("imported", new_session_id()))
-                    next_num += 1
-                elif existing[2] > existing[1]:  # events past the imported ones: continued in Harnez
-                    outcomes.append(ImportOutcome("kept", existing[3]))
-                else:
-                    replaced.append((existing[0], record))
-                    outcomes.append(ImportOutcome("updated", existing[3]))
-            ids = iter([o.session_id for o in outcomes if o.action == "imported"])
-            await _insert_sessions(conn, [(num, next(ids), record) for num, record in fresh])
-            await _clear(conn, replaced)
-            await _insert_contents(conn, fresh + replaced)
-        return outcomes
+        return await self._db.write(partial(_write_many, records=records))
 
 
-async def _one(conn: aiosqlite.Connection, sql: str, params: tuple) -> Any:
-    async with conn.execute(sql, params) as cursor:
-        return await cursor.fetchone()
+def _write_many(conn: sqlite3.Connection, records: list[ImportRecord]) -> list[ImportOutcome]:
+    """`ImportedSessions.write_many`'s transaction, in the write thread."""
+    found = _existing(conn, records)
+    outcomes: list[ImportOutcome] = []
+    fresh: list[tuple[int, ImportRecord]] = []
+    replaced: list[tuple[int, ImportRecord]] = []
+    next_num = (_one(conn, "SELECT COALESCE(MAX(num), 0) FROM sessions", ()))[0] + 1
+    for record in records:
+        existing = found.get((record.harness, record.original_id, record.agent_id))
+        if existing is None:
+            fresh.append((next_num, record))
+            outcomes.append(ImportOutcome("imported", new_session_id()))
+            next_num += 1
+        elif existing[2] > existing[1]:  # events past the imported ones: continued in Harnez
+            outcomes.append(ImportOutcome("kept", existing[3]))
+        else:
+            replaced.append((existing[0], record))
+            outcomes.append(ImportOutcome("updated", existing[3]))
+    ids = iter([o.session_id for o in outcomes if o.action == "imported"])
+    _insert_sessions(conn, [(num, next(ids), record) for num, record in fresh])
+    _clear(conn, replaced)
+    _insert_contents(conn, fresh + replaced)
+    return outcomes
 
 
-async def _existing(conn: aiosqlite.Connection, records: list[ImportRecord]) -> dict[tuple, tuple]:
+def _one(conn: sqlite3.Connection, sql: str, params: tuple) -> Any:
+    return conn.execute(sql, params).fetchone()
+
+
+def _existing(conn: sqlite3.Connection, records: list[ImportRecord]) -> dict[tuple, tuple]:
     """(harness, original id, agent id) → (session num, events imported, events now, session id)."""
     keys = [(r.harness, r.original_id, r.agent_id) for r in records]
     if not keys:
         return {}
     values = ", ".join("(?, ?, ?)" for _ in keys)
-    async with conn.execute(
+    rows = conn.execute(
         "SELECT i.harness, i.original_id, i.agent_id, i.session, i.imported_events, "
         "(SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.session = i.session), s.id "
         "FROM imported_sessions i JOIN sessions s ON s.num = i.session "
         f"WHERE (i.harness, i.original_id, i.agent_id) IN (VALUES {values})",
         [part for key in keys for part in key],
-    ) as cursor:
-        rows = await cursor.fetchall()
+    ).fetchall()
     return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
 
 
-async def _insert_sessions(conn: aiosqlite.Connection, fresh: list[tuple[int, str, ImportRecord]]) -> None:
-    await conn.executemany(
+def _insert_sessions(conn: sqlite3.Connection, fresh: list[tuple[int, str, ImportRecord]]) -> None:
+    conn.executemany(
         "INSERT INTO sessions (num, id, workspace, title, title_source, naming_used, model, status, created_at, "
         "updated_at, origin) VALUES (?, ?, ?, ?, ?, 1, NULL, ?, ?, ?, ?)",
         [
@@ -207,42 +209,44 @@ async def _insert_sessions(conn: aiosqlite.Connection, fresh: list[tuple[int, st
     )
     docs = [Document(num, "workspace", None, r.workspace) for num, _, r in fresh]
     docs += [Document(num, "title", None, r.title) for num, _, r in fresh if r.title]
-    await documents.add(conn, docs)
+    documents.add(conn, docs)
 
 
-async def _clear(conn: aiosqlite.Connection, replaced: list[tuple[int, ImportRecord]]) -> None:
+def _clear(conn: sqlite3.Connection, replaced: list[tuple[int, ImportRecord]]) -> None:
     """Remove what an earlier import wrote of these sessions; a title the person gave is kept."""
     if not replaced:
         return
     nums = [num for num, _ in replaced]
     marks = ", ".join("?" for _ in nums)
     # The index forgets documents by the text they indexed: they go while their events are there.
-    await documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
+    documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
     for table in ("events", "live_deltas", "context_records", "model_calls", "tool_executions", "tasks"):
-        await conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
-    await conn.executemany(
+        conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
+    conn.executemany(
         "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
         [(r.status, r.created_at, r.updated_at, r.harness, num) for num, r in replaced],
     )
-    await _retitle(conn, {num: r.title for num, r in replaced if r.title})
+    _retitle(conn, {num: r.title for num, r in replaced if r.title})
 
 
-async def _retitle(conn: aiosqlite.Connection, titles: dict[int, str]) -> None:
+def _retitle(conn: sqlite3.Connection, titles: dict[int, str]) -> None:
     """Give re-imported sessions their source's title, unless the person named them."""
     marks = ", ".join("?" for _ in titles)
-    async with conn.execute(
-        f"SELECT num FROM sessions WHERE num IN ({marks}) AND COALESCE(title_source, '') != 'user'",
-        list(titles),
-    ) as cursor:
-        nums = [row[0] for row in await cursor.fetchall()]
+    nums = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT num FROM sessions WHERE num IN ({marks}) AND COALESCE(title_source, '') != 'user'",
+            list(titles),
+        ).fetchall()
+    ]
     if not nums:
         return
-    await documents.remove(conn, f"session IN ({', '.join('?' for _ in nums)}) AND kind = 'title'", nums)
-    await conn.executemany(
+    documents.remove(conn, f"session IN ({', '.join('?' for _ in nums)}) AND kind = 'title'", nums)
+    conn.executemany(
         "UPDATE sessions SET title = ?, title_source = ? WHERE num = ?",
         [(titles[num], IMPORTED_TITLE, num) for num in nums],
     )
-    await documents.add(conn, [Document(num, "title", None, titles[num]) for num in nums])
+    documents.add(conn, [Document(num, "title", None, titles[num]) for num in nums])
 
 
 @dataclass(slots=True)
@@ -326,33 +330,33 @@ class _Rows:
                 self.docs.append(documents.event_document(num, event.kind, seq, payload, event.search_text))
 
 
-async def _insert_contents(conn: aiosqlite.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
+def _insert_contents(conn: sqlite3.Connection, sessions: list[tuple[int, ImportRecord]]) -> None:
     """Tasks, events, search documents, context records, ledgers and origins of the sessions."""
-    rows = _Rows((await _one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1)
+    rows = _Rows((_one(conn, "SELECT COALESCE(MAX(id), 0) FROM tasks", ()))[0] + 1)
     for num, record in sessions:
         rows.add(num, record)
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO tasks (id, session, state, input, model, stop_reason, error, created_at, started_at, "
         "finished_at, turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows.tasks,
     )
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO events (session, seq, task, kind, payload, time) VALUES (?, ?, ?, ?, ?, ?)", rows.events
     )
-    await documents.add(conn, rows.docs)
-    await keep_prompts_in_events(conn, rows.prompts)
-    await conn.executemany(
+    documents.add(conn, rows.docs)
+    keep_prompts_in_events(conn, rows.prompts)
+    conn.executemany(
         "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         rows.context,
     )
     for table, ledger in rows.ledgers.items():
         if ledger:
             names = list(ledger[0])
-            await conn.executemany(
+            conn.executemany(
                 f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                 [tuple(_scrubbed(row[n]) for n in names) for row in ledger],
             )
-    await conn.executemany(
+    conn.executemany(
         "INSERT OR REPLACE INTO imported_sessions (session, harness, original_id, agent_id, parent_original_id, "
         "source, source_key, fingerprint, imported_events, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows.origins,

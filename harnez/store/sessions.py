@@ -8,6 +8,7 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from harnez.errors import SessionNotFoundError
@@ -124,6 +125,39 @@ class SessionPage:
     snippets: dict[str, str]
 
 
+def insert_session(
+    conn: sqlite3.Connection,
+    session_id: str,
+    workspace: str,
+    model: str | None,
+    title: str | None = None,
+    title_source: str | None = None,
+) -> SessionRecord:
+    """Insert a session's row and its documents (inside a write transaction, in the write thread)."""
+    now = time.time()
+    title = redact(title) if title else title
+    cur = conn.execute(
+        "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, workspace, title, title_source, model, now, now),
+    )
+    num = inserted_id(cur)
+    titled = [Document(num, "title", None, title)] if title else []
+    documents.add(conn, [Document(num, "workspace", None, workspace), *titled])
+    return SessionRecord(
+        num=num,
+        id=session_id,
+        workspace=workspace,
+        title=title,
+        title_source=title_source,
+        naming_used=False,
+        model=model,
+        status="idle",
+        created_at=now,
+        updated_at=now,
+    )
+
+
 class SessionTable:
     """Reads and writes of the sessions table."""
 
@@ -141,28 +175,15 @@ class SessionTable:
         title_source: str | None = None,
     ) -> SessionRecord:
         """Persist a session (called when its first user message arrives)."""
-        now = time.time()
-        title = redact(title) if title else title
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
-                "INSERT INTO sessions (id, workspace, title, title_source, model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, workspace, title, title_source, model, now, now),
+        return await self._db.write(
+            partial(
+                insert_session,
+                session_id=session_id,
+                workspace=workspace,
+                model=model,
+                title=title,
+                title_source=title_source,
             )
-            num = inserted_id(cur)
-            titled = [Document(num, "title", None, title)] if title else []
-            await documents.add(conn, [Document(num, "workspace", None, workspace), *titled])
-        return SessionRecord(
-            num=num,
-            id=session_id,
-            workspace=workspace,
-            title=title,
-            title_source=title_source,
-            naming_used=False,
-            model=model,
-            status="idle",
-            created_at=now,
-            updated_at=now,
         )
 
     async def get(self, session_id: str) -> SessionRecord:
@@ -246,26 +267,31 @@ class SessionTable:
         """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""
         title = redact(title)
         automatic = " AND (title_source IS NULL OR title_source != 'user')" if only_if_automatic else ""
-        async with self._db.transaction() as conn:
-            async with conn.execute(f"SELECT 1 FROM sessions WHERE num = ?{automatic}", (num,)) as cur:
-                if await cur.fetchone() is None:
-                    return False
+
+        def store(conn: sqlite3.Connection) -> bool:
+            if conn.execute(f"SELECT 1 FROM sessions WHERE num = ?{automatic}", (num,)).fetchone() is None:
+                return False
             # The index forgets the old title by its text, so its document goes before the title changes.
-            await documents.remove(conn, "session = ? AND kind = 'title'", (num,))
-            await conn.execute(
+            documents.remove(conn, "session = ? AND kind = 'title'", (num,))
+            conn.execute(
                 f"UPDATE sessions SET title = ?, title_source = ? WHERE num = ?{automatic}",
                 (title, source, num),
             )
-            await documents.add(conn, [Document(num, "title", None, title)])
-        return True
+            documents.add(conn, [Document(num, "title", None, title)])
+            return True
+
+        return await self._db.write(store)
 
     async def mark_naming_used(self, num: int) -> bool:
         """Mark the first prompt as used for naming; False when it already was (naming runs once)."""
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
-                "UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,)
+        return await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,)
+                ).rowcount
+                == 1
             )
-            return cur.rowcount == 1
+        )
 
     async def set_fields(self, num: int, **fields: Any) -> None:
         """Update plain columns (model, status)."""
@@ -273,11 +299,17 @@ class SessionTable:
         if not fields or set(fields) - allowed:
             raise ValueError(f"set_fields takes {sorted(allowed)}, got {sorted(fields)}")
         assignments = ", ".join(f"{name} = ?" for name in fields)
-        async with self._db.transaction() as conn:
-            await conn.execute(f"UPDATE sessions SET {assignments} WHERE num = ?", (*fields.values(), num))
+        await self._db.write(
+            lambda conn: conn.execute(
+                f"UPDATE sessions SET {assignments} WHERE num = ?", (*fields.values(), num)
+            )
+        )
 
     async def delete(self, num: int) -> None:
         """Delete a session and everything that belongs to it."""
-        async with self._db.transaction() as conn:
-            await documents.remove(conn, "session = ?", (num,))  # while the texts it indexed are there
-            await conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
+
+        def delete(conn: sqlite3.Connection) -> None:
+            documents.remove(conn, "session = ?", (num,))  # while the texts it indexed are there
+            conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
+
+        await self._db.write(delete)

@@ -35,7 +35,7 @@ class Store:
         self.context = ContextRecords(db)
         self.search = FullTextSearch(db)
         self.commands = RunningCommands(db)
-        self.delegations = DelegationTable(db, self.sessions)
+        self.delegations = DelegationTable(db)
 
     @functools.cached_property
     def imports(self) -> ImportedSessions:

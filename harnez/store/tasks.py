@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
 from harnez.errors import SessionBusyError
 from harnez.redaction import redact
 from harnez.store.db import Database, inserted_id
@@ -28,10 +26,9 @@ class InvalidTransition(ValueError):
     """A task cannot move from its state to the one asked."""
 
 
-async def _why_not_started(conn: aiosqlite.Connection, task_id: int, session_num: int) -> str:
+def _why_not_started(conn: sqlite3.Connection, task_id: int, session_num: int) -> str:
     """Why `TaskTable.begin` found no queued task to start."""
-    async with conn.execute("SELECT state, session FROM tasks WHERE id = ?", (task_id,)) as cur:
-        row = await cur.fetchone()
+    row = conn.execute("SELECT state, session FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
         return f"No task {task_id}."
     if row[1] != session_num:
@@ -135,13 +132,12 @@ OWN_START = process_start(os.getpid())
 """This process's start time, recorded with the tasks it runs."""
 
 
-async def _refuse_if_busy_elsewhere(conn: Any, session_num: int) -> None:
-    async with conn.execute(
+def _refuse_if_busy_elsewhere(conn: sqlite3.Connection, session_num: int) -> None:
+    rows = conn.execute(
         "SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN "
         "('queued', 'running') AND runner_pid != ?",
         (session_num, os.getpid()),
-    ) as cur:
-        rows = await cur.fetchall()
+    ).fetchall()
     for pid, started in rows:
         if pid_alive(pid, started):
             raise SessionBusyError(
@@ -150,16 +146,14 @@ async def _refuse_if_busy_elsewhere(conn: Any, session_num: int) -> None:
             )
 
 
-async def keep_prompts_in_events(conn: aiosqlite.Connection, prompts: list[tuple[int, int, str]]) -> None:
+def keep_prompts_in_events(conn: sqlite3.Connection, prompts: list[tuple[int, int, str]]) -> None:
     """Keep each task's prompt in its user-message event only: (seq, task, text) of each such event.
 
     A task's row holds its prompt until that event is stored (a queued prompt has no event yet),
     then points at it (`input_seq`); a row whose input differs from the event keeps it.
     """
     if prompts:
-        await conn.executemany(
-            "UPDATE tasks SET input = '', input_seq = ? WHERE id = ? AND input = ?", prompts
-        )
+        conn.executemany("UPDATE tasks SET input = '', input_seq = ? WHERE id = ? AND input = ?", prompts)
 
 
 class TaskTable:
@@ -178,15 +172,20 @@ class TaskTable:
         """
         now = time.time()
         text = redact(text)
-        async with self._db.transaction() as conn:
-            await _refuse_if_busy_elsewhere(conn, session_num)
-            cur = await conn.execute(
-                "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_num, state, text, model, os.getpid(), OWN_START, now),
+
+        def insert(conn: sqlite3.Connection) -> int:
+            _refuse_if_busy_elsewhere(conn, session_num)
+            return inserted_id(
+                conn.execute(
+                    "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (session_num, state, text, model, os.getpid(), OWN_START, now),
+                )
             )
+
+        task_id = await self._db.write(insert)
         return TaskRecord(
-            id=inserted_id(cur),
+            id=task_id,
             session_num=session_num,
             state=state,
             input=text,
@@ -261,15 +260,18 @@ class TaskTable:
         """A queued task starts running and its session shows `running`: one write transaction, so a
         crash leaves both or neither (`transition` and a status update were two, and a re-read)."""
         now = time.time()
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
+
+        def start(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
                 "UPDATE tasks SET state = 'running', started_at = COALESCE(started_at, ?), runner_pid = ?, "
                 "runner_start = ? WHERE id = ? AND session = ? AND state = 'queued'",
                 (now, os.getpid(), OWN_START, task_id, session_num),
             )
             if cur.rowcount != 1:
-                raise InvalidTransition(await _why_not_started(conn, task_id, session_num))
-            await conn.execute("UPDATE sessions SET status = 'running' WHERE num = ?", (session_num,))
+                raise InvalidTransition(_why_not_started(conn, task_id, session_num))
+            conn.execute("UPDATE sessions SET status = 'running' WHERE num = ?", (session_num,))
+
+        await self._db.write(start)
 
     async def abandoned(self) -> list[tuple[int, int]]:
         """(task id, session num) of tasks left queued or running by a process that is gone."""

@@ -6,13 +6,16 @@ disk is full" exactly as on a full disk (used by the storage failure tests).
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import aiosqlite
 
 from harnez.store.db import Database
+from harnez.store.writer import WriteThread
 
 _connect = Database._connect
+_connect_thread = WriteThread._connect
 
 
 async def _limited(path):  # type: ignore[no-untyped-def]
@@ -23,7 +26,18 @@ async def _limited(path):  # type: ignore[no-untyped-def]
     return conn
 
 
+def _limited_thread(self: WriteThread) -> sqlite3.Connection:
+    """The connection of `Database.write`, limited alike when it is made."""
+    fresh = self._conn is None
+    conn = _connect_thread(self)
+    if fresh:
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        conn.execute(f"PRAGMA max_page_count = {pages + int(sys.argv[1])}").fetchall()
+    return conn
+
+
 Database._connect = staticmethod(_limited)  # type: ignore[method-assign]
+WriteThread._connect = _limited_thread  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     from harnez.cli import main

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 from harnez.store.db import Database
+from harnez.store.writer import WriteThread
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
@@ -39,6 +41,17 @@ def small_disk(monkeypatch: pytest.MonkeyPatch) -> None:
         return conn
 
     monkeypatch.setattr(Database, "_connect", staticmethod(limited))
+    connect_thread = WriteThread._connect
+
+    def limited_thread(self: WriteThread) -> sqlite3.Connection:  # the connection of `Database.write`
+        fresh = self._conn is None
+        conn = connect_thread(self)
+        if fresh:
+            (pages,) = conn.execute("PRAGMA page_count").fetchone()
+            conn.execute(f"PRAGMA max_page_count = {pages + 12}").fetchall()
+        return conn
+
+    monkeypatch.setattr(WriteThread, "_connect", limited_thread)
 
 
 async def test_a_full_disk_is_shown_and_the_session_stays_openable(
