@@ -60,10 +60,14 @@ Bare().run()
 """
 
 
-def scripted_answers() -> dict:
-    """The looping script: the two answers, in order, round and round (each run sends two prompts)."""
+def scripted_answers(wait: float = 0.0) -> dict:
+    """The looping script: the two answers, in order, round and round (each run sends two prompts);
+    the model waits `wait` seconds before each chunk of them."""
     turns = [
-        {"reply": [{"text": f"{word} are the answer here, and a few more words follow them."}]}
+        {
+            "reply": [{"text": f"{word} are the answer here, and a few more words follow them."}],
+            "delay_per_chunk": wait,
+        }
         for word in ANSWERS
     ]
     return {"loop": True, "turns": turns}
@@ -173,14 +177,23 @@ def main() -> None:
         help="run harnez under bench_tui_trace.py and report its start-up and first prompt's stages",
     )
     parser.add_argument("--before", type=Path, metavar="DIR", help="also run the harnez code in DIR")
+    parser.add_argument(
+        "--model-wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the scripted model waits this long before each chunk (a real model's time to its first "
+        "words; the bare app does not wait, so compare harnez with --before, not with bare)",
+    )
     args = parser.parse_args()
     runs = 4 if args.quick else args.runs
     lib.header("Enter → first answer text on screen (SPEC §10: ≤ 100 ms first prompt, ≤ 40 ms later ones)")
+    answering = f"waiting {args.model_wait:g} s before each chunk" if args.model_wait else "answering at once"
     print(
-        f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; scripted model answering at once"
+        f"  pty {tui.COLUMNS}×{tui.LINES}; {runs} runs of each kind, alternating; scripted model {answering}"
     )
     home = tui.make_home()
-    model, url = start_model(home.root)
+    model, url = start_model(home.root, scripted_answers(args.model_wait))
     point_at(home, url)
     bare_script = home.root / "bare_input_app.py"
     bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")

@@ -238,6 +238,7 @@ class EventLog:
         self._flusher: asyncio.Task[None] | None = None
         self._flush_lock = asyncio.Lock()
         self._commits: set[asyncio.Future[None]] = set()
+        self._soon: asyncio.Future[None] | None = None
 
     def start(self) -> None:
         """Start the background group-commit task."""
@@ -273,8 +274,28 @@ class EventLog:
         # behind it). Deltas after the first are gathered: they come in bursts.
         if first_words or event.body.kind not in FOLDABLE:
             self._hurry.set()
+            self._commit_soon()
         self._wake.set()
         return done
+
+    def _commit_soon(self) -> None:
+        """Start committing what is pending now, in a task of its own: one turn of the event loop
+        before the commit is handed to the write thread, not two (waking the flusher, which then
+        starts a commit task), each of which waits for whatever the TUI is doing. A commit already
+        on its way takes what is pending when it gets there; the flusher, told to hurry, is the
+        backstop for an append that comes as that commit ends."""
+        if self._flusher is None or (self._soon is not None and not self._soon.done()):
+            return
+        soon = self._soon = asyncio.ensure_future(self._commit_pending())
+        self._commits.add(soon)
+        soon.add_done_callback(self._commits.discard)
+
+    async def _commit_pending(self) -> None:
+        """Commit every pending event (nobody cancels this task: `stop` waits for it)."""
+        async with self._flush_lock:
+            while self._pending:
+                batch, self._pending = _first_words_first(self._pending)
+                await self._commit_batch(batch)
 
     def _first_words(self, session_num: int, event: Event) -> bool:
         """Whether `event` is an answer's first text after other events of its session."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from harnez import events as ev
 from harnez.events import Event
 from harnez.store import Store
@@ -107,4 +109,24 @@ async def test_an_answers_first_words_end_their_commit_when_the_whole_turn_comes
     assert commits[1:] == [["text-delta"], ["text-delta", "turn-completed"]]
     assert [event.seq for event in stored] == [2, 3, 4]
     await log.stop()
+    await store.close()
+
+
+async def test_an_event_that_hurries_starts_its_own_commit_without_the_flusher(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def idle_flusher(self: EventLog) -> None:  # a flusher that never commits anything
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(EventLog, "_run", idle_flusher)
+    store, record, log = await open_log(db_path, "cd" * 16)
+    started = log.append(record.num, record.id, Event(ev.Started(model="m", wire="openai-chat")))
+    words = log.append(record.num, record.id, Event(ev.TextDelta(text="first words")))
+    assert (await asyncio.wait_for(started, WAIT)).seq == 1
+    assert (await asyncio.wait_for(words, WAIT)).seq == 2  # an answer's first words hurry too
+    later = log.append(record.num, record.id, Event(ev.TextDelta(text=" and more")))
+    await settle()
+    assert not later.done()  # a delta after them waits for the flusher's interval
+    await log.stop()  # which stop stands in for
+    assert (await later).seq == 3
     await store.close()
