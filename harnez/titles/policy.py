@@ -58,6 +58,10 @@ def usable_title(reply: str) -> str | None:
     return title
 
 
+DECIDED_KEPT = 4096
+"""How many sessions whose naming is decided `TitlePolicy` remembers (the newest)."""
+
+
 @dataclass
 class TitlePolicy:
     """Decides whether and how a prompt names its session; runs naming in the background."""
@@ -70,8 +74,10 @@ class TitlePolicy:
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
-        self._decided: set[str] = set()
-        """Sessions whose naming flag this policy saw set (persisted: it is never cleared)."""
+        self._decided: dict[str, None] = {}
+        """Sessions whose naming flag this policy saw set (persisted: it is never cleared), the newest
+        `DECIDED_KEPT` of them in order: a long-lived server meets sessions without end, and a session
+        forgotten here only costs its next prompt one write that finds the flag set."""
 
     async def on_prompt(
         self, session_id: str, prompt: str, *, after: asyncio.Event | None = None
@@ -84,7 +90,9 @@ class TitlePolicy:
         if session_id in self._decided:
             return None  # its first prompt was seen: no read and no write transaction on a later prompt's way
         used = await self.store.mark_naming_used(session_id)
-        self._decided.add(session_id)
+        self._decided[session_id] = None
+        if len(self._decided) > DECIDED_KEPT:
+            del self._decided[next(iter(self._decided))]
         if not used:
             return None
         if not self.settings.generated:
