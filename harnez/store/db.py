@@ -146,6 +146,7 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._writes = writes
+        self._closed = False
         self._lock = asyncio.Lock()
         self._read_lock = asyncio.Lock()
         self._depth: ContextVar[int] = ContextVar(f"harnez-tx-{id(self)}", default=0)
@@ -184,7 +185,8 @@ class Database:
         return conn
 
     async def close(self) -> None:
-        """Checkpoint the WAL and close both connections (their threads would keep the process alive)."""
+        """Checkpoint the WAL and close the connections (their threads would keep the process alive)."""
+        self._closed = True
         try:
             await self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
@@ -242,6 +244,8 @@ class Database:
         """
         if self._depth.get():
             raise RuntimeError("Database.write() inside transaction() would wait for its own lock")
+        if self._closed:
+            raise StoreError(f"The database {self.path} is closed: nothing more can be saved in this run.")
         async with self._lock:
             job = self._writes.run(fn)
             try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import harnez.store.db as db_module
-from harnez.errors import StoreBusyError
+from harnez.errors import StoreBusyError, StoreError
 from harnez.store.db import Database
 
 
@@ -142,3 +142,11 @@ async def test_a_lock_held_by_another_process_gives_a_busy_error_that_says_what_
         other.close()
     await db.write(lambda conn: conn.execute("INSERT INTO t VALUES ('x', 1)"))
     await db.close()
+
+
+async def test_a_write_after_close_is_a_store_error(db_path: Path) -> None:
+    db = await Database.open(db_path)
+    await _table(db)
+    await db.close()
+    with pytest.raises(StoreError, match="is closed"):
+        await db.write(lambda conn: conn.execute("INSERT INTO t VALUES ('late', 1)"))
