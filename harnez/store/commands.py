@@ -43,18 +43,20 @@ class RunningCommands:
 
     async def started(self, pgid: int, command: str) -> int:
         """Record a command's process group (its leader is the group's first process)."""
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
-                "INSERT INTO running_commands (pgid, leader_start, boot_id, runner_pid, runner_start, command, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (pgid, process_start(pgid), boot_id(), os.getpid(), OWN_START, redact(command), time.time()),
+        row = (pgid, process_start(pgid), boot_id(), os.getpid(), OWN_START, redact(command), time.time())
+        return await self._db.write(
+            lambda conn: inserted_id(
+                conn.execute(
+                    "INSERT INTO running_commands (pgid, leader_start, boot_id, runner_pid, runner_start, "
+                    "command, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
             )
-        return inserted_id(cur)
+        )
 
     async def ended(self, token: object) -> None:
         """The command and its group are gone (exited, or killed by us)."""
-        async with self._db.transaction() as conn:
-            await conn.execute("DELETE FROM running_commands WHERE id = ?", (token,))
+        await self._db.write(lambda conn: conn.execute("DELETE FROM running_commands WHERE id = ?", (token,)))
 
     async def orphans(self) -> list[RunningCommand]:
         """Commands whose Harnez process is gone: their groups may still be running."""
@@ -65,5 +67,6 @@ class RunningCommands:
 
     async def forget(self, ids: list[int]) -> None:
         """Drop rows whose groups were dealt with."""
-        async with self._db.transaction() as conn:
-            await conn.executemany("DELETE FROM running_commands WHERE id = ?", [(i,) for i in ids])
+        await self._db.write(
+            lambda conn: conn.executemany("DELETE FROM running_commands WHERE id = ?", [(i,) for i in ids])
+        )

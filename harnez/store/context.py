@@ -24,12 +24,16 @@ class ContextRecords:
         self, session_num: int, task: int | None, role: str, item: dict[str, Any], wire: str | None = None
     ) -> int:
         """Store one conversation item."""
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
-                "INSERT INTO context_records (session, task, role, wire, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (session_num, task, role, wire, pack(item), time.time()),
+        row = (session_num, task, role, wire, pack(item), time.time())
+        return await self._db.write(
+            lambda conn: inserted_id(
+                conn.execute(
+                    "INSERT INTO context_records (session, task, role, wire, body, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    row,
+                )
             )
-        return inserted_id(cur)
+        )
 
     async def items(self, session_num: int) -> list[tuple[str, str | None, dict[str, Any]]]:
         """(role, wire, item) of every record, oldest first."""

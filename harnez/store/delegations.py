@@ -122,22 +122,23 @@ class DelegationTable:
 
     async def finish(self, child_num: int, stop: str, seq: int, usage: ChildUsage) -> None:
         """Record how a delegation ended, the parent's `delegate-finished` event and the child's totals."""
-        async with self._db.transaction() as conn:
-            await conn.execute(
+        values = (
+            stop,
+            seq,
+            usage.input,
+            usage.output,
+            usage.usd,
+            usage.calls,
+            usage.reported,
+            int(usage.unpriced),
+        )
+        await self._db.write(
+            lambda conn: conn.execute(
                 "UPDATE delegations SET stop = ?, seq = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, "
                 "calls = ?, reported = ?, unpriced = ? WHERE child = ?",
-                (
-                    stop,
-                    seq,
-                    usage.input,
-                    usage.output,
-                    usage.usd,
-                    usage.calls,
-                    usage.reported,
-                    int(usage.unpriced),
-                    child_num,
-                ),
+                (*values, child_num),
             )
+        )
 
     async def rolled_up(self, parent_num: int, up_to: int | None = None) -> ChildUsage:
         """The totals of a session's finished delegations (those whose `delegate-finished` has seq ≤ up_to)."""

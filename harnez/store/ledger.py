@@ -82,12 +82,10 @@ class Ledger:
     async def _insert(self, table: str, values: dict[str, Any]) -> int:
         names = ", ".join(values)
         marks = ", ".join("?" * len(values))
-        async with self._db.transaction() as conn:
-            cur = await conn.execute(
-                f"INSERT INTO {table} ({names}) VALUES ({marks})",
-                tuple(redact(v) if isinstance(v, str) else v for v in values.values()),
-            )
-        return inserted_id(cur)
+        row = tuple(redact(v) if isinstance(v, str) else v for v in values.values())
+        return await self._db.write(
+            lambda conn: inserted_id(conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", row))
+        )
 
     async def model_calls(self, session_num: int) -> list[dict[str, Any]]:
         """Model call rows of a session, oldest first."""

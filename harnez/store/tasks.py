@@ -146,6 +146,23 @@ def _refuse_if_busy_elsewhere(conn: sqlite3.Connection, session_num: int) -> Non
             )
 
 
+def _transition(conn: sqlite3.Connection, values: tuple) -> None:
+    """`TaskTable.transition`'s check and update (in the write thread): `values` are the UPDATE's, the
+    new state first and the task's id last."""
+    state, task_id = values[0], values[-1]
+    row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise InvalidTransition(f"No task {task_id}.")
+    if state not in TRANSITIONS.get(row[0], frozenset()):
+        raise InvalidTransition(f"Task {task_id} is {row[0]} and cannot become {state}.")
+    conn.execute(
+        "UPDATE tasks SET state = ?, stop_reason = COALESCE(?, stop_reason), error = COALESCE(?, error), "
+        "started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at), runner_pid = ?, "
+        "runner_start = ?, turns = COALESCE(?, turns) WHERE id = ?",
+        values,
+    )
+
+
 def keep_prompts_in_events(conn: sqlite3.Connection, prompts: list[tuple[int, int, str]]) -> None:
     """Keep each task's prompt in its user-message event only: (seq, task, text) of each such event.
 
@@ -237,21 +254,10 @@ class TaskTable:
             raise InvalidTransition(f"Unknown task state {state!r}.")
         now = time.time()
         error = redact(error) if error else error
-        async with self._db.transaction() as conn:
-            async with conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)) as cur:
-                row = await cur.fetchone()
-            if row is None:
-                raise InvalidTransition(f"No task {task_id}.")
-            if state not in TRANSITIONS.get(row[0], frozenset()):
-                raise InvalidTransition(f"Task {task_id} is {row[0]} and cannot become {state}.")
-            started = now if state == "running" else None
-            finished = now if state in FINAL else None
-            await conn.execute(
-                "UPDATE tasks SET state = ?, stop_reason = COALESCE(?, stop_reason), error = COALESCE(?, error), "
-                "started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at), runner_pid = ?, "
-                "runner_start = ?, turns = COALESCE(?, turns) WHERE id = ?",
-                (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id),
-            )
+        started = now if state == "running" else None
+        finished = now if state in FINAL else None
+        values = (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id)
+        await self._db.write(lambda conn: _transition(conn, values))
         task = await self.get(task_id)
         assert task is not None
         return task
@@ -282,9 +288,11 @@ class TaskTable:
 
     async def mark_interrupted(self, task_id: int) -> None:
         """Close a dangling task as interrupted."""
-        async with self._db.transaction() as conn:
-            await conn.execute(
+        now = time.time()
+        await self._db.write(
+            lambda conn: conn.execute(
                 "UPDATE tasks SET state = 'interrupted', stop_reason = 'interrupted', finished_at = ? "
                 "WHERE id = ? AND state IN ('queued', 'running')",
-                (time.time(), task_id),
+                (now, task_id),
             )
+        )
