@@ -120,3 +120,15 @@ async def test_a_waiting_answer_block_stays_hidden_and_last_until_a_turn_has_wor
         await transcript.apply(stored(6, ev.TextDelta(text="Yes.")))
         assert shown(transcript) == ["UserBlock", "TaskEndBlock", "UserBlock", "AssistantBlock"]
         await painted(app, "Yes.")
+
+
+async def test_a_task_s_last_events_reaching_a_transcript_whose_screen_is_gone_are_dropped() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await transcript.apply(stored(1, ev.UserMessage(text="Tell me about quokkas.")))
+        await transcript.remove()  # its session's screen closed (the app quitting, another session shown)
+        await pilot.pause()
+        await transcript.apply(stored(2, ev.TextDelta(text="Quokkas smile")))
+        await transcript.apply(stored(3, ev.Finished(stop="completed", turns=1)))
+        assert not transcript.is_attached and not any("Quokkas smile" in frame for frame in app.painted)

@@ -325,7 +325,10 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         paint_without_skipping(self.screen)
 
     async def apply(self, event: StoredEvent) -> None:
-        """Render one live event."""
+        """Render one live event (none once the transcript's screen is gone: the app quitting, or
+        another session shown, while the task's last events arrive)."""
+        if not self.is_attached:
+            return
         if not self.oldest_seq:
             self.oldest_seq = event.seq
         change = await self._builder.feed(event)
@@ -341,6 +344,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                     if isinstance(block, AssistantBlock):
                         await block.start_stream()
             self._trim()
+        if not self.is_attached:  # its screen went away while the blocks were mounted
+            return
         if change.added:
             paint_after_batch(self.screen)
         if event.body.kind in ("turn-started", "finished"):
