@@ -174,7 +174,8 @@ class SetupScreen(Screen[SetupResult | None]):
     async def find_local_servers(self) -> None:
         """Probe the local ports in the background, then list what answered."""
         self.local = await self._probe()
-        self._fill()
+        if self.is_attached:  # not when the screen closed (setup done, the app quitting) during the probe
+            self._fill()
 
     # the list ---------------------------------------------------------------------------------
 
