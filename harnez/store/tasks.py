@@ -146,10 +146,8 @@ def _refuse_if_busy_elsewhere(conn: sqlite3.Connection, session_num: int) -> Non
             )
 
 
-def _transition(conn: sqlite3.Connection, values: tuple) -> None:
-    """`TaskTable.transition`'s check and update (in the write thread): `values` are the UPDATE's, the
-    new state first and the task's id last."""
-    state, task_id = values[0], values[-1]
+def _transition(conn: sqlite3.Connection, task_id: int, state: str, values: tuple) -> None:
+    """`TaskTable.transition`'s check and update (in the write thread); `values` are the UPDATE's."""
     row = conn.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
         raise InvalidTransition(f"No task {task_id}.")
@@ -257,7 +255,7 @@ class TaskTable:
         started = now if state == "running" else None
         finished = now if state in FINAL else None
         values = (state, stop_reason, error, started, finished, os.getpid(), OWN_START, turns, task_id)
-        await self._db.write(lambda conn: _transition(conn, values))
+        await self._db.write(lambda conn: _transition(conn, task_id, state, values))
         task = await self.get(task_id)
         assert task is not None
         return task

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,10 @@ import pytest
 from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
-from harnez.store.db import Database
-from harnez.store.writer import WriteThread
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
+from tests.e2e.small_disk import growth_limits
 from tests.tui.helpers import wait_for
 
 
@@ -31,27 +29,8 @@ async def endless_answer(run: TaskRun) -> TaskOutcome:
 @pytest.fixture
 def small_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The database may grow by 12 pages, then SQLite answers "database or disk is full"."""
-    connect = Database._connect
-
-    async def limited(path: Path):  # type: ignore[no-untyped-def]
-        conn = await connect(path)
-        async with conn.execute("PRAGMA page_count") as cursor:
-            (pages,) = await cursor.fetchone()
-        await conn.execute(f"PRAGMA max_page_count = {pages + 12}")
-        return conn
-
-    monkeypatch.setattr(Database, "_connect", staticmethod(limited))
-    connect_thread = WriteThread._connect
-
-    def limited_thread(self: WriteThread) -> sqlite3.Connection:  # the connection of `Database.write`
-        fresh = self._conn is None
-        conn = connect_thread(self)
-        if fresh:
-            (pages,) = conn.execute("PRAGMA page_count").fetchone()
-            conn.execute(f"PRAGMA max_page_count = {pages + 12}").fetchall()
-        return conn
-
-    monkeypatch.setattr(WriteThread, "_connect", limited_thread)
+    for owner, attribute, replacement in growth_limits(12):
+        monkeypatch.setattr(owner, attribute, replacement)
 
 
 async def test_a_full_disk_is_shown_and_the_session_stays_openable(
