@@ -259,6 +259,8 @@ class ToolBlock(Vertical):
         self.tool_name = name
         self.arguments = arguments
         self.partial_arguments = ""
+        self.has_result = False
+        """Whether the call's result is shown (a call still running gets it later)."""
         self._title = Static(self._title_content(), classes="tool-title")
         self._arguments = Static(_arguments_text(arguments or {}), markup=False)
         self._parts: list[Widget] = []
@@ -300,6 +302,7 @@ class ToolBlock(Vertical):
 
     def show_result(self, content: Any, details: dict[str, Any] | None, is_error: bool) -> None:
         """The call's result: a diff when there is one, else the text (collapsed when long)."""
+        self.has_result = True
         details = details or {}
         self.set_class(is_error, "-error")
         if details.get("diff"):

@@ -8,6 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 
@@ -35,8 +36,15 @@ if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is impor
 STATUS_LINE_WARNINGS = frozenset({"unpriced-model"})
 """Warnings the status line shows (as "unpriced" beside the cost) instead of a notice per task."""
 
-MAX_BLOCKS = 300
-"""Mounted blocks kept while following a live session; older ones are dropped and reloaded on scroll."""
+KEEP_SCREENS = 3
+"""While the view follows the end, the mounted blocks cover this many heights of the view: older
+ones are dropped (`Transcript._trim`) and read again when scrolled to. Textual lays out every mounted
+widget in every frame, visible or not (~0.15 ms each on this machine): with 300 blocks mounted a long
+session's frames took 100-200 ms, and every key and streamed word waited for them."""
+
+MAX_BLOCKS = 120
+"""Mounted blocks kept while following the end, however short they are. The window is trimmed when a
+task ends, and during one only once it holds more blocks than this."""
 
 
 @dataclass(slots=True)
@@ -80,6 +88,13 @@ class BlockBuilder:
         change = await handler(self, event.seq, printable_body(event.body))
         self.turn_blocks.extend(change.added)
         return change
+
+    def forget(self, blocks: list[Widget]) -> None:
+        """Let go of tool blocks (and their sub-agent panels) that are no longer shown."""
+        gone = {block.call_id for block in blocks if isinstance(block, ToolBlock)}
+        for call_id in gone:
+            self.tools.pop(call_id, None)
+            self.delegations.pop(call_id, None)
 
     async def close(self) -> None:
         """End the open answer and reasoning (a tool call, a new message or the task's end)."""
@@ -319,6 +334,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self.has_older = False
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
+        self._trim_asked = False
 
     def on_mount(self) -> None:
         self.anchor()
@@ -343,13 +359,16 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 for block in added:
                     if isinstance(block, AssistantBlock):
                         await block.start_stream()
-            self._trim()
+            if len(self.children) > MAX_BLOCKS:
+                self._trim_soon()
         if not self.is_attached:  # its screen went away while the blocks were mounted
             return
         if change.added:
             paint_after_batch(self.screen)
         if event.body.kind in ("turn-started", "finished"):
             await self.keep_spare()  # ready for the next turn, or for the next prompt's first turn
+        if event.body.kind == "finished":
+            self._trim_soon()  # between tasks: the removal's frame is in nobody's way
 
     async def keep_spare(self) -> None:
         """Keep a hidden answer block mounted last, for the next turn's first words to take.
@@ -389,6 +408,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         spare answer block ready for its next turn (`keep_spare`)."""
         await self.load_batch(events, has_older)
         await self.keep_spare()
+        self._trim_soon()
 
     def _fill_view(self) -> None:
         """Load older events when the view sits at the top once laid out: the blocks do not fill it,
@@ -439,14 +459,45 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             blocks = [b for b in blocks if b not in change.removed] + change.added
         return blocks
 
+    def _trim_soon(self) -> None:
+        """Drop the blocks beyond the kept window once the screen has laid out the new ones (their
+        heights are known then, and the removal is not in the way of the frame that shows them)."""
+        if not self._trim_asked:
+            self._trim_asked = True
+            self.call_after_refresh(self._trim)
+
     def _trim(self) -> None:
-        extra = len(self.children) - MAX_BLOCKS
-        if extra <= 0 or not self.is_anchored:
+        """While the view is at the end: drop the oldest blocks that lie wholly above the last
+        `KEEP_SCREENS` heights of the view, or beyond `MAX_BLOCKS`; not from a block still being
+        written on (the streaming answer or reasoning; a tool call waiting for its result, unless
+        beyond `MAX_BLOCKS`: an interrupted task's call never gets one)."""
+        self._trim_asked = False
+        if not self.is_attached or not self.is_vertical_scroll_end:
+            return  # the person reads further up: what they read stays
+        blocks = self.blocks
+        cutoff = self.virtual_size.height - KEEP_SCREENS * max(self.scrollable_content_region.height, 1)
+        count = 0
+        for block in blocks[:-1]:
+            if not self._droppable(block, cutoff, beyond=len(blocks) - count > MAX_BLOCKS):
+                break
+            count += 1
+        if not count:
             return
-        old = list(self.children[:extra])
+        old = blocks[:count]
         self.remove_children(old)
-        self.oldest_seq = block_seq(self.children[extra]) or self.oldest_seq
+        self._builder.forget(old)
+        self.oldest_seq = block_seq(blocks[count]) or self.oldest_seq
         self.has_older = True
+
+    def _droppable(self, block: Widget, cutoff: int, beyond: bool) -> bool:
+        """Whether `_trim` may drop this block (and so go on to the next one)."""
+        if block in (self._builder.answer, self._builder.reasoning) or block.virtual_region == Region():
+            return False  # still streaming, or not laid out yet (a laid-out block lies below the first)
+        region = block.virtual_region_with_margin
+        if beyond:
+            return True
+        waiting = isinstance(block, ToolBlock) and not block.has_result
+        return region.bottom <= cutoff and not waiting
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
