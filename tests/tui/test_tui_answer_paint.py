@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import Markdown
 
 from harnez import events as ev
 from harnez.events import EventBody, StoredEvent
@@ -80,6 +81,36 @@ async def test_a_turns_first_words_take_the_answer_block_mounted_when_the_turn_s
         await transcript.apply(stored(4, ev.Finished(stop="completed", turns=1)))
         spare = transcript.children[-1]  # the next prompt's answer block, ready when the task ends
         assert isinstance(spare, AssistantBlock) and not spare.display and spare not in waiting
+
+
+def markdown_blocks(block: AssistantBlock) -> list[str]:
+    return [type(child).__name__ for child in block.query_one(Markdown).children]
+
+
+async def test_a_turns_first_words_fill_the_paragraph_mounted_before_them() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.screen.query_one(Transcript)
+        await pilot.pause()
+        await transcript.apply(stored(1, ev.UserMessage(text="Tell me about quokkas.")))
+        await transcript.apply(stored(2, ev.TurnStarted(turn=1)))
+        spare = transcript.children[-1]
+        assert isinstance(spare, AssistantBlock)
+        paragraph = spare.query_one(Markdown).children[0]
+        assert markdown_blocks(spare) == ["StreamedParagraph"]
+        await transcript.apply(stored(3, ev.TextDelta(text="Quokkas smile")))
+        assert spare.query_one(Markdown).children[0] is paragraph  # filled in, not mounted for them
+        await painted(app, "Quokkas smile")
+        await transcript.apply(stored(4, ev.Finished(stop="completed", turns=1)))
+        # Words that do not start with a paragraph replace it.
+        spare = transcript.children[-1]
+        assert isinstance(spare, AssistantBlock)
+        await transcript.apply(stored(5, ev.UserMessage(text="And wombats?")))
+        await transcript.apply(stored(6, ev.TurnStarted(turn=1)))
+        await transcript.apply(stored(7, ev.TextDelta(text="# Wombats\n\nThey dig.")))
+        await painted(app, "They dig.")
+        assert markdown_blocks(spare) == ["MarkdownH1", "StreamedParagraph"]
+        assert spare.query_one(Markdown).source == "# Wombats\n\nThey dig."
 
 
 async def test_a_turns_other_output_goes_before_its_waiting_answer_block() -> None:

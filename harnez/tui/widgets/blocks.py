@@ -100,6 +100,8 @@ class AssistantBlock(SizedByLayout, Vertical):
         self._last_flush = time.monotonic()
         if self.text:
             await self._markdown.append(self.text)
+        else:  # a spare block: its first words will fill a paragraph already mounted
+            await self._markdown.open_paragraph()
 
     async def take_first(self, text: str, seq: int) -> None:
         """Begin an answer mounted, hidden and streaming, before its turn had output (the transcript's

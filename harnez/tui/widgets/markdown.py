@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from textual import events
 from textual.content import Content
 from textual.widgets import Markdown
@@ -73,6 +74,16 @@ class AnswerMarkdown(SizedByLayout, Markdown):
     def __init__(self, text: str = "") -> None:
         super().__init__(parser_factory=markdown_parser)
         self._text_at_mount = text
+
+    async def open_paragraph(self) -> None:
+        """Mount an empty first paragraph into an empty document, for the first words to fill in.
+
+        Textual's `append` updates a last paragraph in place (a `set_content`) where it would mount
+        a new one: for a spare answer block, that mount (several turns of the loop) then happens
+        before its first words come, not between them and the frame that shows them.
+        """
+        if not self.children and not self.source:
+            await self.mount(StreamedParagraph(self, Token("paragraph_open", "p", 1, map=[0, 1])))
 
     async def on_mount(self, event: events.Mount) -> None:
         # Textual's own handler parses the document, even an empty one, in a worker thread: a
