@@ -74,6 +74,7 @@ class AnswerMarkdown(SizedByLayout, Markdown):
     def __init__(self, text: str = "") -> None:
         super().__init__(parser_factory=markdown_parser)
         self._text_at_mount = text
+        self._open_at_mount = False
 
     async def open_paragraph(self) -> None:
         """Mount an empty first paragraph into an empty document, for the first words to fill in.
@@ -82,7 +83,9 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         a new one: for a spare answer block, that mount (several turns of the loop) then happens
         before its first words come, not between them and the frame that shows them.
         """
-        if not self.children and not self.source:
+        if not self.is_attached:  # its block was mounted, its own mount not yet done: on mount
+            self._open_at_mount = True
+        elif not self.children and not self.source:
             await self.mount(StreamedParagraph(self, Token("paragraph_open", "p", 1, map=[0, 1])))
 
     async def on_mount(self, event: events.Mount) -> None:
@@ -91,3 +94,5 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         event.prevent_default()
         if self._text_at_mount:
             await self.append(self._text_at_mount)
+        elif self._open_at_mount:
+            await self.open_paragraph()
