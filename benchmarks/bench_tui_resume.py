@@ -52,8 +52,11 @@ async def frame_time(database: Path, session_id: str, workspace: Path) -> float:
         transcript = screen.query_one(Transcript)
         if transcript not in tui.LOADED:
             return False
+        # Every answer shown has its Markdown's blocks (the hidden spare answer block is not shown).
         return all(
-            b.query_one(Markdown).children for b in transcript.children if isinstance(b, AssistantBlock)
+            b.query_one(Markdown).children
+            for b in transcript.children
+            if isinstance(b, AssistantBlock) and b.display
         )
 
     def on_frame(moment: float, _: str | None) -> None:

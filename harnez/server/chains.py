@@ -167,6 +167,7 @@ class TaskChains:
             return outcome
         finally:
             run.answered.set()
+            run.requested.set()
             ended.set()
 
     async def _perform(self, run: TaskRun, entry: Chain) -> TaskOutcome:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harnez.errors import HarnezError
-from harnez.events import Event, EventBody, StoredEvent, TurnCompleted
+from harnez.events import Event, EventBody, StoredEvent, TurnCompleted, TurnStarted
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
@@ -44,6 +44,10 @@ class TaskRun:
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the task's first answer is complete (its first `turn-completed` committed) or the
     task ended: what naming waits for, so it never competes with the words the person waits for."""
+    requested: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the task's first model request is on its way (its first `turn-started` appended; the
+    request is built and sent from there without waiting on anything else) or the task ended: what a
+    front end's work waits for, so that it does not come between the task's reads and its request."""
 
     @property
     def workspace(self) -> Path:
@@ -54,7 +58,9 @@ class TaskRun:
         """Append an event of this task; returns the commit future (no need to await it)."""
         event = Event(body, task=self.task_id, search_text=search_text)
         committed = self.store.events.append(self.session.num, self.session.id, event)
-        if isinstance(body, TurnCompleted) and not self.answered.is_set():
+        if isinstance(body, TurnStarted):
+            self.requested.set()
+        elif isinstance(body, TurnCompleted) and not self.answered.is_set():
             committed.add_done_callback(lambda _: self.answered.set())
         return committed
 

@@ -507,6 +507,16 @@ class Server(SessionListing):
 
     # tasks ------------------------------------------------------------------------------------
 
+    async def request_on_its_way(self, session_id: str, most: float) -> None:
+        """Return once the session's running task has sent its first model request (or ended), or
+        after `most` seconds; at once when no task runs. A front end sharing the event loop waits
+        for this before its own work on the prompt (a screen's mount), which would otherwise delay
+        the task's reads and the request."""
+        run = self.running(session_id)
+        if run is not None and not run.requested.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.requested.wait(), most)
+
     def running(self, session_id: str) -> TaskRun | None:
         """The task running in a session, if any."""
         chain = self.chains.get(session_id)

@@ -3,7 +3,6 @@ and the screens' frame pacing."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -79,8 +78,8 @@ HOLD_MOST = 0.1
 """Seconds a prompt's frames may be held for its answer (`RequestFirst`): the longest the person's
 prompt may wait to be painted when the model is slower than that."""
 
-YIELD_TO_TASK = 0.01
-"""Seconds a held prompt's mount waits for its task's first reads (`RequestFirst.before_prompt`)."""
+WAIT_FOR_REQUEST = 0.05
+"""The longest a held prompt's mount waits for its task's request to leave (`RequestFirst.before_prompt`)."""
 
 ON_THE_WAY = frozenset({"user-message", "started", "turn-started"})
 """The events a task stores on its way to the model's first output: they do not end a hold."""
@@ -120,12 +119,13 @@ class RequestFirst:
         self._batch, self._screen = batch, screen
         self._timer = screen.set_timer(self.most, self.release, name="request first")
 
-    async def before_prompt(self, body: EventBody) -> None:
-        """Before a held prompt is mounted: give the task's first reads the event loop for a moment
-        (`YIELD_TO_TASK`), so that the prompt's mount (5-10 ms of Textual's work) runs while the
-        request is out, not between the reads and the request."""
+    async def before_prompt(self, body: EventBody, server: Server, session_id: str) -> None:
+        """Before a held prompt is mounted: wait until its task's request has left (at most
+        `WAIT_FOR_REQUEST`), so that the prompt's mount (5-10 ms of Textual's work) runs while the
+        model works, not between the task's reads and its request. (A fixed 10 ms wait did that in a
+        short session, but a long one's reads took longer and the mount came between them.)"""
         if self._batch is not None and body.kind == "user-message":
-            await asyncio.sleep(YIELD_TO_TASK)
+            await server.request_on_its_way(session_id, WAIT_FOR_REQUEST)
 
     def seen(self, body: EventBody) -> None:
         """An event of the session was shown: the task's first output (anything past `ON_THE_WAY`)

@@ -7,6 +7,7 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.screen import Screen
@@ -14,8 +15,10 @@ from textual.widgets import Static
 
 from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
+from harnez.tui import bridge
 from harnez.tui.bridge import RequestFirst
 from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import UserBlock
 from tests.tui.conftest import AppFactory
 from tests.tui.helpers import wait_for
 
@@ -150,3 +153,56 @@ async def test_a_prompt_is_painted_with_its_answers_first_words(make_app: AppFac
         work.answer.set()
         frame = await painted(frames, "Tell me about quokkas.")
         assert "Quokkas smile." in frame
+
+
+class ReadsFirst(AnswerOnCue):
+    """Work whose reads before its request last until the test lets them end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads_done = asyncio.Event()
+        self.reading = asyncio.Event()
+
+    async def __call__(self, run: TaskRun) -> TaskOutcome:
+        self.reading.set()
+        await self.reads_done.wait()
+        return await super().__call__(run)
+
+
+async def test_a_held_prompt_is_mounted_once_its_request_has_left(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bridge, "WAIT_FOR_REQUEST", LONG)
+    work = ReadsFirst()
+    app = make_app(work)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "session screen")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        screen._request_first.most = LONG
+        await pilot.press(*"Tell me about quokkas.", "enter")
+        await asyncio.wait_for(work.reading.wait(), 30)
+        await let_run()
+        assert not screen.query(UserBlock), "mounted while the task still read"
+        work.reads_done.set()
+        await asyncio.wait_for(work.requested.wait(), 30)
+        await wait_for(pilot, lambda: screen.query(UserBlock), "the prompt mounted once the request left")
+        work.answer.set()
+
+
+async def test_waiting_for_a_request_ends_with_the_turn_or_the_task(make_app: AppFactory) -> None:
+    work = ReadsFirst()
+    app = make_app(work)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "session screen")
+        server, session_id = app.server, app.screen.session_id
+        await asyncio.wait_for(server.request_on_its_way(session_id, LONG), 1)  # no task: at once
+        await server.submit(session_id, "Tell me about quokkas.")
+        await asyncio.wait_for(work.reading.wait(), 30)
+        waiting = asyncio.ensure_future(server.request_on_its_way(session_id, LONG))
+        await let_run()
+        assert not waiting.done()
+        work.reads_done.set()
+        await asyncio.wait_for(waiting, 30)
+        work.answer.set()
+        await wait_for(pilot, lambda: server.running(session_id) is None, "the task ends")

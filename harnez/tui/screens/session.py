@@ -172,7 +172,7 @@ class SessionScreen(Screen[None]):
         self.query_one(StatusLine).show_totals(self.totals)
         # Polling follows appends made by other processes too (a headless run, a rename elsewhere).
         async for event in self.server.subscribe(self.session_id, after=window.last_seq, poll=FOLLOW_POLL):
-            await self._request_first.before_prompt(event.body)
+            await self._request_first.before_prompt(event.body, self.server, self.session_id)
             await transcript.apply(event)
             self._note(event, live=True)
             self._request_first.seen(event.body)
