@@ -14,7 +14,7 @@ from harnez.store.titlefilter import TitleFilter
 from harnez.tui.screens.dialogs import ConfirmDialog, RenameDialog
 from harnez.tui.screens.picker import PAGE_SIZE, PickerScreen
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.transcript import Transcript
+from harnez.tui.widgets.transcript import OPEN_BLOCKS, Transcript
 from tests.tui.helpers import seed_session, wait_for
 
 
@@ -103,7 +103,7 @@ async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -
         assert [r.id for r in remaining] == [i for i in ids if i != newest]
 
 
-async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(
+async def test_a_long_session_mounts_its_newest_exchanges_and_loads_older_on_scroll(
     make_app, db_path, workspace
 ) -> None:
     server = await Server.open(db_path)
@@ -121,13 +121,15 @@ async def test_a_long_session_mounts_a_bounded_window_and_loads_older_on_scroll(
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready and app.screen.query_one(Transcript).blocks, "window")
         transcript = app.screen.query_one(Transcript)
-        assert len(transcript.blocks) == 200 and transcript.has_older
-        assert (transcript.blocks[0].text, transcript.blocks[-1].text) == ("question 2400", "answer 2499")
+        await wait_for(pilot, lambda: not transcript.loading, "the window's older blocks mounted above")
+        # The newest 200 events were read; their newest exchanges are mounted (OPEN_BLOCKS blocks).
+        assert len(transcript.blocks) == OPEN_BLOCKS and transcript.has_older
+        assert (transcript.blocks[0].text, transcript.blocks[-1].text) == ("question 2485", "answer 2499")
         oldest = transcript.oldest_seq
         transcript.scroll_home(animate=False)
         await wait_for(pilot, lambda: transcript.oldest_seq < oldest, "older page")
-        assert len(transcript.blocks) == 400
-        assert transcript.blocks[0].text == "question 2300"
+        assert len(transcript.blocks) == OPEN_BLOCKS + 200  # the 200 events before the first shown
+        assert transcript.blocks[0].text == "question 2385"
 
 
 async def test_rows_follow_changes_made_elsewhere(make_app, db_path, workspace) -> None:

@@ -167,7 +167,14 @@ async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None
         await pilot.press("ctrl+q")
     again = make_app(resume=session_id[:8])
     async with again.run_test() as pilot:
-        await wait_for(pilot, lambda: again.ready and again.screen.query(TaskEndBlock))
+        await wait_for(
+            pilot,
+            lambda: (
+                again.ready
+                and again.screen.query(TaskEndBlock)
+                and not again.screen.query_one(Transcript).loading
+            ),
+        )
         assert [type(b).__name__ for b in again.screen.query_one(Transcript).blocks] == first
         status = again.screen.query_one(StatusLine)
         await wait_for(pilot, lambda: status.tokens_in == 1200, "session totals")

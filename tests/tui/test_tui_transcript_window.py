@@ -10,8 +10,8 @@ from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import TaskEndBlock, UserBlock
-from harnez.tui.widgets.transcript import KEEP_SCREENS, Transcript
+from harnez.tui.widgets.blocks import TaskEndBlock, ToolBlock, UserBlock
+from harnez.tui.widgets.transcript import KEEP_SCREENS, OPEN_BLOCKS, Transcript
 from tests.tui.helpers import wait_for
 
 EXCHANGES = 60
@@ -47,6 +47,18 @@ def questions(transcript: Transcript) -> list[str]:
     return [block.text for block in transcript.blocks if isinstance(block, UserBlock)]
 
 
+async def scroll_to_first(pilot, transcript: Transcript) -> None:
+    """Scroll to the top until the session's first question is mounted (a page of older events each time)."""
+
+    def first_shown() -> bool:
+        if questions(transcript)[0] == "question 0":
+            return True
+        transcript.scroll_home(animate=False)
+        return False
+
+    await wait_for(pilot, first_shown, "every older page loaded")
+
+
 def covered(transcript: Transcript) -> int:
     """The lines the mounted blocks take, with their margins."""
     return sum(block.virtual_region_with_margin.height for block in transcript.blocks)
@@ -61,17 +73,19 @@ async def test_a_long_session_keeps_a_few_screens_mounted_and_the_rest_on_demand
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
         transcript = app.screen.query_one(Transcript)
         view = transcript.scrollable_content_region.height
-        # All 180 stored events were read (one page of 200); only the newest screens stay mounted.
-        await wait_for(pilot, lambda: 0 < len(questions(transcript)) < EXCHANGES, "the window trimmed")
+        # All 180 stored events were read (one page of 200); only the newest exchanges are mounted.
+        await wait_for(
+            pilot, lambda: questions(transcript) and not transcript.loading, "the newest exchanges"
+        )
+        assert len(questions(transcript)) < EXCHANGES
         shown = questions(transcript)
         assert shown[-1] == f"question {EXCHANGES - 1}"
         assert shown == [f"question {n}" for n in range(EXCHANGES - len(shown), EXCHANGES)]
-        assert covered(transcript) >= KEEP_SCREENS * view, "still a full window to scroll back through"
+        assert covered(transcript) > view, "the view is full"
         assert transcript.has_older and transcript.oldest_seq > 1
 
         # Scrolled to the top, the older events come back above.
-        transcript.scroll_home(animate=False)
-        await wait_for(pilot, lambda: questions(transcript)[0] == "question 0", "older pages loaded")
+        await scroll_to_first(pilot, transcript)
         assert not transcript.has_older
         mounted = len(transcript.blocks)
 
@@ -89,3 +103,39 @@ async def test_a_long_session_keeps_a_few_screens_mounted_and_the_rest_on_demand
         await wait_for(pilot, lambda: len(questions(transcript)) < EXCHANGES, "trimmed after the task")
         assert transcript.has_older
         assert covered(transcript) >= KEEP_SCREENS * view
+
+
+async def test_a_session_opens_with_its_newest_exchanges_whole_and_reads_the_rest_when_scrolled_to(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    server = await Server.open(db_path)
+    try:
+        draft = server.create_session(workspace, model="scripted/demo")
+        record = await server.persist(draft.id)
+        events: list[Event] = []
+        for n in range(60):  # 5 events and 4 blocks each: a window of 200 events holds the last 40
+            call = f"call-{n}"
+            events += [
+                Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
+                Event(ev.ToolRequested(call_id=call, name="read", arguments={"path": f"{n}.txt"})),
+                Event(ev.ToolCompleted(call_id=call, name="read", content=f"text {n}", is_error=False)),
+                Event(ev.TextDelta(text=f"answer {n}")),
+                Event(ev.Finished(stop="completed", turns=2, error=None)),
+            ]
+        await server.store.events.append_many(record.num, record.id, events)
+    finally:
+        await server.close()
+    app = make_app(work=short_answer, resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot, lambda: questions(transcript) and not transcript.loading, "the newest exchanges"
+        )
+        assert isinstance(transcript.blocks[0], UserBlock), "an exchange is shown whole"
+        assert len(transcript.blocks) <= OPEN_BLOCKS + 3, "not the whole window read"
+        assert transcript.has_older and questions(transcript)[-1] == "question 59"
+        await scroll_to_first(pilot, transcript)
+        tools = list(transcript.query(ToolBlock))
+        assert len(tools) == 60
+        assert all(tool.has_result for tool in tools), "every call drawn again with its result"

@@ -42,9 +42,37 @@ ones are dropped (`Transcript._trim`) and read again when scrolled to. Textual l
 widget in every frame, visible or not (~0.15 ms each on this machine): with 300 blocks mounted a long
 session's frames took 100-200 ms, and every key and streamed word waited for them."""
 
+OPEN_BLOCKS = 30
+"""Blocks mounted when a session is shown: about the newest (from the start of their exchange, see
+`_exchange_start`); the rest of the window read is dropped before it is mounted and read again when
+scrolled to. Mounting and laying out every block of the newest 200 events took ~130 ms of a long
+session's resume, for `_trim` to drop most of them after its first frame."""
+
 MAX_BLOCKS = 120
 """Mounted blocks kept while following the end, however short they are. The window is trimmed when a
 task ends, and during one only once it holds more blocks than this."""
+
+
+def _exchange_start(blocks: list[Widget], index: int) -> int:
+    """The nearest index at or before `index` where a person's message begins an exchange (0: none).
+
+    The blocks before it can be dropped and read again later as a page of older events without
+    splitting an exchange: a tool call's block drawn again without its result (a later event) would
+    show it still waiting.
+    """
+    for at in range(min(index, len(blocks) - 1), 0, -1):
+        if isinstance(blocks[at], UserBlock):
+            return at
+    return 0
+
+
+def _lines_guess(block: Widget, width: int) -> int:
+    """A block's height before it is laid out, guessed: its text wrapped at `width` and a margin
+    line; 3 for a block without text of its own (a tool call's, folded)."""
+    text = getattr(block, "text", None)
+    if not isinstance(text, str):
+        return 3
+    return 1 + sum(max(1, -(-len(line) // width)) for line in text.splitlines() or [""])
 
 
 @dataclass(slots=True)
@@ -397,10 +425,47 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             blocks = await self._build(self._builder, events)
         finally:
             self._builder.spare = spare
+        start = _exchange_start(blocks, len(blocks) - OPEN_BLOCKS)
+        if start:
+            self._builder.forget(blocks[:start])
+            blocks = blocks[start:]
+            self.oldest_seq, self.has_older = block_seq(blocks[0]) or self.oldest_seq, True
         self._finish_answers(blocks, keep_open=self._builder.answer)
-        await self._mount_batch(blocks, before=self._builder.spare)
-        if self._builder.answer is not None and self._builder.answer in blocks:
+        split = self._first_screen(blocks)
+        rest, first = blocks[:split], blocks[split:]
+        self._loading_older = bool(rest)  # no older page read before those are mounted above
+        await self._mount_batch(first, before=self._builder.spare)
+        if self._builder.answer is not None and self._builder.answer in first:
             await self._builder.answer.start_stream()
+        if rest:
+            self.call_after_refresh(self._mount_rest, rest)
+        else:
+            self.call_after_refresh(self._fill_view)
+
+    def _first_screen(self, blocks: list[Widget]) -> int:
+        """Where the newest blocks that (by a guess at their heights) fill the view begin: those are
+        mounted first. All of them (0) while the view's size is not known yet."""
+        width, height = self.scrollable_content_region.size
+        if not width or not height:
+            return 0
+        lines, at = 0, len(blocks)
+        while at > 0 and lines <= height:
+            at -= 1
+            lines += _lines_guess(blocks[at], width)
+        return at
+
+    @property
+    def loading(self) -> bool:
+        """Whether blocks read are still to be mounted: the rest of the window read when the session
+        was shown, or a page of older events."""
+        return self._loading_older
+
+    async def _mount_rest(self, rest: list[Widget]) -> None:
+        """Mount the older blocks of the window read above the first ones, once those are painted
+        (the view follows the end: it does not move)."""
+        if self.is_attached:
+            await self._mount_batch(rest, before=0)
+        self._loading_older = False
         self.call_after_refresh(self._fill_view)
 
     async def follow(self, events: list[StoredEvent], has_older: bool) -> None:
@@ -481,6 +546,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             if not self._droppable(block, cutoff, beyond=len(blocks) - count > MAX_BLOCKS):
                 break
             count += 1
+        whole = _exchange_start(blocks, count)  # whole exchanges: a call's result is with its call
+        if len(blocks) - whole <= MAX_BLOCKS:
+            count = whole
         if not count:
             return
         old = blocks[:count]
