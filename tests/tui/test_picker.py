@@ -121,7 +121,9 @@ async def test_a_long_session_mounts_its_newest_exchanges_and_loads_older_on_scr
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready and app.screen.query_one(Transcript).blocks, "window")
         transcript = app.screen.query_one(Transcript)
-        await wait_for(pilot, lambda: not transcript.loading, "the window's older blocks mounted above")
+        await wait_for(
+            pilot, lambda: not transcript.mounting_older, "the window's older blocks mounted above"
+        )
         # The newest 200 events were read; their newest exchanges are mounted (OPEN_BLOCKS blocks).
         assert len(transcript.blocks) == OPEN_BLOCKS and transcript.has_older
         assert (transcript.blocks[0].text, transcript.blocks[-1].text) == ("question 2485", "answer 2499")

@@ -172,7 +172,7 @@ async def test_reopening_a_session_replays_the_same_transcript(make_app) -> None
             lambda: (
                 again.ready
                 and again.screen.query(TaskEndBlock)
-                and not again.screen.query_one(Transcript).loading
+                and not again.screen.query_one(Transcript).mounting_older
             ),
         )
         assert [type(b).__name__ for b in again.screen.query_one(Transcript).blocks] == first

@@ -75,7 +75,7 @@ async def test_a_long_session_keeps_a_few_screens_mounted_and_the_rest_on_demand
         view = transcript.scrollable_content_region.height
         # All 180 stored events were read (one page of 200); only the newest exchanges are mounted.
         await wait_for(
-            pilot, lambda: questions(transcript) and not transcript.loading, "the newest exchanges"
+            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
         )
         assert len(questions(transcript)) < EXCHANGES
         shown = questions(transcript)
@@ -130,7 +130,7 @@ async def test_a_session_opens_with_its_newest_exchanges_whole_and_reads_the_res
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
         transcript = app.screen.query_one(Transcript)
         await wait_for(
-            pilot, lambda: questions(transcript) and not transcript.loading, "the newest exchanges"
+            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
         )
         assert isinstance(transcript.blocks[0], UserBlock), "an exchange is shown whole"
         assert len(transcript.blocks) <= OPEN_BLOCKS + 3, "not the whole window read"

@@ -455,7 +455,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         return at
 
     @property
-    def loading(self) -> bool:
+    def mounting_older(self) -> bool:
         """Whether blocks read are still to be mounted: the rest of the window read when the session
         was shown, or a page of older events."""
         return self._loading_older
