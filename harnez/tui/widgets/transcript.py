@@ -415,7 +415,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         await spare.start_stream()
 
     async def load_batch(self, events: list[StoredEvent], has_older: bool) -> None:
-        """Render the newest stored events at once (opening or resuming a session)."""
+        """Render the newest stored events (opening or resuming a session): the newest exchanges of
+        them (`OPEN_BLOCKS`), those that fill the view first (`_first_screen`), the rest right after."""
         if not events:
             return
         self.oldest_seq = events[0].seq
@@ -465,6 +466,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         (the view follows the end: it does not move)."""
         if self.is_attached:
             await self._mount_batch(rest, before=0)
+            if self._builder.answer is not None and self._builder.answer in rest:
+                await self._builder.answer.start_stream()  # a task's answer still being written
         self._loading_older = False
         self.call_after_refresh(self._fill_view)
 
