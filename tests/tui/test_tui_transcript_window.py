@@ -139,3 +139,36 @@ async def test_a_session_opens_with_its_newest_exchanges_whole_and_reads_the_res
         tools = list(transcript.query(ToolBlock))
         assert len(tools) == 60
         assert all(tool.has_result for tool in tools), "every call drawn again with its result"
+
+
+async def test_page_keys_scroll_the_transcript_back_to_the_first_exchange_and_forth(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    session_id = await long_session(db_path, workspace)
+    app = make_app(work=short_answer, resume=session_id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
+        )
+        assert app.screen.focused is not transcript  # the prompt has the keys
+
+        async def page_up_to_the_first() -> bool:
+            await pilot.press("pageup")
+            return questions(transcript)[0] == "question 0" and transcript.scroll_y == 0
+
+        for _ in range(200):
+            if await page_up_to_the_first():
+                break
+        else:
+            raise AssertionError("Page Up never reached the first exchange")
+        assert not transcript.is_vertical_scroll_end
+        for _ in range(500):
+            if transcript.is_vertical_scroll_end:
+                break
+            await pilot.press("pagedown")
+        assert transcript.is_vertical_scroll_end, "Page Down reaches the end"
+        await app.server.submit(session_id, "one more")
+        await wait_for(pilot, lambda: questions(transcript)[-1:] == ["one more"], "the prompt shown")
+        await wait_for(pilot, lambda: transcript.is_vertical_scroll_end, "the view follows the end again")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
@@ -64,6 +65,11 @@ class SessionScreen(Screen[None]):
 
     COMMANDS = Screen.COMMANDS | {slash_command_provider}
     AUTO_FOCUS = "PromptInput"
+    BINDINGS = [
+        # Before the prompt's own (its cursor by pages): the transcript is what a page key is for.
+        Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False, priority=True),
+    ]
 
     def __init__(self, session_id: str | None, title: str | None, model: str | None) -> None:
         super().__init__()
@@ -225,6 +231,13 @@ class SessionScreen(Screen[None]):
             state += f" · {self.queued} queued"
         self.query_one(StatusLine).state = state
         self.query_one(PromptInput).running = self.task_running
+
+    def action_scroll_transcript(self, pages: int) -> None:
+        """Scroll the transcript by a page (older events are read at its top; at its end it follows
+        the stream again)."""
+        transcript = self.query_one(Transcript)
+        page = max(transcript.scrollable_content_region.height - 1, 1)
+        transcript.scroll_to(y=transcript.scroll_y + pages * page, animate=False)
 
     def set_title(self, title: str) -> None:
         """Show a new title in the title bar and the status line at once (control characters escaped:
