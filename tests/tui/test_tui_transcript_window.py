@@ -114,7 +114,7 @@ async def test_a_session_opens_with_its_newest_exchanges_whole_and_reads_the_res
         record = await server.persist(draft.id)
         events: list[Event] = []
         for n in range(60):  # 5 events and 4 blocks each: a window of 200 events holds the last 40
-            call = f"call-{n}"
+            call = "call_1"  # one id for every call, as scripted models send
             events += [
                 Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
                 Event(ev.ToolRequested(call_id=call, name="read", arguments={"path": f"{n}.txt"})),
@@ -172,3 +172,32 @@ async def test_page_keys_scroll_the_transcript_back_to_the_first_exchange_and_fo
         await app.server.submit(session_id, "one more")
         await wait_for(pilot, lambda: questions(transcript)[-1:] == ["one more"], "the prompt shown")
         await wait_for(pilot, lambda: transcript.is_vertical_scroll_end, "the view follows the end again")
+
+
+async def test_a_call_split_across_two_pages_is_drawn_once_with_its_request_and_result(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    server = await Server.open(db_path)
+    try:
+        draft = server.create_session(workspace, model="scripted/demo")
+        record = await server.persist(draft.id)
+        events = [
+            Event(ev.UserMessage(text="question 0", mode="prompt")),
+            Event(ev.ToolRequested(call_id="call_1", name="read", arguments={"path": "notes.txt"})),
+            Event(ev.ToolCompleted(call_id="call_1", name="read", content="the notes", is_error=False)),
+            Event(ev.TextDelta(text="answer 0")),
+            Event(ev.Finished(stop="completed", turns=2, error=None)),
+        ]
+        # Events the transcript draws nothing for: the newest 200 begin with the call's result.
+        events += [Event(ev.Usage(input=1, output=1)) for _ in range(197)]
+        await server.store.events.append_many(record.num, record.id, events)
+    finally:
+        await server.close()
+    app = make_app(work=short_answer, resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        # The window does not fill the view: the older page is read by itself.
+        await wait_for(pilot, lambda: questions(transcript) == ["question 0"], "the older page")
+        (tool,) = transcript.query(ToolBlock)
+        assert tool.requested and tool.has_result and tool.arguments == {"path": "notes.txt"}

@@ -263,6 +263,9 @@ class ToolBlock(Vertical):
         self.partial_arguments = ""
         self.has_result = False
         """Whether the call's result is shown (a call still running gets it later)."""
+        self.requested = False
+        """Whether the block was drawn from the call's request (`tool-requested`), not only from its
+        later events (an approval, its result) met on a newer page of history."""
         self._title = Static(self._title_content(), classes="tool-title")
         self._arguments = Static(_arguments_text(arguments or {}), markup=False)
         self._parts: list[Widget] = []
@@ -289,7 +292,7 @@ class ToolBlock(Vertical):
 
     def adopt_request(self, arguments: Any, seq: int) -> None:
         """This call's own request, met after its later events (it was on an older page of history)."""
-        self.seq, self.arguments = seq, arguments
+        self.seq, self.arguments, self.requested = seq, arguments, True
         self._title.update(self._title_content())
         self._arguments.update(_arguments_text(arguments or {}))
 

@@ -119,10 +119,11 @@ class BlockBuilder:
 
     def forget(self, blocks: list[Widget]) -> None:
         """Let go of tool blocks (and their sub-agent panels) that are no longer shown."""
-        gone = {block.call_id for block in blocks if isinstance(block, ToolBlock)}
-        for call_id in gone:
-            self.tools.pop(call_id, None)
-            self.delegations.pop(call_id, None)
+        for block in blocks:
+            # A newer call may reuse the id (scripted models do): only the entry of this block goes.
+            if isinstance(block, ToolBlock) and self.tools.get(block.call_id) is block:
+                del self.tools[block.call_id]
+                self.delegations.pop(block.call_id, None)
 
     async def close(self) -> None:
         """End the open answer and reasoning (a tool call, a new message or the task's end)."""
@@ -181,12 +182,14 @@ class BlockBuilder:
     async def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> Change:
         await self.close()
         shown = self.tools.get(body.call_id)
-        if shown is not None and shown.seq > seq:
+        if shown is not None and shown.seq > seq and not shown.requested:
             # The same call, drawn already from its later events on a newer page: complete that
-            # block instead of drawing a second one. (A later request reusing the id is a new call.)
+            # block instead of drawing a second one. (A request of an older exchange reusing the id
+            # of a newer call, as scripted models do, is a call of its own, as is a later request.)
             shown.adopt_request(body.arguments, seq)
             return Change()
         block = ToolBlock(body.call_id, body.name, body.arguments, seq)
+        block.requested = True
         self.tools[block.call_id] = block
         return Change([block])
 
