@@ -24,23 +24,38 @@ async def short_answer(run: TaskRun) -> TaskOutcome:
     return TaskOutcome("completed", 1)
 
 
-async def long_session(db_path: Path, workspace: Path) -> str:
-    """A stored session of `EXCHANGES` prompts, each answered and finished (3 events, 3 blocks)."""
+async def stored_session(db_path: Path, workspace: Path, events: list[Event]) -> str:
+    """A session holding `events`, written in one transaction; its id."""
     server = await Server.open(db_path)
     try:
         draft = server.create_session(workspace, model="scripted/demo")
         record = await server.persist(draft.id)
-        events: list[Event] = []
-        for n in range(EXCHANGES):
-            events += [
-                Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
-                Event(ev.TextDelta(text=f"answer {n}")),
-                Event(ev.Finished(stop="completed", turns=1, error=None)),
-            ]
         await server.store.events.append_many(record.num, record.id, events)
         return draft.id
     finally:
         await server.close()
+
+
+async def long_session(db_path: Path, workspace: Path) -> str:
+    """A stored session of `EXCHANGES` prompts, each answered and finished (3 events, 3 blocks)."""
+    events: list[Event] = []
+    for n in range(EXCHANGES):
+        events += [
+            Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
+            Event(ev.TextDelta(text=f"answer {n}")),
+            Event(ev.Finished(stop="completed", turns=1, error=None)),
+        ]
+    return await stored_session(db_path, workspace, events)
+
+
+async def shown_window(pilot, app) -> Transcript:
+    """The session screen's transcript once the session's window is mounted (both steps)."""
+    await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+    transcript: Transcript = app.screen.query_one(Transcript)
+    await wait_for(
+        pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
+    )
+    return transcript
 
 
 def questions(transcript: Transcript) -> list[str]:
@@ -70,13 +85,9 @@ async def test_a_long_session_keeps_a_few_screens_mounted_and_the_rest_on_demand
     session_id = await long_session(db_path, workspace)
     app = make_app(work=short_answer, resume=session_id)
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
-        transcript = app.screen.query_one(Transcript)
-        view = transcript.scrollable_content_region.height
         # All 180 stored events were read (one page of 200); only the newest exchanges are mounted.
-        await wait_for(
-            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
-        )
+        transcript = await shown_window(pilot, app)
+        view = transcript.scrollable_content_region.height
         assert len(questions(transcript)) < EXCHANGES
         shown = questions(transcript)
         assert shown[-1] == f"question {EXCHANGES - 1}"
@@ -108,30 +119,19 @@ async def test_a_long_session_keeps_a_few_screens_mounted_and_the_rest_on_demand
 async def test_a_session_opens_with_its_newest_exchanges_whole_and_reads_the_rest_when_scrolled_to(
     make_app, db_path: Path, workspace: Path
 ) -> None:
-    server = await Server.open(db_path)
-    try:
-        draft = server.create_session(workspace, model="scripted/demo")
-        record = await server.persist(draft.id)
-        events: list[Event] = []
-        for n in range(60):  # 5 events and 4 blocks each: a window of 200 events holds the last 40
-            call = "call_1"  # one id for every call, as scripted models send
-            events += [
-                Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
-                Event(ev.ToolRequested(call_id=call, name="read", arguments={"path": f"{n}.txt"})),
-                Event(ev.ToolCompleted(call_id=call, name="read", content=f"text {n}", is_error=False)),
-                Event(ev.TextDelta(text=f"answer {n}")),
-                Event(ev.Finished(stop="completed", turns=2, error=None)),
-            ]
-        await server.store.events.append_many(record.num, record.id, events)
-    finally:
-        await server.close()
-    app = make_app(work=short_answer, resume=draft.id)
+    events: list[Event] = []
+    for n in range(60):  # 5 events and 4 blocks each: a window of 200 events holds the last 40
+        call = "call_1"  # one id for every call, as scripted models send
+        events += [
+            Event(ev.UserMessage(text=f"question {n}", mode="prompt")),
+            Event(ev.ToolRequested(call_id=call, name="read", arguments={"path": f"{n}.txt"})),
+            Event(ev.ToolCompleted(call_id=call, name="read", content=f"text {n}", is_error=False)),
+            Event(ev.TextDelta(text=f"answer {n}")),
+            Event(ev.Finished(stop="completed", turns=2, error=None)),
+        ]
+    app = make_app(work=short_answer, resume=await stored_session(db_path, workspace, events))
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
-        transcript = app.screen.query_one(Transcript)
-        await wait_for(
-            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
-        )
+        transcript = await shown_window(pilot, app)
         assert isinstance(transcript.blocks[0], UserBlock), "an exchange is shown whole"
         assert len(transcript.blocks) <= OPEN_BLOCKS + 3, "not the whole window read"
         assert transcript.has_older and questions(transcript)[-1] == "question 59"
@@ -147,11 +147,7 @@ async def test_page_keys_scroll_the_transcript_back_to_the_first_exchange_and_fo
     session_id = await long_session(db_path, workspace)
     app = make_app(work=short_answer, resume=session_id)
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
-        transcript = app.screen.query_one(Transcript)
-        await wait_for(
-            pilot, lambda: questions(transcript) and not transcript.mounting_older, "the newest exchanges"
-        )
+        transcript = await shown_window(pilot, app)
         assert app.screen.focused is not transcript  # the prompt has the keys
 
         async def page_up_to_the_first() -> bool:
@@ -177,23 +173,16 @@ async def test_page_keys_scroll_the_transcript_back_to_the_first_exchange_and_fo
 async def test_a_call_split_across_two_pages_is_drawn_once_with_its_request_and_result(
     make_app, db_path: Path, workspace: Path
 ) -> None:
-    server = await Server.open(db_path)
-    try:
-        draft = server.create_session(workspace, model="scripted/demo")
-        record = await server.persist(draft.id)
-        events = [
-            Event(ev.UserMessage(text="question 0", mode="prompt")),
-            Event(ev.ToolRequested(call_id="call_1", name="read", arguments={"path": "notes.txt"})),
-            Event(ev.ToolCompleted(call_id="call_1", name="read", content="the notes", is_error=False)),
-            Event(ev.TextDelta(text="answer 0")),
-            Event(ev.Finished(stop="completed", turns=2, error=None)),
-        ]
-        # Events the transcript draws nothing for: the newest 200 begin with the call's result.
-        events += [Event(ev.Usage(input=1, output=1)) for _ in range(197)]
-        await server.store.events.append_many(record.num, record.id, events)
-    finally:
-        await server.close()
-    app = make_app(work=short_answer, resume=draft.id)
+    events = [
+        Event(ev.UserMessage(text="question 0", mode="prompt")),
+        Event(ev.ToolRequested(call_id="call_1", name="read", arguments={"path": "notes.txt"})),
+        Event(ev.ToolCompleted(call_id="call_1", name="read", content="the notes", is_error=False)),
+        Event(ev.TextDelta(text="answer 0")),
+        Event(ev.Finished(stop="completed", turns=2, error=None)),
+    ]
+    # Events the transcript draws nothing for: the newest 200 begin with the call's result.
+    events += [Event(ev.Usage(input=1, output=1)) for _ in range(197)]
+    app = make_app(work=short_answer, resume=await stored_session(db_path, workspace, events))
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
         transcript = app.screen.query_one(Transcript)
