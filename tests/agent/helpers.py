@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,18 @@ def process_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def process_gone(pid: int, within: float = 5.0) -> bool:
+    """Whether a process is gone, or goes within `within` seconds: a SIGKILL sent to a process that
+    is not running at that moment takes effect when it is next scheduled, which on a loaded
+    machine can be after the sender's next line."""
+    deadline = time.monotonic() + within
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def kill_quietly(pid: int) -> None:

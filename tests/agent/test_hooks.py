@@ -15,7 +15,7 @@ from tests.agent.helpers import (
     events,
     kinds,
     make_settings,
-    process_alive,
+    process_gone,
     run_task,
     tool_call,
     tool_outputs,
@@ -108,7 +108,7 @@ async def test_a_hook_past_its_timeout_is_killed_with_its_children_and_ends_the_
     assert outcome.stop == "failed" and "did not finish within 0.5 s and was killed" in outcome.error
     (failed,) = await events(server, session_id, "hook-failed")
     assert failed.body.timed_out and failed.body.exit_code is None and failed.body.call_id == "c1"
-    assert not process_alive(int(pids.read_text()))
+    assert process_gone(int(pids.read_text()))
     assert len(scripted_model.requests) == 1  # the task ended; the model was not called again
     assert len(await events(server, session_id, "tool-requested")) == 1
     assert not await events(server, session_id, "tool-completed")

@@ -11,7 +11,7 @@ import pytest
 from harnez.errors import HookError
 from harnez.hooks import read_decision
 from harnez.hooks.command import OUTPUT_CAP, run_command
-from tests.agent.helpers import process_alive
+from tests.agent.helpers import process_gone
 
 
 async def test_the_event_arrives_on_stdin_in_the_workspace(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ async def test_cancelling_a_running_hook_kills_its_process_group(tmp_path: Path)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    assert not process_alive(int(pids.read_text()))
+    assert process_gone(int(pids.read_text()))
 
 
 async def test_a_workspace_that_is_gone_is_a_hook_error(tmp_path: Path) -> None:
