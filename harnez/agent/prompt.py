@@ -1,11 +1,14 @@
-"""The system prompt, rebuilt on every run: instructions, environment, tools, project files, skills."""
+"""The system prompt, rebuilt on every run: instructions, environment, tools, project files, skills.
+
+The environment section is the one part probed from outside (git); `Environments` keeps a session's
+for its later tasks."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
 import platform
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,8 @@ FALLBACK_INSTRUCTION_FILES = ("CLAUDE.md",)
 FILE_LIMIT = 20_000
 """Characters of one project instruction file included; the rest is left out with a note."""
 GIT_TIMEOUT = 2.0
+SNAPSHOT = "(as of this session's start or resume; run `git status` for now)"
+"""How the prompt marks the status as a snapshot (`Environments`)."""
 STATUS_LINES = 20
 
 
@@ -78,12 +83,57 @@ async def environment_section(workspace: Path, today: datetime.date | None = Non
     header = status.pop(0) if status and status[0].startswith("## ") else "## "
     lines.append(f"Git branch: {branch_of(header) or '(detached HEAD)'}")
     if not status:
-        lines.append("Git status: clean")
+        lines.append(f"Git status: clean {SNAPSHOT}")
     else:
         more = len(status) - STATUS_LINES
         shown = status[:STATUS_LINES] + ([f"… {more} more"] if more > 0 else [])
-        lines.append("Git status (short):\n" + "\n".join(shown))
+        lines.append(f"Git status (short) {SNAPSHOT}:\n" + "\n".join(shown))
     return "\n".join(lines)
+
+
+class Environments:
+    """Each session's environment section, probed at its first task of the day in this process and
+    given again to its later tasks.
+
+    The system prompt then stays the same from one task to the next, so a provider's prompt cache
+    keeps serving the conversation's prefix (a `git status` line that changed with every edit made
+    the whole prefix new), and a later prompt spawns no `git` before its request. The status is
+    the one seen when the session (re)started, as the prompt says; the model runs `git status`
+    for a current one. A new day takes a new snapshot (the date is in it).
+    """
+
+    KEPT = 256
+    """Sessions whose snapshot is kept; the least recently used one goes first."""
+
+    def __init__(
+        self,
+        probe: Callable[[Path, datetime.date], Awaitable[str]] | None = None,
+        today: Callable[[], datetime.date] = datetime.date.today,
+    ) -> None:
+        self._probe = probe or environment_section
+        self._today = today
+        self._kept: dict[str, tuple[datetime.date, str]] = {}
+
+    def section(self, session_id: str, workspace: Path) -> asyncio.Future[str]:
+        """The session's environment section: the kept one, or a probe started now (kept once it
+        succeeds; a cancelled or failed probe is tried again by the next task)."""
+        day = self._today()
+        kept = self._kept.pop(session_id, None)
+        if kept is not None and kept[0] == day:
+            self._kept[session_id] = kept
+            ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            ready.set_result(kept[1])
+            return ready
+        probing = asyncio.ensure_future(self._probe(workspace, day))
+        probing.add_done_callback(lambda done: self._keep(session_id, day, done))
+        return probing
+
+    def _keep(self, session_id: str, day: datetime.date, done: asyncio.Future[str]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        self._kept[session_id] = (day, done.result())
+        while len(self._kept) > self.KEPT:
+            del self._kept[next(iter(self._kept))]
 
 
 def branch_of(header: str) -> str:

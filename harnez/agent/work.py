@@ -21,7 +21,7 @@ from harnez.agent.context import History
 from harnez.agent.ending import TaskEnding
 from harnez.agent.loop import DEFAULT_MAX_STEPS, AgentLoop, Budget, LoopOutcome
 from harnez.agent.offer import Offer
-from harnez.agent.prompt import build_system_prompt, environment_section
+from harnez.agent.prompt import Environments, build_system_prompt
 from harnez.agent.task import ApprovalWaiter, TaskRunLike, TaskStore
 from harnez.agent.turns import StreamFn, TaskAccounting
 from harnez.agent.window import prompt_refusal, prompt_room
@@ -125,6 +125,8 @@ class AgentWork:
         """The session whose grants a session uses: its own, or a child session's parent's."""
         self.clients = HttpClients()
         """The providers' HTTP clients, shared by every task (closed by `aclose`)."""
+        self.environments = Environments()
+        """Each session's environment section, kept for its later tasks (a stable system prompt)."""
 
     async def aclose(self) -> None:
         """Close the providers' HTTP clients (the server does it when it closes)."""
@@ -165,7 +167,7 @@ class AgentWork:
         # The system prompt's `git status` and the history's reads run while the agents and tools are
         # read: each read comes back through the event loop, which the TUI may hold for a while (the
         # prompt's mount), and reads made one after the other would each wait for it.
-        environment = asyncio.ensure_future(environment_section(Path(run.session.workspace)))
+        environment = self.environments.section(run.session.id, Path(run.session.workspace))
         reading = asyncio.ensure_future(
             History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         )

@@ -12,12 +12,15 @@ import pytest
 from harnez import paths
 from harnez.agent.prompt import (
     HARNESS_INSTRUCTION,
+    Environments,
     branch_of,
     build_system_prompt,
     environment_section,
     find_skills,
 )
+from harnez.testing.scripted_model import ScriptedModel
 from harnez.tools import ToolRegistry
+from tests.agent.helpers import answer, make_settings, run_task
 
 TODAY = datetime.date(2025, 3, 4)
 
@@ -78,11 +81,14 @@ async def test_a_clean_branch_and_a_detached_head_are_named(workspace: Path) -> 
     _git(workspace, "add", "a.txt")
     _git(workspace, "commit", "-q", "-m", "first")
     prompt = await build_system_prompt(workspace, [], today=TODAY)
-    assert "Git branch: work\nGit status: clean" in prompt
+    assert "Git branch: work\nGit status: clean (as of this session" in prompt
     _git(workspace, "checkout", "-q", "--detach")
     (workspace / "a.txt").write_text("b\n")
     prompt = await build_system_prompt(workspace, [], today=TODAY)
-    assert "Git branch: (detached HEAD)\nGit status (short):\n M a.txt" in prompt
+    assert (
+        "Git branch: (detached HEAD)\nGit status (short) (as of this session's start or resume; run `git status` for now):\n M a.txt"
+        in prompt
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,3 +114,66 @@ async def test_an_environment_probed_when_the_task_began_is_the_one_the_prompt_s
     prompt = await build_system_prompt(workspace, [], today=TODAY, environment=early)
     assert "Git branch: work\nGit status: clean" in prompt
     assert "?? late.txt" in await build_system_prompt(workspace, [], today=TODAY)
+
+
+async def test_a_sessions_environment_is_probed_once_a_day_and_a_failed_probe_again(tmp_path: Path) -> None:
+    probes: list[tuple[Path, datetime.date]] = []
+    day = [TODAY]
+
+    async def probe(workspace: Path, today: datetime.date) -> str:
+        probes.append((workspace, today))
+        if workspace.name == "broken":
+            raise OSError("no such folder")
+        return f"{workspace.name} on {today}"
+
+    environments = Environments(probe, today=lambda: day[0])
+    first = await environments.section("s1", tmp_path / "one")
+    assert first == await environments.section("s1", tmp_path / "one") == "one on 2025-03-04"
+    assert await environments.section("s2", tmp_path / "two") == "two on 2025-03-04"
+    assert len(probes) == 2
+    day[0] = TODAY + datetime.timedelta(days=1)
+    assert await environments.section("s1", tmp_path / "one") == "one on 2025-03-05"
+    for _ in range(2):
+        with pytest.raises(OSError):
+            await environments.section("s3", tmp_path / "broken")
+    assert [workspace.name for workspace, _ in probes] == ["one", "two", "one", "broken", "broken"]
+
+
+async def test_a_cancelled_probe_is_not_kept_and_the_least_recent_session_goes_first(tmp_path: Path) -> None:
+    probed: list[str] = []
+    slow = asyncio.Event()
+
+    async def probe(workspace: Path, today: datetime.date) -> str:
+        probed.append(workspace.name)
+        if workspace.name == "slow" and not slow.is_set():
+            slow.set()
+            await asyncio.sleep(30)
+        return workspace.name
+
+    environments = Environments(probe, today=lambda: TODAY)
+    environments.KEPT = 2
+    cancelled = environments.section("slow", tmp_path / "slow")
+    await slow.wait()
+    cancelled.cancel()
+    await asyncio.wait([cancelled])
+    assert await environments.section("slow", tmp_path / "slow") == "slow"
+    for name in ("a", "b", "a", "c"):  # "a" is used again after "b": "b" is the least recent
+        await environments.section(name, tmp_path / name)
+    await environments.section("a", tmp_path / "a")
+    await environments.section("b", tmp_path / "b")
+    assert probed == ["slow", "slow", "a", "b", "c", "b"]
+
+
+async def test_a_sessions_later_tasks_send_the_system_prompt_of_its_first(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    _git(workspace, "init", "-q", "-b", "work")
+    scripted_model.add(answer("one"), answer("two"), answer("three"))
+    server = await open_server(make_settings(scripted_model))
+    session_id, _ = await run_task(server, workspace, "first")
+    (workspace / "edited.txt").write_text("changed between the prompts\n")
+    await run_task(server, workspace, "second", session_id)
+    await run_task(server, workspace, "in a new session")
+    first, second, other = (request.body["messages"][0]["content"] for request in scripted_model.requests)
+    assert first == second and "Git status: clean" in first
+    assert "?? edited.txt" in other
