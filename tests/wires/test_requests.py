@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harnez.wires import collect
+from harnez.wires.anthropic import anthropic_messages
 from harnez.wires.base import WireRequest
 from harnez.wires.conversation import AssistantMessage, Conversation, ToolCall, ToolResult, UserMessage
 from tests.wires.helpers import READ_TOOL, SECRET
@@ -17,6 +18,7 @@ HISTORY = Conversation(
     ),
 )
 SCHEMA = READ_TOOL.schema
+CACHED = {"type": "ephemeral"}
 
 
 async def send(scripted_model, make_wire, wire: str, **fields: object):
@@ -125,7 +127,7 @@ async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
         "max_tokens": 20_000,
         "system": "You are terse.",
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "read app.py"}]},
+            {"role": "user", "content": [{"type": "text", "text": "read app.py", "cache_control": CACHED}]},
             {
                 "role": "assistant",
                 "content": [
@@ -142,7 +144,7 @@ async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
                         "content": "no such file",
                         "is_error": True,
                     },
-                    {"type": "text", "text": "try src/app.py"},
+                    {"type": "text", "text": "try src/app.py", "cache_control": CACHED},
                 ],
             },
         ],
@@ -150,6 +152,29 @@ async def test_anthropic_messages_request(scripted_model, make_wire) -> None:
         "tools": [{"name": "read", "description": "Read a file", "input_schema": SCHEMA}],
         "thinking": {"type": "enabled", "budget_tokens": 8192},
     }
+
+
+def test_anthropic_caches_up_to_the_two_newest_user_turns_on_a_block_with_content() -> None:
+    """Each request marks where it ends and where the one before it ended: the conversation's prefix
+    is written to Anthropic's prompt cache once and read by every later request."""
+    longer = Conversation(
+        "system",
+        (
+            *HISTORY.items,
+            AssistantMessage("Found it.", "", (ToolCall("call_2", "read", {"path": "src/app.py"}),)),
+            ToolResult("call_2", "print('hi')"),
+            UserMessage(""),
+        ),
+    )
+    messages = anthropic_messages(WireRequest(model="claude", conversation=longer))
+    marked = [
+        (index, block.get("text") or block.get("tool_use_id"))
+        for index, message in enumerate(messages)
+        for block in message["content"]
+        if block.get("cache_control") == CACHED
+    ]
+    assert marked == [(2, "try src/app.py"), (4, "call_2")]
+    assert messages[4]["content"][-1] == {"type": "text", "text": ""}
 
 
 async def test_anthropic_uses_the_model_cap_and_temperature_without_thinking(
