@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import itertools
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,7 @@ from harnez.agent.prompt import (
 )
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tools import ToolRegistry
-from tests.agent.helpers import answer, make_settings, run_task
+from tests.agent.helpers import answer, make_settings, run_task, tool_call
 
 TODAY = datetime.date(2025, 3, 4)
 
@@ -177,3 +179,35 @@ async def test_a_sessions_later_tasks_send_the_system_prompt_of_its_first(
     first, second, other = (request.body["messages"][0]["content"] for request in scripted_model.requests)
     assert first == second and "Git status: clean" in first
     assert "?? edited.txt" in other
+
+
+def _without_breakpoints(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_breakpoints(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "openai-responses", "anthropic-messages"])
+async def test_each_request_of_a_session_extends_the_one_before_it(
+    scripted_model: ScriptedModel, open_server, workspace: Path, wire: str
+) -> None:
+    """A provider's prompt cache serves a prefix byte for byte: the system text, the tools and every
+    message a request sent come again, unchanged and first, in the next one (of the loop, and of the
+    session's next task)."""
+    _git(workspace, "init", "-q", "-b", "work")
+    (workspace / "a.txt").write_text("alpha\n")
+    scripted_model.add(tool_call("read", "c1", path="a.txt"), answer("read it"), answer("second"))
+    server = await open_server(make_settings(scripted_model, wire))
+    session_id, _ = await run_task(server, workspace, "read a.txt")
+    (workspace / "b.txt").write_text("the status changes between the prompts\n")
+    await run_task(server, workspace, "and now?", session_id)
+    bodies = [_without_breakpoints(request.body) for request in scripted_model.requests]
+    listed = {"openai-chat": "messages", "openai-responses": "input", "anthropic-messages": "messages"}[wire]
+    for before, after in itertools.pairwise(bodies):
+        assert {k: v for k, v in before.items() if k != listed} == {
+            k: v for k, v in after.items() if k != listed
+        }
+        assert after[listed][: len(before[listed])] == before[listed]
+        assert len(after[listed]) > len(before[listed])
