@@ -104,6 +104,15 @@ async def wait_for(
     raise AssertionError(f"Never happened: {what}")
 
 
+def shown_answer(screen: Any) -> Any:
+    """The one answer block shown. The transcript keeps a hidden spare one ready for the next answer
+    (mounted by the warm-up, and again when a task ends), which `query_one` would meet too."""
+    from harnez.tui.widgets.blocks import AssistantBlock
+
+    (block,) = [block for block in screen.query(AssistantBlock) if block.display]
+    return block
+
+
 def shows_a_title(app: Any) -> bool:
     """Whether the session screen's status line shows the session's title, under a modal screen too (the
     keyword worker names a session after its first answer, so a snapshot taken after it waits for it)."""

@@ -11,7 +11,7 @@ from harnez.tui.widgets.blocks import AssistantBlock, UserBlock
 from harnez.tui.widgets.markdown import StreamedParagraph
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.transcript import Transcript
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import shown_answer, wait_for
 
 WORDS = "stream render frame widget markdown token answer prompt layout update "
 """Ten words, 70 characters: a few of them wrap an answer's paragraph onto a new line at 80 columns."""
@@ -37,8 +37,10 @@ async def start_answer(pilot: Any, work: FedWork, first: str) -> AssistantBlock:
     app.screen.query_one(PromptInput).load_text("Stream, please.")
     await pilot.press("enter")
     work.pieces.put_nowait(first)
-    await wait_for(pilot, lambda: app.screen.query(AssistantBlock), "the answer's block")
-    block = app.screen.query_one(AssistantBlock)
+    await wait_for(
+        pilot, lambda: [b for b in app.screen.query(AssistantBlock) if b.display], "the answer's block"
+    )
+    block = shown_answer(app.screen)
     await wait_for(pilot, lambda: block.size.height > 0 and block.text == first, "the first words")
     await pilot.pause(0.1)
     return block
@@ -108,12 +110,12 @@ async def test_the_transcript_follows_a_long_streamed_answer_to_its_end(make_app
         await wait_for(pilot, lambda: transcript.max_scroll_y > 0, "an answer taller than the screen")
         await wait_for(
             pilot,
-            lambda: "the last words" in app.screen.query_one(AssistantBlock).text,
+            lambda: "the last words" in shown_answer(app.screen).text,
             "the last piece",
         )
         await pilot.pause(0.2)
         assert transcript.scroll_y == transcript.max_scroll_y
-        last = app.screen.query_one(AssistantBlock).query(StreamedParagraph).last()
+        last = shown_answer(app.screen).query(StreamedParagraph).last()
         assert "the last words" in str(last.content)
         assert last.region and transcript.region.contains_region(last.region)
         work.pieces.put_nowait(None)

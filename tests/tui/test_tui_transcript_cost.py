@@ -14,10 +14,10 @@ from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 from harnez.tui.screens.picker import PickerScreen
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock, ToolBlock
+from harnez.tui.widgets.blocks import TaskEndBlock, ToolBlock
 from harnez.tui.widgets.status import StatusLine
 from harnez.tui.widgets.transcript import Transcript
-from tests.tui.helpers import seed_session, wait_for
+from tests.tui.helpers import seed_session, shown_answer, wait_for
 
 WORDS = [f"word{i} " + ("\n\n" if i % 7 == 6 else "") for i in range(60)]
 
@@ -35,8 +35,7 @@ async def burst_work(run: TaskRun) -> TaskOutcome:
 
 
 def answer_source(app) -> str:
-    block = app.screen.query_one(AssistantBlock)
-    return block.query_one(Markdown).source
+    return shown_answer(app.screen).query_one(Markdown).source
 
 
 async def test_a_burst_of_deltas_shows_the_whole_answer_in_order(make_app) -> None:
@@ -46,7 +45,7 @@ async def test_a_burst_of_deltas_shows_the_whole_answer_in_order(make_app) -> No
         await app.server.submit(app.screen.session_id, "stream please")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
         assert answer_source(app) == "".join(WORDS)
-        markdown = app.screen.query_one(AssistantBlock).query_one(Markdown)
+        markdown = shown_answer(app.screen).query_one(Markdown)
         # The Markdown mounts its blocks after its source is set: wait for them, then look.
         await wait_for(
             pilot, lambda: len(markdown.children) == 9, "9 paragraphs: 60 words, a blank line after every 7th"
@@ -68,7 +67,7 @@ async def test_a_resumed_session_renders_stored_answers_whole_and_streams_nothin
     app = make_app(resume=session_id)
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready and app.screen.query(TaskEndBlock), "the stored session")
-        block = app.screen.query_one(AssistantBlock)
+        block = shown_answer(app.screen)
         assert block.finished
         markdown = block.query_one(Markdown)
         assert markdown.source == "# Heading\n\nThe **answer**."
