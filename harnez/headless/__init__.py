@@ -286,7 +286,8 @@ async def _print_task(
 
 @contextlib.contextmanager
 def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
-    """Ctrl-C (SIGINT) or SIGTERM cancels the running task cleanly instead of killing the process."""
+    """Ctrl-C (SIGINT), SIGTERM or a hang-up of the terminal (SIGHUP) cancels the running task cleanly
+    instead of killing the process."""
     loop = asyncio.get_running_loop()
     pending: list[asyncio.Task[bool]] = []
 
@@ -294,7 +295,7 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
         pending.append(loop.create_task(server.cancel(session_id)))
 
     installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, cancel)
             installed.append(sig)

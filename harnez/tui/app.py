@@ -22,6 +22,7 @@ from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed
 
 from harnez.tui.collector import CHECK_EVERY as COLLECT_CHECK_EVERY
 from harnez.tui.collector import IdleCollector
+from harnez.tui.hangup import SignalClose
 from harnez.tui.notices import NoticeKeepingApp
 
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ class HarnezApp(NoticeKeepingApp):
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
         self.set_interval(COLLECT_CHECK_EVERY, self._collect_if_idle, name="idle collector")
+        if not self.is_headless:  # a real terminal: close like Ctrl+Q on SIGHUP and SIGTERM
+            SignalClose(self.quit_harnez, lambda: self._driver).install()
 
     def _collect_if_idle(self) -> None:
         """A full garbage collection while the person pauses (harnez/tui/collector.py)."""
@@ -480,11 +483,11 @@ class HarnezApp(NoticeKeepingApp):
         """Close the server (cancelling running tasks, committing events), then exit."""
         await self.quit_harnez()
 
-    async def quit_harnez(self) -> None:
-        """Stop the screens' workers, close the server and exit."""
+    async def quit_harnez(self, return_code: int = 0) -> None:
+        """Stop the screens' workers, close the server and exit (with `return_code`)."""
         await self._stop_workers()
         await self._close_server()
-        self.exit()
+        self.exit(return_code=return_code)
 
     async def _stop_workers(self) -> None:
         """Cancel the workers that read from the server (following a session, loading a page) and

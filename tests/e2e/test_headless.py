@@ -9,6 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from harnez.events import KINDS
 from tests.e2e.helpers import SECRET, HeadlessWorkspace, finished, json_lines
 
@@ -154,7 +156,10 @@ def test_events_after_a_cursor_returns_exactly_the_later_events(headless: Headle
     assert later == everything[3:]
 
 
-def test_ctrl_c_cancels_cleanly_with_exit_130_and_keeps_output(headless: HeadlessWorkspace) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "hang-up"])
+def test_ctrl_c_or_a_hang_up_cancels_cleanly_with_exit_130_and_keeps_output(
+    headless: HeadlessWorkspace, sig: signal.Signals
+) -> None:
     headless.model.add(
         {"reply": [{"text": "partial answer that never ends"}], "hold_after_chunks": 2, "hold": "never"}
     )
@@ -167,7 +172,7 @@ def test_ctrl_c_cancels_cleanly_with_exit_130_and_keeps_output(headless: Headles
         lines.append(line)
         if '"text-delta"' in line:
             break
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 130
     events = json_lines("".join(lines) + out)

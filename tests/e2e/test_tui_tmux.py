@@ -180,3 +180,58 @@ def test_an_unknown_session_id_or_bad_settings_exit_2_with_one_line(
     (line,) = [row for row in shown.splitlines() if row.startswith("harnez: ")]
     assert "settings.json" in line and "retry.max_attempts" in line
     assert "exit status 2" in shown
+
+
+HELD = {
+    "reply": [{"text": "STREAMED-PART-ONE and the rest never arrives"}],
+    "hold": "never",
+    "hold_after_chunks": 2,
+    "usage": {"input": 10, "output": 5},
+}
+
+
+def _streaming(terminal: Terminal, name: str, print_status: bool = False) -> int:
+    """Start harnez in `name`, send a prompt whose answer stops after its first words; its pid."""
+    terminal.start(name, print_status=print_status)
+    terminal.wait(name, lambda s: "mode: ask" in s, "the session screen")
+    terminal.type(name, "Stream something long")
+    terminal.keys(name, "Enter")
+    terminal.wait(name, lambda s: "STREAMED-PART-ONE" in s, "the streamed start of the answer")
+    if not print_status:
+        return terminal.pid(name)
+    shell = terminal.pid(name)
+    children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+    return int(children[0])
+
+
+def _closed_cleanly(database: Path, pid: int) -> list[str]:
+    """Wait for the process to end; the tasks' states, once no -wal or -shm file is left."""
+    deadline = time.monotonic() + 20
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(pid), "harnez did not end after the signal"
+    assert not database.with_name(database.name + "-wal").exists()  # closed, not killed
+    with sqlite3.connect(database) as db:
+        text = "".join(json.dumps(loads(payload)) for (payload,) in db.execute("SELECT payload FROM events"))
+        assert "STREAMED-PART-ONE" in text  # the words streamed before the signal are kept
+        return [row[0] for row in db.execute("SELECT state FROM tasks ORDER BY id")]
+
+
+def test_a_closed_terminal_cancels_the_task_commits_and_closes_the_database(
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
+    headless.model.add(HELD)
+    pid = _streaming(terminal, "closing")
+    terminal.tmux("kill-session", "-t", "closing")  # the terminal goes away: SIGHUP
+    assert _closed_cleanly(headless.database, pid) == ["cancelled"]
+
+
+def test_sigterm_closes_like_ctrl_q_and_exits_143_with_the_terminal_restored(
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
+    headless.model.add(HELD)
+    pid = _streaming(terminal, "term", print_status=True)
+    os.kill(pid, signal.SIGTERM)
+    assert _closed_cleanly(headless.database, pid) == ["cancelled"]
+    shown = terminal.wait("term", lambda s: "exit status" in s, "the exit")
+    assert "exit status 143" in shown and "STREAMED-PART-ONE" not in shown  # left the app's screen

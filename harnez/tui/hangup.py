@@ -1,0 +1,70 @@
+"""The terminal went away (SIGHUP: its window or tab closed, an ssh connection dropped) or the process
+was asked to stop (SIGTERM): Harnez closes as it does on Ctrl+Q instead of dying on the spot.
+
+Dying on the spot lost the events waiting for their group commit (the last words streamed) and left
+the running task for the next open to find and call interrupted. Closed this way, the running tasks
+are cancelled (their shell commands' process groups stopped), what is pending is committed, the
+database is closed (no -wal/-shm left) and the process exits with 128 + the signal's number. After a
+hang-up nothing is written to the terminal any more (it is gone). If closing takes longer than
+`CLOSE_WITHIN`, the process ends regardless: what is committed stays, and the next open finds the
+task as after a kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+CLOSE_WITHIN = 10.0
+"""Seconds the close gets after the signal before the process exits regardless."""
+SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+
+
+class SignalClose:
+    """Installs the handlers on the running loop; the first of the signals starts `close(exit_code)`,
+    later ones are ignored (a second SIGHUP often follows the first)."""
+
+    def __init__(self, close: Callable[[int], Coroutine[Any, Any, None]], driver: Callable[[], Any]) -> None:
+        self._close = close
+        self._driver = driver
+        self.received: int | None = None
+        """The signal being handled, once one came."""
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._received, sig)
+
+    def _received(self, sig: int) -> None:
+        if self.received is not None:
+            return
+        self.received = sig
+        code = 128 + sig
+        if sig == signal.SIGHUP:
+            self._stop_writing()
+        deadline = threading.Timer(CLOSE_WITHIN, os._exit, (code,))
+        deadline.daemon = True
+        deadline.start()
+        asyncio.get_running_loop().create_task(self._close(code))
+
+    def _stop_writing(self) -> None:
+        """The terminal is gone: drop what would be written to it (a write to a hung-up terminal fails,
+        and Textual's writer thread would stop with a queue that then fills)."""
+        driver = self._driver()
+        if driver is not None:
+            setattr(driver, "write", _discard)  # noqa: B010 - an instance attribute over the method
+            setattr(driver, "flush", _nothing)  # noqa: B010
+
+
+def _discard(data: str) -> None:
+    del data
+
+
+def _nothing() -> None:
+    return None
