@@ -22,6 +22,7 @@ from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed
 
 from harnez.tui.collector import CHECK_EVERY as COLLECT_CHECK_EVERY
 from harnez.tui.collector import IdleCollector
+from harnez.tui.hangup import CHECK_EVERY as HANG_UP_CHECK_EVERY
 from harnez.tui.hangup import SignalClose
 from harnez.tui.notices import NoticeKeepingApp
 
@@ -152,8 +153,10 @@ class HarnezApp(NoticeKeepingApp):
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
         self.set_interval(COLLECT_CHECK_EVERY, self._collect_if_idle, name="idle collector")
-        if not self.is_headless:  # a real terminal: close like Ctrl+Q on SIGHUP and SIGTERM
-            SignalClose(self.quit_harnez, lambda: self._driver).install()
+        if not self.is_headless:  # a real terminal: close like Ctrl+Q when it goes, or on SIGTERM
+            closing = SignalClose(self.quit_harnez, lambda: self._driver)
+            closing.install()
+            self.set_interval(HANG_UP_CHECK_EVERY, closing.check_terminal, name="terminal check")
 
     def _collect_if_idle(self) -> None:
         """A full garbage collection while the person pauses (harnez/tui/collector.py)."""

@@ -8,6 +8,12 @@ database is closed (no -wal/-shm left) and the process exits with 128 + the sign
 hang-up nothing is written to the terminal any more (it is gone). If closing takes longer than
 `CLOSE_WITHIN`, the process ends regardless: what is committed stays, and the next open finds the
 task as after a kill.
+
+A terminal that is not the process's controlling terminal (a program that started Harnez in a pty
+of its own, in a new session) sends no SIGHUP when it closes: reads of it return end-of-file at
+once, and Textual's input thread read it again and again (~60 % of a core, forever). The app asks
+`check_terminal` every `CHECK_EVERY` seconds, which takes a terminal that no longer answers (EIO)
+as a hang-up.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import termios
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -23,6 +30,8 @@ from typing import Any
 CLOSE_WITHIN = 10.0
 """Seconds the close gets after the signal before the process exits regardless."""
 SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+CHECK_EVERY = 1.0
+"""Seconds between two checks that the terminal is still there (one `tcgetattr`)."""
 
 
 class SignalClose:
@@ -40,6 +49,16 @@ class SignalClose:
         for sig in SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self._received, sig)
+
+    def check_terminal(self) -> None:
+        """Handle a terminal that went away without a SIGHUP as one."""
+        fileno = getattr(self._driver(), "fileno", None)
+        if self.received is not None or not isinstance(fileno, int):
+            return
+        try:
+            termios.tcgetattr(fileno)
+        except termios.error:
+            self._received(signal.SIGHUP)
 
     def _received(self, sig: int) -> None:
         if self.received is not None:
