@@ -20,11 +20,13 @@ from harnez.server.server import Server
 from harnez.server.uhp import HarnessHost
 
 LOOPBACK_NAMES = frozenset({"localhost"})
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Uvicorn(uvicorn.Server):
-    """uvicorn's server, except that SIGINT and SIGTERM end `serve()` rather than being raised again after
-    it: the caller then closes the Harnez server itself (tasks cancelled and recorded, database closed).
+    """uvicorn's server, except that SIGINT, SIGTERM and SIGHUP (the terminal it was started from
+    closed) end `serve()` rather than being raised again after it (or killing the process): the caller
+    then closes the Harnez server itself (tasks cancelled and recorded, database closed).
 
     `on_exit` runs at the first signal: it cancels the running tasks, so that open streams end with
     their terminal event at once instead of waiting out the graceful-shutdown timeout.
@@ -43,12 +45,12 @@ class Uvicorn(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self.handle_exit, sig, None)
         try:
             yield
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
 
 

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 
 from harnez.testing.scripted_model import ScriptedModel
 from tests.http.conftest import HARNEZ, start_serve
@@ -79,8 +80,9 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in refused.stderr
 
 
-def test_sigterm_cancels_running_tasks_and_closes_cleanly(
-    tmp_path: Path, scripted_model: ScriptedModel
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "hang-up"])
+def test_sigterm_or_a_hang_up_cancels_running_tasks_and_closes_cleanly(
+    tmp_path: Path, scripted_model: ScriptedModel, sig: signal.Signals
 ) -> None:
     served = start_serve(tmp_path, scripted_model)
     scripted_model.add({"reply": [{"text": ["kept ", "never"]}], "hold": "sigterm", "hold_after_chunks": 2})
@@ -95,7 +97,7 @@ def test_sigterm_cancels_running_tasks_and_closes_cleanly(
             for event in events:
                 if event["type"] == "response.output_text.delta":
                     break
-            served.process.send_signal(signal.SIGTERM)
+            served.process.send_signal(sig)
             rest = list(events)  # the stream ends with its terminal event, not a cut connection
             stderr = served.stop()
     finally:
