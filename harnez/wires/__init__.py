@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 # httpx's __init__ imports its command-line client (httpx._main: click, rich.progress, rich.syntax,
@@ -10,6 +11,12 @@ import sys
 # ~25 ms less before a process's first answer (docs/performance.md, "Fewer imports before the first
 # answer"). Every module of harnez that imports httpx is in this package, so this line runs first.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
+
+# httpcore asks sniffio which async library runs, importing it each time it sets up a lock (four
+# times a request); anyio 4 no longer brings sniffio along, and a failed import searches every
+# folder of sys.path again (~85 µs each). When it is not installed, say so once.
+if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+    sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 import httpx
 

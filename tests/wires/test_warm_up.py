@@ -91,3 +91,21 @@ def test_warming_up_where_no_loopback_listener_can_be_made_does_not_fail(monkeyp
 
     monkeypatch.setattr(socket, "create_server", refused)
     clients.warm_up.__wrapped__(tls=False)  # the process's cached warm-up left aside
+
+
+def test_httpcore_finds_its_async_library_without_searching_for_a_module() -> None:
+    """httpcore imports sniffio whenever it sets up a lock (four times a request); where sniffio is
+    not installed, each of those imports searched every folder of sys.path again."""
+    asked, searched = run_fresh(
+        "import asyncio, importlib.abc\n"
+        "import httpcore._synchronization as sync\n"
+        "searched = []\n"
+        "class Recorder(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        searched.append(name)\n"
+        "sys.meta_path.insert(0, Recorder())\n"
+        "async def main():\n"
+        "    return [sync.current_async_library() for _ in range(4)]\n"
+        "print(json.dumps([asyncio.run(main()), searched]))"
+    )
+    assert asked == ["asyncio"] * 4 and searched == []
