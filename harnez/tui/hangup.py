@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import termios
@@ -38,9 +39,16 @@ class SignalClose:
     """Installs the handlers on the running loop; the first of the signals starts `close(exit_code)`,
     later ones are ignored (a second SIGHUP often follows the first)."""
 
-    def __init__(self, close: Callable[[int], Coroutine[Any, Any, None]], driver: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        close: Callable[[int], Coroutine[Any, Any, None]],
+        driver: Callable[[], Any],
+        end: Callable[[int], object] = os._exit,
+    ) -> None:
         self._close = close
         self._driver = driver
+        self._end = end
+        """Ends the process when closing outlives `CLOSE_WITHIN`."""
         self.received: int | None = None
         """The signal being handled, once one came."""
 
@@ -57,8 +65,9 @@ class SignalClose:
             return
         try:
             termios.tcgetattr(fileno)
-        except termios.error:
-            self._received(signal.SIGHUP)
+        except termios.error as exc:
+            if exc.args and exc.args[0] == errno.EIO:  # gone; ENOTTY: no terminal ever (stdin a file)
+                self._received(signal.SIGHUP)
 
     def _received(self, sig: int) -> None:
         if self.received is not None:
@@ -67,7 +76,7 @@ class SignalClose:
         code = 128 + sig
         if sig == signal.SIGHUP:
             self._stop_writing()
-        deadline = threading.Timer(CLOSE_WITHIN, os._exit, (code,))
+        deadline = threading.Timer(CLOSE_WITHIN, self._end, (code,))
         deadline.daemon = True
         deadline.start()
         asyncio.get_running_loop().create_task(self._close(code))
