@@ -183,6 +183,9 @@ class ProviderSettings(_Section):
     """The NAME of the environment variable holding the key; never the key itself."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra non-secret headers sent with every request."""
+    prompt_cache: bool = True
+    """Whether `anthropic-messages` requests mark prompt-cache breakpoints (`cache_control`); false
+    for a server that refuses them."""
 
     @field_validator("base_url")
     @classmethod

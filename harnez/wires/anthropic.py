@@ -42,8 +42,9 @@ CACHED_USER_TURNS = 2
 previous request ended), so every request reads the prefix the last one wrote (Anthropic allows 4)."""
 
 
-def anthropic_messages(request: WireRequest) -> list[dict[str, Any]]:
-    """The conversation as alternating user/assistant messages; tool results ride in user turns."""
+def anthropic_messages(request: WireRequest, cache: bool = True) -> list[dict[str, Any]]:
+    """The conversation as alternating user/assistant messages; tool results ride in user turns; with
+    `cache`, the newest user turns carry prompt-cache breakpoints."""
     messages: list[dict[str, Any]] = []
     for item in request.conversation.items:
         if isinstance(item, AssistantMessage):
@@ -59,7 +60,8 @@ def anthropic_messages(request: WireRequest) -> list[dict[str, Any]]:
             if item.is_error:
                 block["is_error"] = True
             _add(messages, "user", [block])
-    _mark_cache_breakpoints(messages)
+    if cache:
+        _mark_cache_breakpoints(messages)
     return messages
 
 
@@ -119,7 +121,7 @@ class AnthropicWire(HttpWire):
         body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": max_tokens,
-            "messages": anthropic_messages(request),
+            "messages": anthropic_messages(request, cache=self.endpoint.prompt_cache),
             "stream": True,
         }
         if request.conversation.system:

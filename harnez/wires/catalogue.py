@@ -72,6 +72,8 @@ class Endpoint:
     key_env: str | None = None
     """The name of the variable the key came from, for messages."""
     headers: dict[str, str] = field(default_factory=dict)
+    prompt_cache: bool = True
+    """Whether requests mark prompt-cache breakpoints (where the wire has them: anthropic-messages)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +106,9 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
                 f"provider {provider!r} needs an API key: set the environment variable {found.api_key_env}"
             )
     base = found.base_url.rstrip("/")
-    return Endpoint(provider, found.wire, base, key, found.api_key_env, dict(found.headers))
+    return Endpoint(
+        provider, found.wire, base, key, found.api_key_env, dict(found.headers), found.prompt_cache
+    )
 
 
 def known_spec(model: str) -> ModelSpec | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,19 @@ async def test_each_request_of_a_session_extends_the_one_before_it(
         }
         assert after[listed][: len(before[listed])] == before[listed]
         assert len(after[listed]) > len(before[listed])
+
+
+async def test_a_provider_can_turn_the_cache_breakpoints_off(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    settings = make_settings(scripted_model, "anthropic-messages")
+    providers = {
+        **settings.providers,
+        "anth": settings.providers["anth"].model_copy(update={"prompt_cache": False}),
+    }
+    scripted_model.add(answer("cached"), answer("not cached"))
+    for chosen in (settings, settings.model_copy(update={"providers": providers})):
+        server = await open_server(chosen)
+        await run_task(server, workspace, "hello")
+    marked, unmarked = (json.dumps(request.body) for request in scripted_model.requests)
+    assert '"cache_control"' in marked and '"cache_control"' not in unmarked
