@@ -256,8 +256,9 @@ class HarnezApp(NoticeKeepingApp):
         await self.server.warm_up()
         from harnez.tui.screens.session import SessionScreen
 
-        if isinstance(self.screen, SessionScreen):
-            await self.screen.prepare_answer()  # its first mount parses the answer's stylesheets
+        shown = self.screen_stack  # empty once the app is closing: the warm-up then has no screen
+        if shown and isinstance(shown[-1], SessionScreen):
+            await shown[-1].prepare_answer()  # its first mount parses the answer's stylesheets
 
     async def _open(self, opening: Awaitable[Server]) -> None:
         """Use a newly opened server (this project's, or another's) and show its notices."""

@@ -3,15 +3,17 @@ ready), with the garbage collector paused while the server side is imported."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 
 import harnez.tui.app as app_module
 import harnez.tui.widgets.markdown as markdown
 import harnez.wires.clients as clients
+from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock
-from tests.tui.helpers import ANSWER_MARKDOWN, wait_for
+from tests.tui.helpers import ANSWER_MARKDOWN, seed_session, wait_for
 from tests.tui.test_session import ends, send
 
 
@@ -73,3 +75,29 @@ async def test_the_collector_pauses_while_the_server_side_is_imported_and_resume
         assert collecting == [False]
         assert gc.isenabled()
         await pilot.press("ctrl+q")
+
+
+async def test_a_warm_up_that_ends_after_the_app_closed_its_screens_fails_nothing(
+    make_app, db_path, workspace, monkeypatch
+) -> None:
+    """A stored session shows first and warms up after; quitting meanwhile must not fail the warm-up
+    worker (it looked at the current screen, and there was none: ScreenStackError)."""
+    server = await Server.open(db_path)
+    try:
+        session_id = await seed_session(server, workspace, "an old conversation")
+    finally:
+        await server.close()
+    app = make_app(resume=session_id)
+    waited: list[bool] = []
+
+    async def slow_warm_up(self: Server) -> None:
+        for _ in range(500):
+            if not app.screen_stack:
+                break
+            await asyncio.sleep(0.01)
+        waited.append(not app.screen_stack)
+
+    monkeypatch.setattr(Server, "warm_up", slow_warm_up)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen), "the session")
+    assert waited == [True]  # the warm-up outlived the screens, and the app closed without an error
