@@ -3,7 +3,6 @@ ready), with the garbage collector paused while the server side is imported."""
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import threading
 
@@ -80,24 +79,22 @@ async def test_the_collector_pauses_while_the_server_side_is_imported_and_resume
 async def test_a_warm_up_that_ends_after_the_app_closed_its_screens_fails_nothing(
     make_app, db_path, workspace, monkeypatch
 ) -> None:
-    """A stored session shows first and warms up after; quitting meanwhile must not fail the warm-up
-    worker (it looked at the current screen, and there was none: ScreenStackError)."""
+    """A stored session shows first and warms up after, in a worker that can end after the app has
+    closed its screens (seen once in CI: the worker looked at the current screen and there was none,
+    ScreenStackError, and the app's exit raised it)."""
     server = await Server.open(db_path)
     try:
         session_id = await seed_session(server, workspace, "an old conversation")
     finally:
         await server.close()
     app = make_app(resume=session_id)
-    waited: list[bool] = []
-
-    async def slow_warm_up(self: Server) -> None:
-        for _ in range(500):
-            if not app.screen_stack:
-                break
-            await asyncio.sleep(0.01)
-        waited.append(not app.screen_stack)
-
-    monkeypatch.setattr(Server, "warm_up", slow_warm_up)
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen), "the session")
-    assert waited == [True]  # the warm-up outlived the screens, and the app closed without an error
+    assert not app.screen_stack
+
+    async def nothing(self: Server) -> None:
+        return None
+
+    monkeypatch.setattr(Server, "warm_up", nothing)
+    monkeypatch.setattr(app_module, "_prepare_answers", lambda: None)
+    await app._warm_up()  # the end of a warm-up that outlived the screens
