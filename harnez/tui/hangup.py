@@ -51,6 +51,7 @@ class SignalClose:
         """Ends the process when closing outlives `CLOSE_WITHIN`."""
         self.received: int | None = None
         """The signal being handled, once one came."""
+        self._closing: asyncio.Task[None] | None = None
 
     def install(self) -> None:
         loop = asyncio.get_running_loop()
@@ -79,7 +80,8 @@ class SignalClose:
         deadline = threading.Timer(CLOSE_WITHIN, self._end, (code,))
         deadline.daemon = True
         deadline.start()
-        asyncio.get_running_loop().create_task(self._close(code))
+        # Kept: the loop holds its tasks only weakly, and this one must run to its end.
+        self._closing = asyncio.get_running_loop().create_task(self._close(code))
 
     def _stop_writing(self) -> None:
         """The terminal is gone: drop what would be written to it (a write to a hung-up terminal fails,
