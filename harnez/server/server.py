@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harnez.agent.approvals import ApprovalDesk
-from harnez.errors import HarnezError, ModelConfigError, SessionNotFoundError, StoreError, StoreWriteError
+from harnez.errors import (
+    HarnezError,
+    ModelConfigError,
+    SessionNotFoundError,
+    SettingsError,
+    StoreError,
+    StoreWriteError,
+)
 from harnez.events import (
     Event,
     Finished,
@@ -574,6 +581,10 @@ class Server(SessionListing):
     ) -> int:
         """A user prompt: starts a task, or is queued (or steers) while one runs. Returns the task id."""
         prompt = valid_text(prompt)  # invalid UTF-8 from any front end arrives as U+FFFD
+        # Settings files edited since they were read apply from this prompt on, its session's model
+        # included; a file now broken fails the task itself, naming the file (`task_settings`).
+        with contextlib.suppress(SettingsError):
+            self.reread_settings()
         record = await self.persist(session_id)
         entry = self.chains.get(record.id)
         if entry is not None and steer:
@@ -717,9 +728,31 @@ class Server(SessionListing):
 
     def task_settings(self, workspace: str | Path) -> Settings | None:
         """ChainHost: the settings a task of this workspace's session gets, or None when they are the
-        server's own (its work already holds them). Raises SettingsError for a broken project file."""
+        server's own (its work already holds them). Raises SettingsError for a broken project file.
+
+        Called as each task starts: settings files edited since they were read are read again first
+        (`reread_settings`), so a prompt runs under the files as they are when it is sent.
+        """
+        self.reread_settings()
         own = self.settings_for(workspace)
         return None if own is self.settings else own
+
+    def reread_settings(self) -> bool:
+        """Read the server's settings again when one of their files changed since they were read;
+        whether they were. Applied as `update_settings` applies them (with this run's overlays).
+
+        Raises SettingsError, and keeps the settings in use, when a changed file is now broken: the
+        task that asked fails with the message naming the file and what to fix, rather than run
+        under settings the person has just changed (a tightened permission must not be ignored).
+        """
+        workspace = self.settings.workspace
+        if workspace is None or not self.settings.files_changed():
+            return False
+        found = load_settings(workspace)
+        for overlay in self._overlays:
+            found = overlay(found)
+        self.update_settings(found)
+        return True
 
     def host_workspaces(self, root: Path) -> None:
         """Sessions whose workspace is `root` or lies under it run under this server's own settings.
@@ -744,7 +777,7 @@ class Server(SessionListing):
         ):
             return self.settings
         found = self._workspace_settings.get(folder)
-        if found is None:
+        if found is None or found.files_changed():
             found = load_settings(folder)
             for overlay in self._overlays:
                 found = overlay(found)
@@ -757,8 +790,12 @@ class Server(SessionListing):
         Tasks already running keep what they resolved; the next task, naming, and whoever watches
         (`watch_settings`: the agent and the model titler, harnez/server/factory.py) get the new ones.
         """
-        self.settings = settings
+        before, self.settings = self.settings.model, settings
         self._workspace_settings.clear()
+        if settings.model != before:
+            for draft in self._drafts.values():  # nothing sent yet: a default model follows the default
+                if draft.model == before:
+                    draft.model = settings.model
         self.titles.settings = settings.session.title
         for watcher in self._settings_watchers:
             watcher(settings)

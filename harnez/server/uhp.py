@@ -17,10 +17,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harnez.errors import SessionNotFoundError
+from harnez.errors import SessionNotFoundError, SettingsError
 from harnez.server.folders import SessionFolders, WorkspaceFile
 from harnez.server.harnesses import Harness, HarnessCatalog, Refusal
 from harnez.server.server import Server
+from harnez.settings import Settings
 from harnez.store.sessions import SessionPage, SessionRecord
 from harnez.store.uhp import ResponseRow, UhpTables, UploadRow
 
@@ -71,8 +72,13 @@ class HarnessHost:
         self.harnesses = HarnessCatalog(
             self.tables, server.settings, str(Path(fixed_workspace).resolve()) if fixed_workspace else None
         )
+        server.watch_settings(self._follow_settings)
         self._starting: dict[str, asyncio.Future[ResponseRow]] = {}
         self._session_locks: dict[str, asyncio.Lock] = {}
+
+    def _follow_settings(self, settings: Settings) -> None:
+        """The catalogue answers with the settings in use (read again when their files changed)."""
+        self.harnesses.settings = settings
 
     async def open(self) -> HarnessHost:
         """Make sure the default harness exists (and follows the settings)."""
@@ -111,6 +117,12 @@ class HarnessHost:
             self._starting.pop(key, None)
 
     async def _start(self, request: TaskRequest, response_id: str) -> ResponseRow:
+        # Settings files edited since they were read count for this task's model choice too (the
+        # default harness follows the default model); a broken one fails the task itself, with the
+        # message naming the file (`Server.task_settings`).
+        with contextlib.suppress(SettingsError):
+            if self.server.reread_settings():
+                await self.harnesses.ensure_default()
         session_id, harness, previous = await self._session_of(request)
         if harness.workspace:  # a harness's fixed folder runs under the operator's settings too
             self.server.host_workspaces(Path(harness.workspace))

@@ -36,6 +36,7 @@ from harnez.settings.model import (
     ENV_PREFIX,
     HookSettings,
     Settings,
+    file_stamp,
     title_source_problem,
 )
 
@@ -51,6 +52,8 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     """Read the global then the project file, merge them per key, apply HARNEZ_* variables, validate."""
     env = dict(os.environ if env is None else env)
     global_path, project_path = paths.global_settings_path(env), paths.project_settings_path(workspace)
+    # Taken before the files are parsed: a write that lands between the two shows as a change next time.
+    files = ((global_path, file_stamp(global_path)), (project_path, file_stamp(project_path)))
     project = _read_settings_file(project_path, "project")
     project_hooks = _project_hooks(f"the project settings file {project_path}", project.pop("hooks", None))
     layers = [
@@ -66,7 +69,7 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     source_origin = origin_of(provenance, ("session", "title", "source"))
     warning = title_source_problem(settings.session.title.source, source_origin)
     return settings.with_load_details(
-        () if warning is None else (warning,), Path(workspace).resolve(), project_hooks
+        () if warning is None else (warning,), Path(workspace).resolve(), project_hooks, files
     )
 
 

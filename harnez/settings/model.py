@@ -33,6 +33,20 @@ from harnez.settings.references import (
     parse_title_source,
 )
 
+FileStamp = bytes
+"""What a settings file held when it was read: its bytes (a few hundred; comparing them, unlike a
+modification time, also sees two same-size writes within one clock tick)."""
+
+
+def file_stamp(path: Path) -> FileStamp | None:
+    """What the file at `path` holds now; None when there is none (or it cannot be read: the next
+    load then says why)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 WireName = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 Decision = Literal["allow", "ask", "deny"]
 
@@ -344,6 +358,7 @@ class Settings(BaseModel):
     _warnings: tuple[str, ...] = PrivateAttr(default=())
     _workspace: Path | None = PrivateAttr(default=None)
     _project_hooks: HookSettings = PrivateAttr(default_factory=HookSettings)
+    _files: tuple[tuple[Path, FileStamp | None], ...] = PrivateAttr(default=())
 
     @field_validator("model")
     @classmethod
@@ -399,15 +414,25 @@ class Settings(BaseModel):
         return self._project_hooks
 
     def with_load_details(
-        self, warnings: tuple[str, ...], workspace: Path, project_hooks: HookSettings | None = None
+        self,
+        warnings: tuple[str, ...],
+        workspace: Path,
+        project_hooks: HookSettings | None = None,
+        files: tuple[tuple[Path, FileStamp | None], ...] = (),
     ) -> Settings:
         """A copy carrying what loading found: warnings naming the file that set the value, the workspace,
-        the project file's hooks."""
+        the project file's hooks, and the files read with what each held then."""
         loaded = self.model_copy()
         loaded._warnings = warnings
         loaded._workspace = workspace
         loaded._project_hooks = project_hooks or HookSettings()
+        loaded._files = files
         return loaded
+
+    def files_changed(self) -> bool:
+        """Whether a settings file these were read from holds something else now (edited, created or
+        removed since). Settings built directly, not read from files, never change."""
+        return any(file_stamp(path) != stamp for path, stamp in self._files)
 
 
 def title_source_problem(source: str, origin: str) -> str | None:

@@ -263,6 +263,7 @@ class HarnezApp(NoticeKeepingApp):
     async def _open(self, opening: Awaitable[Server]) -> None:
         """Use a newly opened server (this project's, or another's) and show its notices."""
         self._server, self._server_closed = await opening, False
+        self._server.watch_settings(self._follow_settings)
         for notice in self._server.notices:
             self.notify(notice, timeout=10)
 
@@ -273,6 +274,21 @@ class HarnezApp(NoticeKeepingApp):
         self._apply_theme()
         for warning in settings.warnings:
             self.notify(warning, severity="warning", timeout=15)
+
+    def _follow_settings(self, settings: Settings) -> None:
+        """Settings the server applies later (files edited while the app runs, read again as a task
+        starts): the theme and permission mode follow when the files changed them, so a mode the
+        person picked with a key stays otherwise."""
+        before, self.settings = self.settings, settings
+        if before is settings:
+            return
+        if before is None or settings.permissions.mode != before.permissions.mode:
+            self._use_settings_mode()
+        if before is None or settings.theme != before.theme:
+            self._apply_theme()
+        for warning in settings.warnings:
+            if before is None or warning not in before.warnings:
+                self.notify(warning, severity="warning", timeout=15)
 
     async def _first_screen(self) -> None:
         from harnez.errors import SessionNotFoundError

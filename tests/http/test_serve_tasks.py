@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.http.conftest import HARNEZ
+from harnez.testing.scripted_model import ScriptedModel
+from tests.http.conftest import HARNEZ, start_serve
 from tests.http.helpers import (
     SECRET,
     TOKEN,
@@ -436,3 +437,26 @@ def test_the_uhp_schema_the_responses_are_validated_against_is_there() -> None:
     assert require_uhp_schema()[
         "$defs"
     ]  # skipped (with where it was looked for) in a checkout without ../shared
+
+
+def test_a_default_model_edited_in_the_settings_file_runs_from_the_next_response(
+    tmp_path: Path,
+) -> None:
+    with ScriptedModel() as model:
+        served = start_serve(tmp_path, model)
+        try:
+            with httpx.Client(
+                base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+            ) as http:
+                model.add(answer("one"), answer("two"))
+                first = http.post("/v1/responses", json={"input": "one"}).json()
+                project = served.project / ".harnez" / "settings.json"
+                config = json.loads(project.read_text())
+                project.write_text(json.dumps({**config, "model": "chat/edited-model"}))
+                second = http.post("/v1/responses", json={"input": "two"}).json()
+                harness = http.get("/v1/harnesses").json()["harnesses"][0]
+        finally:
+            served.stop()
+    assert (first["model"], second["model"]) == ("chat/scripted-model", "chat/edited-model")
+    assert [r.body["model"] for r in model.requests] == ["scripted-model", "edited-model"]
+    assert harness["defaultModel"] == "chat/edited-model"

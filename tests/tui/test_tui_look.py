@@ -73,3 +73,25 @@ async def test_a_narrow_status_line_keeps_model_state_and_mode(make_app) -> None
         status.title = "A rather long session title"
         await pilot.pause()
         assert "A rather long session title" in str(status.render()) and "(shift+tab)" in str(status.render())
+
+
+async def test_the_theme_and_mode_follow_a_settings_file_edited_while_running(
+    db_path, workspace, isolated_home
+) -> None:
+    settings_file = isolated_home / "settings.json"
+    model = {
+        "providers": {"local": {"wire": "openai-chat", "base_url": "http://127.0.0.1:9/v1"}},
+        "model": "local/x",
+    }
+    app = app_with(db_path, workspace, {**model, "theme": "textual-dark"}, isolated_home)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await pilot.press("shift+tab")  # the person picks a mode with the key
+        picked = app.permission_mode
+        settings_file.write_text(json.dumps({**model, "theme": "nord"}))
+        await pilot.press(*"hi", "enter")
+        await wait_for(pilot, lambda: app.theme == "nord")
+        assert app.permission_mode == picked  # the edit did not touch the mode: the key's choice stays
+        settings_file.write_text(json.dumps({**model, "theme": "nord", "permissions": {"mode": "read-only"}}))
+        await pilot.press(*"again", "enter")
+        await wait_for(pilot, lambda: app.permission_mode == "read-only")
