@@ -26,6 +26,7 @@ _TURN_KEYS = {
     "unknown_item",
     "hold",
     "hold_after_chunks",
+    "whole",
 }
 
 
@@ -63,6 +64,9 @@ class Turn:
     unknown_item: dict[str, Any] | None = None
     hold: str | None = None
     hold_after_chunks: int = 0
+    whole: bool = False
+    """Answer with one JSON object even when the request asks for a stream (as some proxies and
+    mock servers do, ignoring `"stream": true`)."""
 
 
 def split_words(text: str) -> tuple[str, ...]:

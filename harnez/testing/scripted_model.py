@@ -168,7 +168,7 @@ class ScriptedModel:
         body = request.body if isinstance(request.body, dict) else {}
         model = turn.model or str(body.get("model", "scripted"))
         frames_of, body_of = RENDERERS[kind]
-        if not body.get("stream"):
+        if not body.get("stream") or turn.whole:
             await _send_json(writer, 200, body_of(turn, model), turn.headers)
             return True
         return await self._stream(writer, turn, kind, frames_of(turn, model, body))

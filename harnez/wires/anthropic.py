@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from harnez.settings import WireName
@@ -234,6 +235,26 @@ class AnthropicTranslator(Translator):
     def _ping(self, payload: dict[str, Any]) -> list[WireEvent]:
         return []
 
+    def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """A whole `message` as its stream: message_start, each block's start, delta and stop,
+        message_delta with the stop reason, message_stop."""
+        if body.get("type") == "error":
+            return [("error", body)]
+        if not isinstance(body.get("content"), list):
+            return []  # not a message: nothing to read
+        message = {key: value for key, value in body.items() if key != "content"}
+        items: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": {**message, "content": []}})]
+        for index, block in enumerate(body.get("content") or ()):
+            if not isinstance(block, dict):
+                continue
+            start, deltas = _block_as_stream(block)
+            items.append(("content_block_start", {"index": index, "content_block": start}))
+            items.extend(("content_block_delta", {"index": index, "delta": d}) for d in deltas)
+            items.append(("content_block_stop", {"index": index}))
+        items.append(("message_delta", {"delta": {"stop_reason": body.get("stop_reason")}}))
+        items.append(("message_stop", {}))
+        return items
+
     _handlers = {
         "message_start": _message_start,
         "content_block_start": _block_start,
@@ -244,6 +265,25 @@ class AnthropicTranslator(Translator):
         "error": _error,
         "ping": _ping,
     }
+
+
+def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A whole content block as the start it streams with and its deltas."""
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        text = block["text"]
+        return {"type": "text", "text": ""}, ([{"type": "text_delta", "text": text}] if text else [])
+    if kind == "thinking":
+        deltas = [
+            {"type": f"{key}_delta", key: block[key]}
+            for key in ("thinking", "signature")
+            if isinstance(block.get(key), str) and block[key]
+        ]
+        return {"type": "thinking", "thinking": "", "signature": ""}, deltas
+    if kind == "tool_use" and isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+        arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+        return {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": arguments}]
+    return block, []  # redacted thinking is kept whole; other kinds pass as they are
 
 
 def anthropic_usage(raw: dict[str, Any]) -> Usage:

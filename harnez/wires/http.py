@@ -100,6 +100,20 @@ class Translator:
             return []
         return [Failure("the stream ended before the model finished its answer", retryable=True)]
 
+    def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The stream items (event name, payload) that would have carried this whole, non-streamed
+        answer: a server that ignores `"stream": true` and answers one JSON object (some proxies,
+        gateways and mock servers) is read through the same translation as a stream."""
+        raise NotImplementedError
+
+    def whole(self, body: dict[str, Any]) -> list[WireEvent]:
+        """The events of a whole, non-streamed answer (`as_stream`), ending as its stream would."""
+        out: list[WireEvent] = []
+        for event, payload in self.as_stream(body):
+            out.extend(self.feed(event, payload))
+        out.extend(self.done())
+        return out
+
 
 class HttpWire:
     """A wire over httpx: subclasses give the path, headers, request body and translator."""
@@ -186,11 +200,39 @@ class HttpWire:
             if response.status_code >= 400:
                 yield self._status_failure(response, request.model)
                 return
+            translator = self.translator(request)
+            if _json_answer(response):
+                async with asyncio.timeout_at(deadline):
+                    await response.aread()
+                if response.text.lstrip().startswith("{"):
+                    for event in self._whole(response.text, translator):
+                        yield event
+                    return
+                # anything else labelled JSON is read as the stream it may be (from the read body)
             events = await stack.enter_async_context(
-                contextlib.aclosing(self._events(response, self.translator(request), deadline))
+                contextlib.aclosing(self._events(response, translator, deadline))
             )
             async for event in events:
                 yield event
+
+    def _whole(self, text: str, translator: Translator) -> list[WireEvent]:
+        """A 200 answered with one JSON object instead of a stream: its events, as if streamed; a
+        Failure naming what came when it is no answer of this wire (a wrong base URL or wire)."""
+        try:
+            body = provider_json(text)
+        except json.JSONDecodeError:
+            body = None
+        events = translator.whole(body) if isinstance(body, dict) else []
+        if translator.finished:
+            return events + translator.finish()
+        return [
+            Failure(
+                f"{self.endpoint.provider} answered with a JSON body that is not a {self.name} answer "
+                f"(it starts {self._redact(text[:80])!r}); check the provider's base_url and wire in "
+                "settings.json",
+                retryable=False,
+            )
+        ]
 
     def _transport_failure(self, url: str, exc: BaseException) -> Failure:
         """A request that never completed, as a retryable failure saying what went wrong."""
@@ -260,6 +302,12 @@ class HttpWire:
 
     def _redact(self, text: str) -> str:
         return SECRETS.redact(text)
+
+
+def _json_answer(response: httpx.Response) -> bool:
+    """Whether a successful response is one JSON object rather than the event stream asked for."""
+    kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
 
 
 def scrub(event: WireEvent) -> WireEvent:

@@ -187,9 +187,52 @@ class ChatTranslator(Translator):
     def finish(self) -> list[WireEvent]:
         return self._stop() if self.stop else super().finish()
 
+    def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """A `chat.completion` as the one chunk that carries all of it (its message as the delta)."""
+        choices = body.get("choices")
+        if (
+            "error" in body
+            or not isinstance(choices, list)
+            or not choices
+            or not isinstance(choices[0], dict)
+        ):
+            return [("", body)]  # fed as it is: an error reported, anything else an unknown item
+        choice = choices[0]
+        found = choice.get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
+        delta: dict[str, Any] = {}
+        for key in ("reasoning_content", "reasoning", "content"):
+            text = _text_of(message.get(key))
+            if text:
+                delta[key] = text
+        calls = [
+            {"index": index, "id": call.get("id"), "function": call.get("function") or {}}
+            for index, call in enumerate(message.get("tool_calls") or ())
+            if isinstance(call, dict)
+        ]
+        if calls:
+            delta["tool_calls"] = calls
+        finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
+        chunk: dict[str, Any] = {
+            "model": body.get("model"),
+            "choices": [{"delta": delta, "finish_reason": finish}],
+        }
+        if body.get("usage"):
+            chunk["usage"] = body["usage"]
+        return [("", chunk)]
+
     def _stop(self) -> list[WireEvent]:
         if self.stop is None:
             return []
         reason, raw = self.stop
         self.stop = None
         return [Stop(reason, raw, self.model)]
+
+
+def _text_of(value: Any) -> str:
+    """A message field's text: a string, or the text of a list of content parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""

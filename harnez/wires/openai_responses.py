@@ -193,6 +193,25 @@ class ResponsesTranslator(Translator):
         message = f"the provider reported an error mid-stream ({code}): {error.get('message', '')}"
         return [Failure(message, retryable=code in RETRYABLE_CODES)]
 
+    def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """A whole `response` as its stream: created, each output item's deltas and done, then the
+        terminal event its status names."""
+        if "output" not in body and isinstance(body.get("error"), dict):
+            return [("error", body["error"])]
+        if not isinstance(body.get("output"), list):
+            return []  # not a response: nothing to read
+        items: list[tuple[str, dict[str, Any]]] = [
+            ("response.created", {"response": {"model": body.get("model")}})
+        ]
+        for item in body.get("output") or ():
+            if isinstance(item, dict):
+                items.extend(_item_as_stream(item))
+        terminal = {"failed": "response.failed", "incomplete": "response.incomplete"}.get(
+            str(body.get("status")), "response.completed"
+        )
+        items.append((terminal, {"response": body}))
+        return items
+
     _handlers: dict[str, Callable[[Any, dict[str, Any]], list[WireEvent]]] = {
         "response.created": _created,
         "response.output_item.added": _item_added,
@@ -206,3 +225,22 @@ class ResponsesTranslator(Translator):
         "response.failed": _failed,
         "error": _failed,
     }
+
+
+def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """One whole output item as the events that stream it: added (a call), its deltas, done."""
+    kind = item.get("type")
+    out: list[tuple[str, dict[str, Any]]] = []
+    if kind == "function_call" and isinstance(item.get("call_id"), str):
+        out.append(("response.output_item.added", {"item": {**item, "arguments": ""}}))
+        if isinstance(item.get("arguments"), str) and item["arguments"]:
+            delta = {"item_id": item.get("id", item["call_id"]), "delta": item["arguments"]}
+            out.append(("response.function_call_arguments.delta", delta))
+    parts = item.get("content") if kind == "message" else item.get("summary") if kind == "reasoning" else ()
+    event = "response.output_text.delta" if kind == "message" else "response.reasoning_summary_text.delta"
+    for part in parts if isinstance(parts, list) else ():
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and text and (kind == "reasoning" or part.get("type") == "output_text"):
+            out.append((event, {"delta": text}))
+    out.append(("response.output_item.done", {"item": item}))
+    return out

@@ -84,3 +84,22 @@ async def test_the_history_continues_in_the_next_task_of_the_session(
         ("user", "second question"),
     ]
     assert messages[0]["role"] == "system" and "# Environment" in messages[0]["content"]
+
+
+@pytest.mark.parametrize("wire", sorted(PROVIDERS.values()))
+async def test_a_task_runs_on_a_server_that_answers_whole_json_instead_of_a_stream(
+    wire: str, scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("colour: blue\n")
+    scripted_model.add(
+        {**tool_call("read", "c1", path="notes.txt"), "whole": True},
+        {**answer("The colour is blue."), "whole": True},
+    )
+    server = await open_server(make_settings(scripted_model, wire))
+    session = server.create_session(workspace)
+    _, outcome = await run_task(server, workspace, "what colour?", session.id)
+
+    assert outcome.stop == "completed" and outcome.turns == 2
+    assert "colour: blue" in tool_outputs(scripted_model.requests[-1].body)["c1"]
+    (text,) = [e.body.text for e in await events(server, session.id, "text-delta")]
+    assert text == "The colour is blue."
