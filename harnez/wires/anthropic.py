@@ -223,6 +223,13 @@ class AnthropicTranslator(Translator):
         reason = ANTHROPIC_STOPS.get(self.stop_raw or "", "other")
         return [UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
+    def finish(self) -> list[WireEvent]:
+        """A body that ends after a `message_delta` with its stop reason but without `message_stop`
+        (some compatible servers) ended the answer; any other early end is a cut stream."""
+        if not self.finished and self.stop_raw is not None and not self.blocks:
+            return self._message_stop({})
+        return super().finish()
+
     def _error(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.finished = True
         error = payload.get("error") or {}

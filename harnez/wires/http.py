@@ -90,6 +90,26 @@ class Translator:
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         raise NotImplementedError
 
+    def read(self, event: str, payload: Any) -> list[WireEvent]:
+        """`feed`, for any decoded item: one that is not an object, or lacks or mistypes a field the
+        translation needs, is skipped with a warning naming what was wrong, instead of ending the
+        task with an internal error (the stream goes on; a missing end is still a cut stream)."""
+        if not isinstance(payload, dict):
+            return [
+                WireWarning("misshapen-stream-item", "a stream item was not a JSON object; skipped", payload)
+            ]
+        try:
+            return self.feed(event, payload)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+            return [
+                WireWarning(
+                    "misshapen-stream-item",
+                    f"a stream item of an unexpected shape was skipped ({problem})",
+                    payload,
+                )
+            ]
+
     def done(self) -> list[WireEvent]:
         """The `[DONE]` sentinel (chat completions only)."""
         return []
@@ -108,9 +128,12 @@ class Translator:
 
     def whole(self, body: dict[str, Any]) -> list[WireEvent]:
         """The events of a whole, non-streamed answer (`as_stream`), ending as its stream would."""
+        items = self.as_stream(body)
+        if not items:
+            return []  # no answer of this wire: the caller says so
         out: list[WireEvent] = []
-        for event, payload in self.as_stream(body):
-            out.extend(self.feed(event, payload))
+        for event, payload in items:
+            out.extend(self.read(event, payload))
         out.extend(self.done())
         return out
 
@@ -271,7 +294,7 @@ class HttpWire:
                         "malformed-sse-data", "a stream item was not valid JSON; skipped", item.data
                     )
                     continue
-                events = translator.feed(item.event, payload)
+                events = translator.read(item.event, payload)
             for event in events:
                 yield event
         for event in translator.finish():

@@ -116,7 +116,7 @@ class ChatTranslator(Translator):
         self.model: str | None = None
         self.calls: dict[int, list[str]] = {}
         """index -> [id, name, arguments so far]"""
-        self.stop: tuple[StopReason, str] | None = None
+        self.stop: tuple[StopReason, str | None] | None = None
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
@@ -130,7 +130,8 @@ class ChatTranslator(Translator):
         self.model = payload.get("model") or self.model
         out: list[WireEvent] = []
         for choice in payload["choices"][:1]:
-            out.extend(self._delta(choice.get("delta") or {}))
+            # `message` in a chunk: servers that put the whole message where the delta belongs
+            out.extend(self._delta(choice.get("delta") or choice.get("message") or {}))
             if choice.get("finish_reason"):
                 out.extend(self._finish_reason(choice["finish_reason"]))
         if payload.get("usage"):
@@ -149,20 +150,35 @@ class ChatTranslator(Translator):
         return out
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
-        index = call.get("index", len(self.calls))
+        index = call.get("index")
+        if not isinstance(index, int):  # some servers (older Ollama) leave `index` out
+            index = self._index_of(call.get("id"))
         function = call.get("function") or {}
         out: list[WireEvent] = []
         if index not in self.calls:
             self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
             out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
         state = self.calls[index]
-        if function.get("arguments"):
-            state[2] += function["arguments"]
-            out.append(ToolCallDelta(state[0], function["arguments"]))
+        arguments = function.get("arguments")
+        if arguments and not isinstance(arguments, str):  # an object where JSON text belongs
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if arguments:
+            state[2] += arguments
+            out.append(ToolCallDelta(state[0], arguments))
         return out
 
-    def _finish_reason(self, raw: str) -> list[WireEvent]:
-        self.stop = (CHAT_STOPS.get(raw, "other"), raw)
+    def _index_of(self, call_id: Any) -> int:
+        """The index of a tool-call delta sent without one: the call with its id; a new call for an
+        id not seen yet; else (no id) a continuation of the latest call."""
+        for index, state in self.calls.items():
+            if call_id and state[0] == call_id:
+                return index
+        if call_id or not self.calls:
+            return max(self.calls, default=-1) + 1
+        return max(self.calls)
+
+    def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
+        self.stop = (CHAT_STOPS.get(raw, "other"), raw if said else None)
         self.finished = True
         out: list[WireEvent] = []
         for call_id, name, raw_args in self.calls.values():
@@ -182,6 +198,8 @@ class ChatTranslator(Translator):
         )
 
     def done(self) -> list[WireEvent]:
+        if self.stop is None and not self.finished:  # `[DONE]` with no finish_reason (some servers, mocks)
+            return self._finish_reason("tool_calls" if self.calls else "stop", said=False) + self._stop()
         return self._stop()
 
     def finish(self) -> list[WireEvent]:
@@ -189,14 +207,11 @@ class ChatTranslator(Translator):
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """A `chat.completion` as the one chunk that carries all of it (its message as the delta)."""
+        if "error" in body:
+            return [("", body)]  # reported as the same error mid-stream
         choices = body.get("choices")
-        if (
-            "error" in body
-            or not isinstance(choices, list)
-            or not choices
-            or not isinstance(choices[0], dict)
-        ):
-            return [("", body)]  # fed as it is: an error reported, anything else an unknown item
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return []  # not a completion: nothing to read
         choice = choices[0]
         found = choice.get("message")
         message: dict[str, Any] = found if isinstance(found, dict) else {}

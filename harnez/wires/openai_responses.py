@@ -37,7 +37,6 @@ QUIET_EVENTS = frozenset(
         "response.queued",
         "response.content_part.added",
         "response.content_part.done",
-        "response.output_text.done",
         "response.output_text.annotation.added",
         "response.function_call_arguments.done",
         "response.reasoning_summary_part.added",
@@ -132,6 +131,10 @@ class ResponsesTranslator(Translator):
         self.calls: dict[str, str] = {}
         """item id -> call id"""
         self.saw_call = False
+        self.texted: set[Any] = set()
+        """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
+        self.ended: set[str] = set()
+        """Call ids whose call was ended (`ToolCallEnd`)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -161,22 +164,66 @@ class ResponsesTranslator(Translator):
         call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
         return [ToolCallDelta(call_id, payload["delta"])]
 
+    def _unshown(self, item: dict[str, Any]) -> bool:
+        """A message whose text, or a call whose end, no event has given yet."""
+        if item.get("type") == "message":
+            return not self._was_texted(item.get("id"))
+        call_id = item.get("call_id")
+        return item.get("type") == "function_call" and isinstance(call_id, str) and call_id not in self.ended
+
+    def _was_texted(self, key: Any) -> bool:
+        """Whether the message item `key` had its text given (deltas sent without an item id count
+        for every item: the text must not be shown twice)."""
+        return key in self.texted or None in self.texted
+
+    def _text(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.texted.add(payload.get("item_id"))
+        return [TextDelta(payload["delta"])]
+
+    def _text_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A text part's whole text: shown only when no delta carried it (servers that skip deltas)."""
+        key, text = payload.get("item_id"), payload.get("text")
+        if self._was_texted(key) or not isinstance(text, str) or not text:
+            return []
+        self.texted.add(key)
+        return [TextDelta(text)]
+
     def _item_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         item = payload.get("item") or {}
         if item.get("type") == "function_call":
             self.saw_call = True
+            self.ended.add(item["call_id"])
             raw = item.get("arguments", "")
+            if not isinstance(raw, str):  # an object where JSON text belongs
+                raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(item["call_id"], item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
             return [OpaqueItem(Opaque(WIRE, item))]
+        if item.get("type") == "message" and not self._was_texted(item.get("id")):
+            self.texted.add(item.get("id"))
+            text = "".join(
+                p["text"]
+                for p in item.get("content") or ()
+                if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str)
+            )
+            return [TextDelta(text)] if text else []
         return []
+
+    def _unseen(self, response: dict[str, Any]) -> list[WireEvent]:
+        """What the final response holds that no event before it carried: message text and calls
+        (servers that send the whole answer only in `response.completed`)."""
+        out: list[WireEvent] = []
+        for item in response.get("output") or ():
+            if isinstance(item, dict) and self._unshown(item):
+                out.extend(self._item_done({"item": item}))
+        return out
 
     def _finished(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.finished = True
         response = payload.get("response") or {}
         self.model = response.get("model") or self.model
-        out: list[WireEvent] = []
+        out: list[WireEvent] = self._unseen(response)
         if response.get("usage"):
             out.append(UsageReport(responses_usage(response["usage"])))
         if response.get("status") == "incomplete":
@@ -215,7 +262,8 @@ class ResponsesTranslator(Translator):
     _handlers: dict[str, Callable[[Any, dict[str, Any]], list[WireEvent]]] = {
         "response.created": _created,
         "response.output_item.added": _item_added,
-        "response.output_text.delta": lambda self, p: [TextDelta(p["delta"])],
+        "response.output_text.delta": _text,
+        "response.output_text.done": _text_done,
         "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.function_call_arguments.delta": _arguments,

@@ -13,7 +13,7 @@ from tests.wires.test_streaming import TOOL_TURN
 async def test_a_whole_answer_folds_into_the_same_turn_as_its_stream(scripted_model, make_wire, wire) -> None:
     scripted_model.add(TOOL_TURN, {**TOOL_TURN, "whole": True})
     streamed, _ = await collect(make_wire(wire).stream(request(tools=(READ_TOOL,))))
-    whole, events = await collect(make_wire(wire).stream(request(tools=(READ_TOOL,))))
+    whole, _ = await collect(make_wire(wire).stream(request(tools=(READ_TOOL,))))
 
     assert all(r.body["stream"] is True for r in scripted_model.requests)  # both asked for a stream
     assert whole.failure is None and whole.warnings == [] and whole.retries == []
