@@ -17,8 +17,10 @@ TOTAL_CAP_BYTES = 256 * 1024
 MAX_FILES = 20
 """At most this many distinct `@` mentions are looked at per prompt."""
 
-MENTION = re.compile(r"(?<![\w@])@(\S+)")
-"""`@` at the start or after a non-word character (so `me@host` is no mention), then the path."""
+MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|((?:\\ |\S)+))')
+"""`@` at the start or after a non-word character (so `me@host` is no mention), then the path: in
+double quotes when it holds spaces (`@"My Notes.md"`, what completion inserts), or with each space
+escaped (`@My\\ Notes.md`, as a shell writes it), else up to the next space."""
 TRAILING = ".,;:!?)]}'\""
 """Punctuation that usually ends a sentence rather than a path (`see @a.py.`)."""
 
@@ -32,7 +34,8 @@ def mentions(prompt: str) -> list[str]:
     """The `@` paths of a prompt, in order of first mention, each once (raw, as typed)."""
     found: list[str] = []
     for match in MENTION.finditer(prompt):
-        raw = match.group(1)
+        quoted, bare = match.group(1), match.group(2)
+        raw = quoted if quoted is not None else bare.replace("\\ ", " ")
         if raw not in found:
             found.append(raw)
     return found[:MAX_FILES]

@@ -17,6 +17,17 @@ def test_a_named_file_is_appended_in_a_file_block(workspace: Path) -> None:
     assert expanded == "explain @src/app.py please\n\n<file path=\"src/app.py\">\nprint('hello')\n</file>"
 
 
+def test_a_path_with_spaces_is_named_in_quotes_or_with_escaped_spaces(workspace: Path) -> None:
+    (workspace / "My Notes").mkdir()
+    (workspace / "My Notes" / "to do.md").write_text("buy milk")
+    for prompt in ('read @"My Notes/to do.md" now', "read @My\\ Notes/to\\ do.md now"):
+        assert mentions(prompt) == ["My Notes/to do.md"]
+        expanded = expand_attachments(prompt, workspace)
+        assert expanded.endswith('<file path="My Notes/to do.md">\nbuy milk\n</file>'), expanded
+    assert mentions('@"unclosed quote') == ['"unclosed']  # no path: a missing bare word is left alone
+    assert expand_attachments('@"unclosed quote', workspace) == '@"unclosed quote'
+
+
 def test_a_prompt_without_mentions_is_unchanged(workspace: Path) -> None:
     (workspace / "a.py").write_text("x")
     for prompt in ("fix the tests", "mail me at me@example.com", "a@b.py is not a mention"):

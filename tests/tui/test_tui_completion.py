@@ -13,7 +13,9 @@ from harnez.tui.app import HarnezApp
 from harnez.tui.screens.dialogs import HelpScreen
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.completion import (
+    Candidate,
     CompletionMenu,
+    Token,
     command_candidates,
     file_candidates,
     scan_workspace,
@@ -146,6 +148,32 @@ async def test_at_lists_the_workspace_files_and_accepting_inserts_the_path(make_
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the prompt is sent")
         (sent, *_) = await app.server.events_after(app.screen.session_id)
         assert sent.body.text == "look @src/app.py ok"
+
+
+async def test_a_path_with_spaces_is_completed_in_quotes(make_app, workspace: Path) -> None:
+    (workspace / "My Notes").mkdir()
+    (workspace / "My Notes" / "to do.md").write_text("buy milk")
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt, menu = _parts(app)
+        await pilot.press("@", "m", "y")
+        await wait_for(pilot, lambda: menu.is_open, "the menu lists the file")
+        assert [c.value for c in menu.candidates] == ['@"My Notes/to do.md"']
+        await pilot.press("tab")
+        assert prompt.text == '@"My Notes/to do.md" '
+        prompt.load_text('read @"My No')  # typed inside the quotes, space included
+        prompt.move_cursor((0, len('read @"My No')))
+        await wait_for(pilot, lambda: menu.is_open, "the quoted word is completed")
+        await pilot.press("tab")
+        assert prompt.text == 'read @"My Notes/to do.md" '
+
+
+def test_a_quoted_path_being_typed_spans_its_spaces() -> None:
+    assert token_at('see @"My No', 0, 11) == Token("file", 0, 4, 11, "My No")
+    assert token_at('see @"My No" more', 0, 11) == Token("file", 0, 4, 12, "My No")
+    assert token_at('see @"My Notes.md" mo', 0, 21) is None  # closed: the next word is no path
+    assert file_candidates(["a b/c.md", "plain.md"], "")[0] == Candidate('@"a b/c.md"')
 
 
 async def test_esc_closes_the_menu_without_cancelling_then_cancels(make_app) -> None:

@@ -43,7 +43,11 @@ class Candidate:
 
 
 def token_at(line: str, row: int, column: int) -> Token | None:
-    """The `/command` (only at the very start of the prompt) or `@path` word ending at the cursor."""
+    """The `/command` (only at the very start of the prompt) or `@path` word ending at the cursor; an
+    `@"…` path being typed inside quotes spans its spaces (up to its closing quote, when typed)."""
+    quoted = _quoted_token(line, row, column)
+    if quoted is not None:
+        return quoted
     start = column
     while start > 0 and not line[start - 1].isspace():
         start -= 1
@@ -56,6 +60,19 @@ def token_at(line: str, row: int, column: int) -> Token | None:
     if word.startswith("@"):
         return Token("file", row, start, end, word[1:])
     return None
+
+
+def _quoted_token(line: str, row: int, column: int) -> Token | None:
+    opening = line.rfind('@"', 0, column)
+    if opening < 0 or (opening > 0 and not line[opening - 1].isspace()) or '"' in line[opening + 2 : column]:
+        return None  # no `@"` before the cursor, or it is part of a word, or already closed
+    end = column + 1 if line[column : column + 1] == '"' else column
+    return Token("file", row, opening, end, line[opening + 2 : column])
+
+
+def mention(path: str) -> str:
+    """How a path is written after `@` in a prompt: in double quotes when it holds a space."""
+    return f'@"{path}"' if any(char.isspace() for char in path) else "@" + path
 
 
 def command_candidates(query: str) -> list[Candidate]:
@@ -102,7 +119,7 @@ def file_candidates(files: list[str], query: str, limit: int = SHOWN_LIMIT) -> l
             continue
         ranked.append((rank, len(path), path))
     ranked.sort()
-    return [Candidate("@" + path) for _, _, path in ranked[:limit]]
+    return [Candidate(mention(path)) for _, _, path in ranked[:limit]]
 
 
 class CompletionMenu(OptionList, can_focus=False):
