@@ -36,6 +36,7 @@ WARNING_CODES: dict[str, str] = {
     "unknown-stream-event": "The provider sent a stream item Harnez does not know; it is kept in the event.",
     "malformed-sse-line": "The provider sent a line that is not valid SSE; it was skipped.",
     "malformed-sse-data": "The provider sent an SSE event whose data is not valid JSON; it was skipped.",
+    "misshapen-stream-item": "The provider sent a stream item of an unexpected shape; it was skipped.",
     "title-failed": "Automatic naming failed; the fallback title stays.",
     "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
@@ -605,3 +606,13 @@ class StoredEvent:
 def warning(code: str, message: str, task: int | None = None, **extra: Any) -> Event:
     """A `warning` event with a stable code (extra: `call_id`, `raw`)."""
     return Event(WarningEvent(code=code, message=message, **extra), task=task)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOutput:
+    """What a running command of a task's tool call printed, as it arrives: for showing it live,
+    never stored and never in a session's log (its `tool-completed` keeps what the model saw)."""
+
+    session: str
+    call_id: str
+    text: str

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +72,14 @@ class ToolCalls:
         emit: Emit,
         history: History,
         hooks: TaskHooks | None = None,
+        live: Callable[[str, str], None] | None = None,
     ) -> None:
         self.registry, self.workspace, self.permissions = registry, workspace, permissions
         self.grants, self.approver, self.emit, self.history = grants, approver, emit, history
         self.hooks = hooks
         """The task's pre_tool and post_tool hooks (a HookError from them ends the task)."""
+        self.live = live
+        """Told (call id, text) of what a running command prints, to show it live (never stored)."""
 
     async def run(self, calls: Sequence[ToolCallEnd]) -> None:
         """Answer every call; each result is emitted, recorded and added to the history."""
@@ -217,17 +221,18 @@ class ToolCalls:
         try:
             context = ToolContext(
                 self.workspace,
+                on_output=None if self.live is None else partial(self.live, prepared.call.id),
                 processes=self.history.store.commands,
                 pass_env=frozenset(self.permissions.shell.pass_env),
                 call_id=prepared.call.id,
             )
             return await self.registry.execute(prepared.tool, prepared.args, context)
         except asyncio.CancelledError as exc:
-            partial = getattr(exc, "result", None) or ToolResult(
+            cut = getattr(exc, "result", None) or ToolResult(
                 "[cancelled by the user before the tool produced output]", is_error=True, cancelled=True
             )
             prepared.outcome = "cancelled"
-            await self._complete(prepared, partial, started)
+            await self._complete(prepared, cut, started)
             raise
 
     async def _complete(self, prepared: PreparedCall, result: ToolResult, started: float) -> None:

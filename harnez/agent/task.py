@@ -98,6 +98,10 @@ class TaskRunLike(Protocol):
 
     def take_steering(self) -> list[str]: ...
 
+    def live_output(self, call_id: str, text: str) -> None:
+        """What the command of tool call `call_id` printed just now (shown live, never stored)."""
+        ...
+
     async def delegate(self, delegation: Delegation, /) -> DelegationResult:
         """Run a sub-agent's task as a child session of this task (docs/agents.md)."""
         ...

@@ -296,6 +296,7 @@ class AgentWork:
             run.emit,
             history,
             ending.hooks,
+            run.live_output,
         )
         return AgentLoop(
             model=model,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
+from collections.abc import Callable
 
 from harnez.errors import StoreError
-from harnez.events import StoredEvent
+from harnez.events import LiveOutput, StoredEvent
+
+log = logging.getLogger(__name__)
 
 Delivery = StoredEvent | StoreError | None
 """What a subscriber's queue holds: an event, the error that ended saving, or None (session deleted)."""
@@ -18,6 +22,7 @@ class EventBus:
     def __init__(self) -> None:
         self._queues: dict[str, set[asyncio.Queue[Delivery]]] = defaultdict(set)
         self._failure: StoreError | None = None
+        self._watchers: dict[str, list[Callable[[LiveOutput], None]]] = defaultdict(list)
 
     def register(self, session_id: str) -> asyncio.Queue[Delivery]:
         """A new queue that receives the session's events from now on."""
@@ -52,3 +57,27 @@ class EventBus:
         """End every subscription of a session (it was deleted)."""
         for queue in self._queues.pop(session_id, set()):
             queue.put_nowait(None)
+
+    # live output: never stored, only for whoever watches now --------------------------------------
+
+    def watch_live(self, session_id: str, watcher: Callable[[LiveOutput], None]) -> Callable[[], None]:
+        """Call `watcher` with each `LiveOutput` of the session from now on; returns the unwatch."""
+        self._watchers[session_id].append(watcher)
+
+        def unwatch() -> None:
+            watchers = self._watchers.get(session_id)
+            if watchers is not None and watcher in watchers:
+                watchers.remove(watcher)
+                if not watchers:
+                    del self._watchers[session_id]
+
+        return unwatch
+
+    def publish_live(self, output: LiveOutput) -> None:
+        """Hand `output` to the session's watchers (a watcher that fails is logged and skipped: the
+        command it shows goes on)."""
+        for watcher in tuple(self._watchers.get(output.session, ())):
+            try:
+                watcher(output)
+            except Exception:
+                log.exception("a live output watcher failed")

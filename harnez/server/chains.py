@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from harnez.errors import HarnezError, StoreError
-from harnez.events import Event, Finished, UserMessage, UserMessageMode
+from harnez.events import Event, Finished, LiveOutput, UserMessage, UserMessageMode
 from harnez.server.runner import DelegationRunner, TaskOutcome, TaskRun, TaskWork
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ class ChainHost(Protocol):
 
     @property
     def delegations(self) -> DelegationRunner | None: ...
+
+    def publish_live(self, output: LiveOutput) -> None: ...
 
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,7 @@ class TaskChains:
     ) -> TaskRun:
         run = TaskRun(record, task_id, prompt, model, self._store, self._approvals, options)
         run.delegations = self._host.delegations
+        run.live = self._host.publish_live
         return run
 
     async def _drive(self, entry: Chain) -> TaskOutcome:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harnez.errors import HarnezError
-from harnez.events import Event, EventBody, StoredEvent, TurnCompleted, TurnStarted
+from harnez.events import Event, EventBody, LiveOutput, StoredEvent, TurnCompleted, TurnStarted
 from harnez.outcome import TaskOutcome
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ class TaskRun:
     task starts; None leaves the work's own settings in force."""
     delegations: DelegationRunner | None = None
     """Where a delegate call's child session runs (the server's; None: this task cannot delegate)."""
+    live: Callable[[LiveOutput], None] | None = None
+    """Where what a running command prints goes, to be shown live (the server's bus; never stored)."""
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the task's first answer is complete (its first `turn-completed` committed) or the
     task ended: what naming waits for, so it never competes with the words the person waits for."""
@@ -73,6 +75,11 @@ class TaskRun:
         if self.delegations is None:
             raise HarnezError("This task cannot delegate: its server runs no child sessions.")
         return await self.delegations.run(self, delegation)
+
+    def live_output(self, call_id: str, text: str) -> None:
+        """What the command of tool call `call_id` printed just now, for front ends showing it live."""
+        if self.live is not None and text:
+            self.live(LiveOutput(self.session.id, call_id, text))
 
     def take_steering(self) -> list[str]:
         """Steering messages received since the last call (delivered at the next model turn)."""

@@ -21,6 +21,7 @@ from harnez.errors import (
 from harnez.events import (
     Event,
     Finished,
+    LiveOutput,
     ModelChanged,
     PromptQueued,
     ShellLine,
@@ -468,6 +469,16 @@ class Server(SessionListing):
         record = await self.get_session(session_id)
         return await self.store.delegations.of_child(record.num)
 
+    def watch_output(self, session_id: str, watcher: Callable[[LiveOutput], None]) -> Callable[[], None]:
+        """Call `watcher` with what the running commands of the session's tool calls print, as it
+        arrives (`LiveOutput`: shown live, never stored; the call's `tool-completed` keeps what the
+        model saw); returns the function that stops it."""
+        return self._bus.watch_live(session_id, watcher)
+
+    def publish_live(self, output: LiveOutput) -> None:
+        """ChainHost: a task's command printed `output` (to the session's watchers)."""
+        self._bus.publish_live(output)
+
     async def subscribe(
         self, session_id: str, after: int = 0, poll: float | None = None
     ) -> AsyncGenerator[StoredEvent, None]:
@@ -655,6 +666,7 @@ class Server(SessionListing):
         mode: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         share: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> StoredEvent:
         """A `!command` the person typed: run in the session's workspace, stored as a `shell-line` event.
 
@@ -665,12 +677,14 @@ class Server(SessionListing):
 
         With `share` (a `!!command`), the command and its output also join the conversation as a
         user message for the next task's model; refused while a task runs (its conversation is fixed).
+        `on_output` is called with what the command prints as it arrives (for showing it live).
         """
         command = valid_text(command).strip()
         settings = await self._shell_line_allowed(session_id, command, mode, share)
         record = await self.persist(session_id)
         context = ToolContext(
             Path(record.workspace),
+            on_output=on_output,
             processes=self.store.commands,
             pass_env=frozenset(settings.permissions.shell.pass_env),
         )

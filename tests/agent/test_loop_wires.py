@@ -103,3 +103,17 @@ async def test_a_task_runs_on_a_server_that_answers_whole_json_instead_of_a_stre
     assert "colour: blue" in tool_outputs(scripted_model.requests[-1].body)["c1"]
     (text,) = [e.body.text for e in await events(server, session.id, "text-delta")]
     assert text == "The colour is blue."
+
+
+async def test_a_stream_item_of_an_unexpected_shape_becomes_a_warning_event(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    odd = 'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": "x"}]}}]}\n\n'
+    done = 'data: {"choices": [{"index": 0, "delta": {"content": "Fine."}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    scripted_model.add({"status": 200, "body": odd + done, "headers": {"content-type": "text/event-stream"}})
+    server = await open_server(make_settings(scripted_model, "openai-chat"))
+    session = server.create_session(workspace)
+    _, outcome = await run_task(server, workspace, "hi", session.id)
+    assert outcome.stop == "completed"
+    codes = [e.body.code for e in await events(server, session.id, "warning")]
+    assert "misshapen-stream-item" in codes

@@ -9,10 +9,14 @@ from textual.widgets import Collapsible, Static
 
 from harnez.agent.work import AgentWork
 from harnez.testing.scripted_model import ScriptedModel
-from harnez.tui.widgets.blocks import ShellBlock, TaskEndBlock
+from harnez.tui.widgets.blocks import LiveTail, RunningShell, ShellBlock, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
-from tests.agent.helpers import answer, make_settings
+from tests.agent.helpers import answer, make_settings, tool_call
 from tests.tui.helpers import wait_for
+
+WAIT_FOR_GO = "for i in $(seq 600); do [ -e go ] && break; sleep 0.05; done"
+"""Shell that waits (up to 30 s) until the test creates `go` in the workspace: the command is still
+running while the test looks at its first line, however slow the machine."""
 
 
 async def _send(app, pilot, text: str) -> None:
@@ -127,3 +131,52 @@ async def test_shell_lines_are_in_the_prompt_history_of_a_reopened_session(make_
         await wait_for(pilot, lambda: app.screen is not first and app.screen.query(ShellBlock), "reopened")
         await pilot.press("up")
         assert app.screen.query_one(PromptInput).text == "!echo from-history"
+
+
+async def test_a_long_shell_line_shows_its_output_while_it_runs(
+    make_app, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    app = make_app(work=AgentWork(make_settings(scripted_model)))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, f"!echo first-out-31; {WAIT_FOR_GO}; echo second-out-32")
+        await wait_for(
+            pilot,
+            lambda: any("first-out-31" in str(b.tail.render()) for b in app.screen.query(RunningShell)),
+            "the first line, live",
+        )
+        assert not app.screen.query(ShellBlock)  # still running
+        (workspace / "go").touch()
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        await wait_for(pilot, lambda: not app.screen.query(RunningShell), "the live block gone")
+        assert app.screen.query_one(ShellBlock).output == "first-out-31\nsecond-out-32"
+
+
+async def test_a_tool_calls_command_shows_its_output_while_it_runs(
+    make_app, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    command = f"echo live-tool-41; {WAIT_FOR_GO}; echo live-tool-42"
+    scripted_model.add(tool_call("shell", "c1", command=command), answer("Ran it."))
+    settings = make_settings(scripted_model, permissions={"tools": {"shell": "allow"}})
+    app = make_app(work=AgentWork(settings, approve="allow"))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "run the thing")
+
+        def live() -> str:
+            return " ".join(str(t.render()) for t in app.screen.query("ToolBlock LiveTail"))
+
+        await wait_for(pilot, lambda: "live-tool-41" in live(), "the first line under the call")
+        assert "live-tool-42" not in live()
+        (workspace / "go").touch()
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
+        block = app.screen.query_one(ToolBlock)
+        assert block.has_result and not block.query(LiveTail)  # the result took its place
+
+
+def test_the_live_tail_shows_the_last_lines_without_terminal_codes() -> None:
+    tail = LiveTail()
+    tail.add("".join(f"line {n}\n" for n in range(20)))
+    tail.add("\x1b[32mgreen\x1b[0m\ndownload 10%\rdownload 55%\rdownload 90%")
+    shown = str(tail.render()).split("\n")
+    assert shown == [*(f"line {n}" for n in range(14, 20)), "green", "download 90%"]

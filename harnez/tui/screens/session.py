@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
@@ -17,6 +20,7 @@ from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
+from harnez.tui.widgets.blocks import RunningShell
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.delegation import DelegationPanel
 from harnez.tui.widgets.prompt import PromptInput
@@ -25,13 +29,15 @@ from harnez.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is imported after the first frame
     from harnez import events as ev
-    from harnez.events import StoredEvent
+    from harnez.events import LiveOutput, StoredEvent
     from harnez.server.server import Server
     from harnez.tui.screens.approval import ApprovalAnswer, ApprovalRequest, ApprovalScreen
 
 NEW_SESSION_TITLE = "New session"
 FOLLOW_POLL = 1.0
 """Seconds between reads of the store for events appended by another process."""
+SHOW_RUNNING_AFTER = 0.15
+"""Seconds a `!command` runs before its live block shows (a quick one shows only its result)."""
 
 
 def slash_command_provider() -> type:
@@ -91,6 +97,8 @@ class SessionScreen(Screen[None]):
         self._approvals: list[ApprovalRequest] = []
         """Calls waiting for an answer behind the prompt shown (one prompt at a time)."""
         self._approval_screen: ApprovalScreen | None = None
+        self._unwatch_output: Callable[[], None] | None = None
+        """Stops showing the session's running commands' output live (`Server.watch_output`)."""
 
     @property
     def harnez(self) -> SessionHost:
@@ -112,6 +120,17 @@ class SessionScreen(Screen[None]):
     def on_unmount(self) -> None:
         # A hold's timer dies with the screen: end it here, or the app would never paint again.
         self._request_first.release()
+        self._stop_watching_output()
+
+    def _stop_watching_output(self) -> None:
+        if self._unwatch_output is not None:
+            self._unwatch_output()
+            self._unwatch_output = None
+
+    def _live_output(self, output: LiveOutput) -> None:
+        """A running command of one of this session's tool calls printed `output`: shown under its call."""
+        if self.is_attached:
+            self.query_one(Transcript).live_output(output.call_id, output.text)
 
     def on_mount(self) -> None:
         self.set_title(self.session_title)
@@ -143,6 +162,8 @@ class SessionScreen(Screen[None]):
         await self.query_one(Transcript).keep_spare()
 
     def _follow(self) -> None:
+        self._stop_watching_output()
+        self._unwatch_output = self.server.watch_output(self.session_id, self._live_output)
         self.task_running = self.server.running(self.session_id) is not None
         self._show_state()
         self.find_workspace()
@@ -355,12 +376,37 @@ class SessionScreen(Screen[None]):
     async def run_shell_line(self, command: str, share: bool = False) -> None:
         """Run a `!command` on the server; its `shell-line` event shows it (the model sees it only when
         shared: `!!command`)."""
-        try:
-            await self.server.run_shell(
-                self.session_id, command, mode=self.harnez.permission_mode, share=share
+        running: RunningShell | None = None
+        early: list[str] = []  # what printed before the running block was shown
+
+        def show(text: str) -> None:
+            if running is None:
+                early.append(text)
+            elif running.is_attached:
+                running.tail.add(text)
+
+        job = asyncio.ensure_future(
+            self.server.run_shell(
+                self.session_id, command, mode=self.harnez.permission_mode, share=share, on_output=show
             )
+        )
+        try:
+            # A command refused or done at once shows only its line; one that runs on shows as it runs.
+            await asyncio.wait({job}, timeout=SHOW_RUNNING_AFTER)
+            if not job.done():
+                running = await self.query_one(Transcript).show_running_shell(command.strip())
+                for text in early:
+                    running.tail.add(text)
+            await job
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
+        finally:
+            if not job.done():  # Esc: the command is stopped; its partial line is still stored
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError, HarnezError):
+                    await job
+            if running is not None and running.is_mounted:
+                await running.remove()
 
     async def on_delegation_panel_opened(self, message: DelegationPanel.Opened) -> None:
         """Show the child session of a delegate call (the picker lists no child sessions)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from harnez.text import printable
 from harnez.tui.widgets.sizing import SizedByLayout
 
 if TYPE_CHECKING:
@@ -242,6 +244,36 @@ def _summary(arguments: Any) -> str:
     return ""
 
 
+LIVE_LINES = 8
+"""How many of a running command's last lines show under its call (or `!` line) while it runs."""
+LIVE_KEPT = 8192
+"""Characters of a running command's output kept for that (its start is dropped: lines are long)."""
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+"""Colour, cursor and title sequences a command writes for a terminal: dropped from the live view."""
+
+
+class LiveTail(Static):
+    """The last lines a running command printed, updated as more arrives (never stored: the call's
+    result replaces it when the command ends)."""
+
+    DEFAULT_CSS = """
+    LiveTail { color: $text-muted; height: auto; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", markup=False)
+        self.kept = ""
+
+    def add(self, text: str) -> None:
+        """More output: the view shows the last `LIVE_LINES` lines, a progress bar's last state."""
+        self.kept = (self.kept + text)[-LIVE_KEPT:]
+        lines = _TERMINAL_CODES.sub("", self.kept).replace("\r\n", "\n").split("\n")
+        if lines and not lines[-1]:
+            lines.pop()  # the line end of the last complete line
+        shown = [line.rsplit("\r", 1)[-1] for line in lines[-LIVE_LINES:]]  # `\r` rewrites its line
+        self.update(printable("\n".join(shown)))
+
+
 class ToolBlock(Vertical):
     """One tool call: its name and arguments, its approval state, then its result."""
 
@@ -269,6 +301,7 @@ class ToolBlock(Vertical):
         self._title = Static(self._title_content(), classes="tool-title")
         self._arguments = Static(_arguments_text(arguments or {}), markup=False)
         self._parts: list[Widget] = []
+        self._live: LiveTail | None = None
 
     def _title_content(self) -> Content:
         summary = _summary(self.arguments)
@@ -305,9 +338,23 @@ class ToolBlock(Vertical):
         """An approval request or answer, shown under the arguments."""
         self._add(Static(text, classes="tool-state", markup=False))
 
+    def show_live(self, text: str) -> None:
+        """Output the call's running command printed just now (until its result replaces it)."""
+        if self.has_result:
+            return
+        if self._live is None:
+            self._live = LiveTail()
+            self._add(self._live)
+        self._live.add(text)
+
     def show_result(self, content: Any, details: dict[str, Any] | None, is_error: bool) -> None:
         """The call's result: a diff when there is one, else the text (collapsed when long)."""
         self.has_result = True
+        if self._live is not None:
+            self._parts.remove(self._live)
+            if self._live.is_mounted:
+                self._live.remove()
+            self._live = None
         details = details or {}
         self.set_class(is_error, "-error")
         if details.get("diff"):
@@ -370,6 +417,24 @@ class ShellBlock(Vertical):
             yield Fold(body, title=f"Output ({lines} lines)", collapsed=True)
         else:
             yield body
+
+
+class RunningShell(Vertical):
+    """A `!command` still running: the command and its last lines of output, live. Its `shell-line`
+    event, once stored, shows it for good (a `ShellBlock`); this one is then removed."""
+
+    DEFAULT_CSS = """
+    RunningShell { height: auto; margin: 1 0 0 0; border-left: thick $accent; padding: 0 0 0 1; }
+    """
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+        self.tail = LiveTail()
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.assemble(("$ ", "bold"), (self.command, "bold"), ("  running…", "dim")))
+        yield self.tail
 
 
 class NoticeBlock(Static):

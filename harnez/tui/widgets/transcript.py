@@ -16,9 +16,11 @@ from harnez.text import printable_data
 from harnez.tui.bridge import paint_after_batch, paint_without_skipping
 from harnez.tui.widgets.answers import answer_notice, hook_text
 from harnez.tui.widgets.blocks import (
+    LIVE_KEPT,
     AssistantBlock,
     NoticeBlock,
     ReasoningBlock,
+    RunningShell,
     ShellBlock,
     TaskEndBlock,
     ToolBlock,
@@ -51,6 +53,9 @@ session's resume, for `_trim` to drop most of them after its first frame."""
 MAX_BLOCKS = 120
 """Mounted blocks kept while following the end, however short they are. The window is trimmed when a
 task ends, and during one only once it holds more blocks than this."""
+
+EARLY_OUTPUT_CALLS = 8
+"""Calls whose live output is kept while their block is not shown yet (the newest ones)."""
 
 
 def _exchange_start(blocks: list[Widget], index: int) -> int:
@@ -366,6 +371,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
         self._trim_asked = False
+        self._early_output: dict[str, str] = {}
+        """Live output of calls whose block is not shown yet, by call id (`live_output`)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -383,6 +390,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             if widget.is_mounted:
                 await widget.remove()
         added = [widget for widget in change.added if not widget.is_mounted]
+        for widget in added:
+            if isinstance(widget, ToolBlock) and widget.call_id in self._early_output:
+                widget.show_live(self._early_output.pop(widget.call_id))
         if added:
             # One frame for a new answer's block and its first words, not a layout for each.
             with self.app.batch_update():
@@ -400,6 +410,23 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             await self.keep_spare()  # ready for the next turn, or for the next prompt's first turn
         if event.body.kind == "finished":
             self._trim_soon()  # between tasks: the removal's frame is in nobody's way
+
+    def live_output(self, call_id: str, text: str) -> None:
+        """What the running command of tool call `call_id` printed just now, under its call (kept
+        until the call's block shows, when its request's event has not arrived yet)."""
+        block = self._builder.tools.get(call_id)
+        if block is not None:
+            block.show_live(text)
+            return
+        if call_id not in self._early_output and len(self._early_output) >= EARLY_OUTPUT_CALLS:
+            self._early_output.pop(next(iter(self._early_output)))
+        self._early_output[call_id] = (self._early_output.get(call_id, "") + text)[-LIVE_KEPT:]
+
+    async def show_running_shell(self, command: str) -> RunningShell:
+        """A block for a `!command` that runs now, its output shown live; the caller removes it."""
+        block = RunningShell(command)
+        await self.mount(block, before=self._builder.spare)
+        return block
 
     async def keep_spare(self) -> None:
         """Keep a hidden answer block mounted last, for the next turn's first words to take.
