@@ -102,6 +102,8 @@ class HarnezApp(NoticeKeepingApp):
         self._server_closed = False
         self._collector = IdleCollector()
         self._first_screen_chosen = False
+        self._settings_problem: str | None = None
+        """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
         self._use_settings_mode()
@@ -264,6 +266,7 @@ class HarnezApp(NoticeKeepingApp):
         """Use a newly opened server (this project's, or another's) and show its notices."""
         self._server, self._server_closed = await opening, False
         self._server.watch_settings(self._follow_settings)
+        self.set_interval(SETTINGS_CHECK_EVERY, self._check_settings, name="settings-check")
         for notice in self._server.notices:
             self.notify(notice, timeout=10)
 
@@ -286,9 +289,43 @@ class HarnezApp(NoticeKeepingApp):
             self._use_settings_mode()
         if before is None or settings.theme != before.theme:
             self._apply_theme()
+        if before is not None and settings.model != before.model:
+            self._show_draft_models()
         for warning in settings.warnings:
             if before is None or warning not in before.warnings:
                 self.notify(warning, severity="warning", timeout=15)
+
+    def _check_settings(self) -> None:
+        """Settings files edited while the app is open apply now (theme, mode, the model of a session
+        not sent yet), not only at the next prompt; a file broken by the edit is said once, by its
+        message (each prompt then fails with it until the file is fixed)."""
+        from harnez.errors import HarnezError
+
+        if self._server is None or self._server_closed:
+            return
+        try:
+            self._server.reread_settings()
+        except HarnezError as exc:
+            if exc.message != self._settings_problem:
+                self._settings_problem = exc.message
+                self.notify(
+                    f"{exc.message} Prompts fail until it is fixed.",
+                    title="Settings not applied",
+                    severity="error",
+                    timeout=20,
+                )
+            return
+        self._settings_problem = None
+
+    def _show_draft_models(self) -> None:
+        """Sessions open but not sent yet took the new default model (`Server.update_settings`):
+        their status lines say so now, not at their first prompt."""
+        from harnez.tui.screens.session import SessionScreen
+
+        for screen in self.screen_stack:
+            draft = self.server.draft(screen.session_id) if isinstance(screen, SessionScreen) else None
+            if isinstance(screen, SessionScreen) and draft is not None:
+                screen.show_model(draft.model)
 
     async def _first_screen(self) -> None:
         from harnez.errors import SessionNotFoundError
@@ -549,6 +586,9 @@ def _prepare_answers() -> None:
 
     warm_up()
 
+
+SETTINGS_CHECK_EVERY = 2.0
+"""Seconds between two looks at the settings files while the app is open (two small reads)."""
 
 SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server.factory")
 """Modules the start-up worker imports off the event loop."""

@@ -95,3 +95,25 @@ async def test_the_theme_and_mode_follow_a_settings_file_edited_while_running(
         settings_file.write_text(json.dumps({**model, "theme": "nord", "permissions": {"mode": "read-only"}}))
         await pilot.press(*"again", "enter")
         await wait_for(pilot, lambda: app.permission_mode == "read-only")
+
+
+async def test_a_settings_edit_applies_while_idle_and_a_broken_one_is_said_once(
+    db_path, workspace, isolated_home, monkeypatch
+) -> None:
+    monkeypatch.setattr("harnez.tui.app.SETTINGS_CHECK_EVERY", 0.05)
+    settings_file = isolated_home / "settings.json"
+    local = {"wire": "openai-chat", "base_url": "http://127.0.0.1:9/v1"}
+    model = {"providers": {"local": local}, "model": "local/first"}
+    app = app_with(db_path, workspace, {**model, "theme": "textual-dark"}, isolated_home)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        status = app.screen.query_one(StatusLine)
+        assert "local/first" in str(status.render())
+        settings_file.write_text(json.dumps({**model, "model": "local/second", "theme": "nord"}))
+        await wait_for(pilot, lambda: app.theme == "nord", "the theme, with no prompt sent")
+        await wait_for(pilot, lambda: "local/second" in str(status.render()), "the new session's model")
+        settings_file.write_text('{"theme": "nord",}')
+        await wait_for(pilot, lambda: any("not valid JSON" in n.text for n in app.notices), "the problem")
+        await pilot.pause(0.3)  # several more looks at the same broken file
+        assert sum("not valid JSON" in n.text for n in app.notices) == 1
+        assert app.theme == "nord" and "local/second" in str(status.render())  # the last good ones stay

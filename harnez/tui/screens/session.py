@@ -155,6 +155,12 @@ class SessionScreen(Screen[None]):
         for message in early:
             await self.on_prompt_input_submitted(message)
 
+    def show_model(self, model: str | None) -> None:
+        """The model this session's next task runs (a new default taken by a session not sent yet)."""
+        self.model = model
+        if self.is_mounted:
+            self.query_one(StatusLine).model = model or ""
+
     async def prepare_answer(self) -> None:
         """Mount the transcript's spare answer block now (the app's warm-up, before a new session is
         attached): the first one of a process parses the answer widgets' stylesheets (20-40 ms), which
