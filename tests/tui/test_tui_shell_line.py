@@ -178,5 +178,5 @@ def test_the_live_tail_shows_the_last_lines_without_terminal_codes() -> None:
     tail = LiveTail()
     tail.add("".join(f"line {n}\n" for n in range(20)))
     tail.add("\x1b[32mgreen\x1b[0m\ndownload 10%\rdownload 55%\rdownload 90%")
-    shown = str(tail.render()).split("\n")
+    shown = tail.view().split("\n")
     assert shown == [*(f"line {n}" for n in range(14, 20)), "green", "download 90%"]

@@ -248,13 +248,16 @@ LIVE_LINES = 8
 """How many of a running command's last lines show under its call (or `!` line) while it runs."""
 LIVE_KEPT = 8192
 """Characters of a running command's output kept for that (its start is dropped: lines are long)."""
+LIVE_REDRAW = 0.05
+"""Seconds between two redraws of a running command's lines."""
 _TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 """Colour, cursor and title sequences a command writes for a terminal: dropped from the live view."""
 
 
 class LiveTail(Static):
     """The last lines a running command printed, updated as more arrives (never stored: the call's
-    result replaces it when the command ends)."""
+    result replaces it when the command ends). Redrawn at most every `LIVE_REDRAW` seconds, so a
+    command that floods its output costs a few redraws a second, not one per read."""
 
     DEFAULT_CSS = """
     LiveTail { color: $text-muted; height: auto; }
@@ -263,15 +266,34 @@ class LiveTail(Static):
     def __init__(self) -> None:
         super().__init__("", markup=False)
         self.kept = ""
+        self._shown = ""
+        self._redraw: Timer | None = None
 
     def add(self, text: str) -> None:
-        """More output: the view shows the last `LIVE_LINES` lines, a progress bar's last state."""
+        """More output (shown now, or with the next redraw when one is due soon)."""
         self.kept = (self.kept + text)[-LIVE_KEPT:]
+        if self._redraw is None and self.is_mounted:
+            self._redrawn()
+
+    def on_mount(self) -> None:
+        self._redrawn()
+
+    def _redrawn(self) -> None:
+        """Show what is kept, if it changed; then wait `LIVE_REDRAW` before the next redraw."""
+        self._redraw = None
+        shown = self.view()
+        if shown != self._shown:
+            self._shown = shown
+            self.update(shown)
+            self._redraw = self.set_timer(LIVE_REDRAW, self._redrawn)
+
+    def view(self) -> str:
+        """The last `LIVE_LINES` lines, terminal codes dropped, a progress bar at its last state."""
         lines = _TERMINAL_CODES.sub("", self.kept).replace("\r\n", "\n").split("\n")
         if lines and not lines[-1]:
             lines.pop()  # the line end of the last complete line
         shown = [line.rsplit("\r", 1)[-1] for line in lines[-LIVE_LINES:]]  # `\r` rewrites its line
-        self.update(printable("\n".join(shown)))
+        return printable("\n".join(shown))
 
 
 class ToolBlock(Vertical):
