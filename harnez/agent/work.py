@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from harnez import events as ev
 from harnez.agent.answer import ANSWER_INSTRUCTIONS, AnswerTool, OutputSchema
 from harnez.agent.approvals import Answer, Policy, check_policy, policy_answer
-from harnez.agent.attachments import expand_attachments
+from harnez.agent.attachments import expand_attachments, mentions
 from harnez.agent.calls import Approver, ToolCalls
 from harnez.agent.compaction import Compactor
 from harnez.agent.context import History
@@ -468,7 +468,10 @@ def _schema_tokens(specs: tuple[ToolSpec, ...]) -> int:
 
 
 async def attach_files(text: str, workspace: Path) -> str:
-    """The text with the `@path` files it names attached (read in a thread)."""
+    """The text with the `@path` files it names attached (read in a thread; a prompt that names none
+    is returned at once, without waiting for a thread's turn)."""
+    if not mentions(text):
+        return text
     return await asyncio.to_thread(expand_attachments, text, workspace)
 
 

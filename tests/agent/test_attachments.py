@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from harnez.agent import work
 from harnez.agent.attachments import FILE_CAP_BYTES, TOTAL_CAP_BYTES, expand_attachments, mentions
 from harnez.server import Server
 from harnez.testing.scripted_model import ScriptedModel
@@ -124,3 +126,18 @@ async def test_a_steering_message_gets_its_files_attached_too(
     assert any(text.startswith("also see @notes.md") and "steer-attached-marker-7" in text for text in second)
     delivered = await events(server, session_id, "steering-delivered")
     assert [e.body.text for e in delivered] == ["also see @notes.md"]
+
+
+async def test_a_prompt_naming_no_file_is_not_handed_to_a_thread(workspace: Path, monkeypatch) -> None:
+    handed: list[object] = []
+
+    async def to_thread(function, *args):
+        handed.append(function)
+        return function(*args)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    (workspace / "a.py").write_text("x = 1\n")
+    assert await work.attach_files("fix the tests", workspace) == "fix the tests"
+    assert handed == []  # no thread's turn waited for (the second prompt's path)
+    assert "x = 1" in await work.attach_files("look at @a.py", workspace)
+    assert handed == [expand_attachments]
