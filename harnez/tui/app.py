@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import NoActiveWorker, Worker, WorkerCancelled, WorkerFailed, get_current_worker
 
@@ -102,6 +103,7 @@ class HarnezApp(NoticeKeepingApp):
         self._server_closed = False
         self._collector = IdleCollector()
         self._first_screen_chosen = False
+        self._settings_timer: Timer | None = None
         self._settings_problem: str | None = None
         """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._hooks_asked: set[Path] = set()
@@ -266,7 +268,8 @@ class HarnezApp(NoticeKeepingApp):
         """Use a newly opened server (this project's, or another's) and show its notices."""
         self._server, self._server_closed = await opening, False
         self._server.watch_settings(self._follow_settings)
-        self.set_interval(SETTINGS_CHECK_EVERY, self._check_settings, name="settings-check")
+        if self._settings_timer is None:  # one for the app's life, whichever server is open
+            self._settings_timer = self.set_interval(SETTINGS_CHECK_EVERY, self._check_settings)
         for notice in self._server.notices:
             self.notify(notice, timeout=10)
 
