@@ -207,6 +207,8 @@ class AnthropicTranslator(Translator):
         kind = block.get("type")
         if kind == "tool_use":
             raw = block["partial_json"]
+            if not raw and isinstance(block.get("input"), dict) and block["input"]:
+                raw = json.dumps(block["input"], ensure_ascii=False)  # given whole at the start (mocks)
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(block["id"], block["name"], arguments, raw, error)]
         if kind in ("thinking", "redacted_thinking"):

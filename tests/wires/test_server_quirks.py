@@ -217,3 +217,19 @@ async def test_items_of_an_unexpected_shape_are_skipped_with_a_warning(
     turn, _ = await _turn(scripted_model, make_wire, wire, body)
     assert turn.text == "Still here." and turn.failure is None and turn.stop is not None
     assert {w.code for w in turn.warnings} == {"misshapen-stream-item"}
+
+
+async def test_anthropic_tool_input_given_whole_at_the_blocks_start_is_read(
+    scripted_model, make_wire
+) -> None:
+    block = {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}}
+    body = sse(
+        {"type": "message_start", "message": {"model": "claude-x", "usage": {"input_tokens": 2}}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+        named=True,
+    )
+    turn, _ = await _turn(scripted_model, make_wire, "anthropic-messages", body)
+    assert [(c.id, c.arguments) for c in turn.tool_calls] == [("t1", {"path": "a.py"})]
