@@ -140,11 +140,13 @@ class ChatTranslator(Translator):
 
     def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:
         out: list[WireEvent] = []
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        # Text, or a list of text parts (some servers send content as parts even when streaming).
+        reasoning = _text_of(delta.get("reasoning_content")) or _text_of(delta.get("reasoning"))
         if reasoning:
             out.append(ReasoningDelta(reasoning))
-        if delta.get("content"):
-            out.append(TextDelta(delta["content"]))
+        content = _text_of(delta.get("content"))
+        if content:
+            out.append(TextDelta(content))
         for call in delta.get("tool_calls") or ():
             out.extend(self._tool_call(call))
         return out

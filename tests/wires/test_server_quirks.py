@@ -233,3 +233,13 @@ async def test_anthropic_tool_input_given_whole_at_the_blocks_start_is_read(
     )
     turn, _ = await _turn(scripted_model, make_wire, "anthropic-messages", body)
     assert [(c.id, c.arguments) for c in turn.tool_calls] == [("t1", {"path": "a.py"})]
+
+
+async def test_chat_content_streamed_as_a_list_of_parts_is_text(scripted_model, make_wire) -> None:
+    body = sse(
+        chunk({"content": [{"type": "text", "text": "Parts "}]}),
+        chunk({"content": [{"type": "text", "text": "join."}]}, "stop"),
+        "[DONE]",
+    )
+    turn, _ = await _turn(scripted_model, make_wire, "openai-chat", body)
+    assert turn.text == "Parts join." and turn.warnings == []
