@@ -179,6 +179,11 @@ class AnthropicTranslator(Translator):
         if block.get("type") == "tool_use":
             block["partial_json"] = ""
             return [ToolCallStart(block["id"], block["name"])]
+        # Anthropic starts text and thinking empty; a server that starts them with text gives it here.
+        if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
+            return [TextDelta(block["text"])]
+        if block.get("type") == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"]:
+            return [ReasoningDelta(block["thinking"])]
         return []
 
     def _block_delta(self, payload: dict[str, Any]) -> list[WireEvent]:

@@ -243,3 +243,25 @@ async def test_chat_content_streamed_as_a_list_of_parts_is_text(scripted_model, 
     )
     turn, _ = await _turn(scripted_model, make_wire, "openai-chat", body)
     assert turn.text == "Parts join." and turn.warnings == []
+
+
+async def test_anthropic_text_given_in_the_blocks_start_is_kept(scripted_model, make_wire) -> None:
+    body = sse(
+        {"type": "message_start", "message": {"model": "claude-x", "usage": {"input_tokens": 2}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "Hm. "},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Yes."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "Hello "}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "there."}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+        named=True,
+    )
+    turn, _ = await _turn(scripted_model, make_wire, "anthropic-messages", body)
+    assert (turn.reasoning, turn.text) == ("Hm. Yes.", "Hello there.")
+    assert turn.opaque[0].item["thinking"] == "Hm. Yes."  # sent back whole next turn
