@@ -28,6 +28,16 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("quit", "/quit", "Quit Harnez."),
 )
 
+ALIASES: dict[str, str] = {
+    "clear": "new",
+    "exit": "quit",
+    "sessions": "resume",
+    "models": "model",
+    "rename": "session-name",
+}
+"""Names the peers use for the same commands (Claude Code's `/clear` and `/exit`, OpenCode's
+`/sessions` and `/models`, …): accepted as typed, listed by /help beside the command they run."""
+
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "Send the prompt (queued while a task runs); with the completion menu open, accept."),
     ("Shift+Enter, Ctrl+J", "Insert a newline."),
@@ -75,6 +85,7 @@ def parse_slash(text: str) -> tuple[SlashCommand, str] | None:
     if not stripped.startswith("/") or stripped.startswith("//"):
         return None
     name, _, argument = stripped[1:].partition(" ")
+    name = ALIASES.get(name, name)
     for command in COMMANDS:
         if command.name == name:
             return command, argument.strip()
@@ -87,9 +98,15 @@ def help_markdown() -> str:
     lines = ["# Keys", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in KEYS]
     lines += ["", "# Commands", "", "| command | does |", "|---|---|"]
-    lines += [f"| `{c.usage}` | {c.help} |" for c in COMMANDS]
+    lines += [f"| `{c.usage}` | {c.help}{_also(c.name)} |" for c in COMMANDS]
     lines += ["", "# Resume picker", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in PICKER_KEYS]
     lines += ["", "# Approval prompt", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in APPROVAL_KEYS]
     return "\n".join(lines)
+
+
+def _also(name: str) -> str:
+    """The aliases of a command, for /help (" Also `/clear`.")."""
+    names = [f"`/{alias}`" for alias, target in ALIASES.items() if target == name]
+    return f" Also {', '.join(names)}." if names else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harnez.tui.commands import help_markdown
 from harnez.tui.screens.dialogs import HelpScreen
 from harnez.tui.screens.picker import PickerScreen
 from harnez.tui.screens.session import SessionScreen
@@ -107,3 +108,27 @@ async def test_new_starts_a_fresh_session_and_resume_opens_the_picker(make_app) 
             pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id == first
         )
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "replayed transcript")
+
+
+async def test_the_peers_names_of_commands_run_them(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        app.screen.query_one(PromptInput).load_text("hello")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
+        first = app.screen.session_id
+        app.screen.query_one(PromptInput).load_text("/clear")  # Claude Code's name for /new
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first
+        )
+        app.screen.query_one(PromptInput).load_text("/sessions")  # OpenCode's name for /resume
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen), "the picker")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
+        app.screen.query_one(PromptInput).load_text("/exit")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.return_code is not None, "the app quits")
+    assert "Also `/clear`." in help_markdown() and "Also `/exit`." in help_markdown()
