@@ -85,8 +85,10 @@ def harness_json(harness: Harness) -> dict[str, Any]:
 
 
 async def list_harnesses(request: Request) -> Response:
+    host = _host(request)
+    await host.follow_settings()
     return JSONResponse(
-        {"object": "list", "harnesses": [harness_json(h) for h in await _host(request).harnesses.every()]}
+        {"object": "list", "harnesses": [harness_json(h) for h in await host.harnesses.every()]}
     )
 
 
@@ -97,8 +99,9 @@ async def create_harness(request: Request) -> Response:
 
 async def harness(request: Request) -> Response:
     """GET one, PUT (replace the fields given), DELETE (its sessions and responses stay)."""
-    catalog = _host(request).harnesses
-    harness_id = request.path_params["harness_id"]
+    host = _host(request)
+    await host.follow_settings()
+    catalog, harness_id = host.harnesses, request.path_params["harness_id"]
     if request.method == "PUT":
         return JSONResponse(harness_json(await catalog.update(harness_id, await json_body(request))))
     if request.method == "DELETE":
@@ -139,6 +142,7 @@ async def _model_rows(host: HarnessHost, default: str | None) -> list[dict[str, 
 async def models(request: Request) -> Response:
     """Every model on offer, by provider (a `backend`), each with computed availability."""
     host = _host(request)
+    await host.follow_settings()
     default = host.harnesses.settings.model
     backends: dict[str, dict[str, Any]] = {}
     for row in await _model_rows(host, default):
@@ -153,6 +157,7 @@ async def models(request: Request) -> Response:
 async def harness_models(request: Request) -> Response:
     """The models a harness can run: its default (also the authorized fallback) and the others on offer."""
     host = _host(request)
+    await host.follow_settings()
     found = await host.harnesses.get(request.path_params["harness_id"])
     default = host.harnesses.default_model(found)
     data: dict[str, Any] = {"harness_id": found.id, "models": await _model_rows(host, default)}

@@ -116,13 +116,16 @@ class HarnessHost:
         finally:
             self._starting.pop(key, None)
 
-    async def _start(self, request: TaskRequest, response_id: str) -> ResponseRow:
-        # Settings files edited since they were read count for this task's model choice too (the
-        # default harness follows the default model); a broken one fails the task itself, with the
-        # message naming the file (`Server.task_settings`).
+    async def follow_settings(self) -> None:
+        """Settings files edited since they were read apply now (the default harness follows the
+        default model): before a task chooses its model, and before harnesses and models are listed.
+        A broken file changes nothing here; the task it reaches fails naming it (`Server.task_settings`)."""
         with contextlib.suppress(SettingsError):
             if self.server.reread_settings():
                 await self.harnesses.ensure_default()
+
+    async def _start(self, request: TaskRequest, response_id: str) -> ResponseRow:
+        await self.follow_settings()
         session_id, harness, previous = await self._session_of(request)
         if harness.workspace:  # a harness's fixed folder runs under the operator's settings too
             self.server.host_workspaces(Path(harness.workspace))

@@ -453,10 +453,11 @@ def test_a_default_model_edited_in_the_settings_file_runs_from_the_next_response
                 project = served.project / ".harnez" / "settings.json"
                 config = json.loads(project.read_text())
                 project.write_text(json.dumps({**config, "model": "chat/edited-model"}))
+                listed = http.get("/v1/harnesses").json()["harnesses"][0]  # before any new response
                 second = http.post("/v1/responses", json={"input": "two"}).json()
                 harness = http.get("/v1/harnesses").json()["harnesses"][0]
         finally:
             served.stop()
     assert (first["model"], second["model"]) == ("chat/scripted-model", "chat/edited-model")
     assert [r.body["model"] for r in model.requests] == ["scripted-model", "edited-model"]
-    assert harness["defaultModel"] == "chat/edited-model"
+    assert listed["defaultModel"] == harness["defaultModel"] == "chat/edited-model"
