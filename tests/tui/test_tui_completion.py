@@ -257,3 +257,18 @@ def test_snapshot_of_the_file_menu(snap_compare, db_path: Path, workspace: Path)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=type_at)
+
+
+async def test_enter_that_arrives_before_the_texts_change_runs_what_was_typed(make_app) -> None:
+    """Keys sent in one write (a fast typist, a busy app) are handled before the text's change
+    messages: Enter must not accept a completion of the word as it was a few keys ago."""
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt, menu = _parts(app)
+        prompt.load_text("/e")
+        prompt.move_cursor((0, 2))
+        await wait_for(pilot, lambda: menu.is_open, "the menu lists commands with an e")
+        prompt.insert("xit")  # its change message is still queued when Enter comes
+        handled = prompt._menu_key("enter")
+        assert not handled and prompt.text == "/exit"  # Enter goes on to send `/exit` as typed

@@ -96,6 +96,11 @@ class PromptInput(TextArea):
         Enter on a word that already is the highlighted completion sends instead (`/help` + Enter).
         """
         menu = self.menu
+        if menu is not None and menu.is_open and key in ("tab", "enter"):
+            # Keys typed fast (or sent together by a terminal) arrive before the text's change
+            # messages: bring the menu up to the text first, or Enter would accept a completion of
+            # what the word was a few keys ago (`/exit` + Enter becoming `/session-name`).
+            self._update_completion()
         if menu is None or not menu.is_open:
             return False
         if key in ("up", "down"):
