@@ -178,6 +178,11 @@ class CompletionMenu(OptionList, can_focus=False):
                 self._scanning = True
                 self.scan_files(self.workspace)
 
+    @property
+    def wanted(self) -> tuple[Kind, str] | None:
+        """The word the menu lists completions of: its kind and query (None when closed)."""
+        return self._wanted
+
     def close(self) -> None:
         """Hide the menu."""
         self._wanted = None

@@ -96,7 +96,7 @@ class PromptInput(TextArea):
         Enter on a word that already is the highlighted completion sends instead (`/help` + Enter).
         """
         menu = self.menu
-        if menu is not None and menu.is_open and key in ("tab", "enter"):
+        if menu is not None and menu.is_open and key in ("tab", "enter") and self._menu_behind(menu):
             # Keys typed fast (or sent together by a terminal) arrive before the text's change
             # messages: bring the menu up to the text first, or Enter would accept a completion of
             # what the word was a few keys ago (`/exit` + Enter becoming `/session-name`).
@@ -142,6 +142,13 @@ class PromptInput(TextArea):
 
     def on_text_area_selection_changed(self, _: TextArea.SelectionChanged) -> None:
         self._update_completion()
+
+    def _menu_behind(self, menu: CompletionMenu) -> bool:
+        """Whether the open menu lists the completions of another word than the one at the cursor
+        (the text changed and its change message is still queued)."""
+        row, column = self.cursor_location
+        token = token_at(self.document.get_line(row), row, column)
+        return token is None or menu.wanted != (token.kind, token.query)
 
     def _update_completion(self) -> None:
         """Open, refilter or close the menu for the `/` or `@` word at the cursor."""
