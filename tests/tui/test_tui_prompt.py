@@ -85,19 +85,23 @@ async def test_help_lists_the_commands_and_unknown_commands_are_refused(make_app
         assert events == []
 
 
+async def _new_session_after_one_answer(app, pilot, command: str) -> str:
+    """Answer a prompt in the first session, then run `command` (a new session's); the first's id."""
+    await wait_for(pilot, lambda: app.ready)
+    app.screen.query_one(PromptInput).load_text("hello")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
+    first = app.screen.session_id
+    app.screen.query_one(PromptInput).load_text(command)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first)
+    return first
+
+
 async def test_new_starts_a_fresh_session_and_resume_opens_the_picker(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        app.screen.query_one(PromptInput).load_text("hello")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
-        first = app.screen.session_id
-        app.screen.query_one(PromptInput).load_text("/new")
-        await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first
-        )
+        first = await _new_session_after_one_answer(app, pilot, "/new")
         app.screen.query_one(PromptInput).load_text("/resume")
         await pilot.press("enter")
         await wait_for(
@@ -113,16 +117,7 @@ async def test_new_starts_a_fresh_session_and_resume_opens_the_picker(make_app) 
 async def test_the_peers_names_of_commands_run_them(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        app.screen.query_one(PromptInput).load_text("hello")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock))
-        first = app.screen.session_id
-        app.screen.query_one(PromptInput).load_text("/clear")  # Claude Code's name for /new
-        await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id != first
-        )
+        await _new_session_after_one_answer(app, pilot, "/clear")  # Claude Code's name for /new
         app.screen.query_one(PromptInput).load_text("/sessions")  # OpenCode's name for /resume
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen), "the picker")
