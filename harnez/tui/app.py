@@ -105,6 +105,8 @@ class HarnezApp(NoticeKeepingApp):
         self._first_screen_chosen = False
         self._settings_timer: Timer | None = None
         self._settings_problem: str | None = None
+        self._settings_seen: str | None = None
+        """The problem the last look at the settings files found (said at the second look)."""
         """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
@@ -301,7 +303,8 @@ class HarnezApp(NoticeKeepingApp):
     def _check_settings(self) -> None:
         """Settings files edited while the app is open apply now (theme, mode, the model of a session
         not sent yet), not only at the next prompt; a file broken by the edit is said once, by its
-        message (each prompt then fails with it until the file is fixed)."""
+        message (each prompt then fails with it until the file is fixed), when two looks in a row
+        found it so: an editor that empties a file before writing it is not caught in between."""
         from harnez.errors import HarnezError
 
         if self._server is None or self._server_closed:
@@ -309,7 +312,8 @@ class HarnezApp(NoticeKeepingApp):
         try:
             self._server.reread_settings()
         except HarnezError as exc:
-            if exc.message != self._settings_problem:
+            seen, self._settings_seen = self._settings_seen, exc.message
+            if exc.message == seen and exc.message != self._settings_problem:
                 self._settings_problem = exc.message
                 self.notify(
                     f"{exc.message} Prompts fail until it is fixed.",
@@ -318,7 +322,7 @@ class HarnezApp(NoticeKeepingApp):
                     timeout=20,
                 )
             return
-        self._settings_problem = None
+        self._settings_problem = self._settings_seen = None
 
     def _show_draft_models(self) -> None:
         """Sessions open but not sent yet took the new default model (`Server.update_settings`):

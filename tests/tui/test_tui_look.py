@@ -117,3 +117,29 @@ async def test_a_settings_edit_applies_while_idle_and_a_broken_one_is_said_once(
         await pilot.pause(0.3)  # several more looks at the same broken file
         assert sum("not valid JSON" in n.text for n in app.notices) == 1
         assert app.theme == "nord" and "local/second" in str(status.render())  # the last good ones stay
+
+
+async def test_a_settings_file_caught_half_written_is_not_reported(
+    db_path, workspace, isolated_home, monkeypatch
+) -> None:
+    monkeypatch.setattr("harnez.tui.app.SETTINGS_CHECK_EVERY", 3600)  # looks made by the test only
+    settings_file = isolated_home / "settings.json"
+    app = app_with(db_path, workspace, {"theme": "textual-dark"}, isolated_home)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+
+        def reported() -> int:
+            return sum("not valid JSON" in n.text for n in app.notices)
+
+        settings_file.write_text('{"theme": "no')  # an editor between emptying and writing
+        app._check_settings()
+        settings_file.write_text('{"theme": "nord"}')
+        app._check_settings()
+        await pilot.pause()
+        assert reported() == 0 and app.theme == "nord"
+        settings_file.write_text('{"theme": "nord",}')  # broken for good
+        app._check_settings()
+        app._check_settings()
+        app._check_settings()
+        await pilot.pause()
+        assert reported() == 1
