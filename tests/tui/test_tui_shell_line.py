@@ -180,3 +180,30 @@ def test_the_live_tail_shows_the_last_lines_without_terminal_codes() -> None:
     tail.add("\x1b[32mgreen\x1b[0m\ndownload 10%\rdownload 55%\rdownload 90%")
     shown = tail.view().split("\n")
     assert shown == [*(f"line {n}" for n in range(14, 20)), "green", "download 90%"]
+
+
+async def test_a_part_added_while_a_tool_block_mounts_is_shown() -> None:
+    """Between its `compose` and the end of its mount a block is not `is_mounted`: a state, a result
+    or a command's first lines added then must still show (they were kept but never mounted)."""
+    from textual.app import App, ComposeResult
+
+    class Probe(ToolBlock):
+        def on_mount(self) -> None:  # composed, not yet `is_mounted`
+            self.show_state("said while mounting")
+            self.show_live("first line\n")
+
+    class Ended(ToolBlock):
+        def on_mount(self) -> None:
+            self.show_live("partial\n")
+            self.show_result("done", {}, False)  # the command ended before the block's mount did
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Probe("c1", "shell", {"command": "ls"})
+            yield Ended("c2", "shell", {"command": "true"})
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert [str(w.render()) for w in app.query("ToolBlock .tool-state")] == ["said while mounting"]
+        assert [t.view() for t in app.query(LiveTail)] == ["first line"]  # none left under c2

@@ -267,15 +267,17 @@ class LiveTail(Static):
         super().__init__("", markup=False)
         self.kept = ""
         self._shown = ""
+        self._ready = False
         self._redraw: Timer | None = None
 
     def add(self, text: str) -> None:
         """More output (shown now, or with the next redraw when one is due soon)."""
         self.kept = (self.kept + text)[-LIVE_KEPT:]
-        if self._redraw is None and self.is_mounted:
+        if self._redraw is None and self._ready:
             self._redrawn()
 
     def on_mount(self) -> None:
+        self._ready = True  # (`is_mounted` turns true only after this handler)
         self._redrawn()
 
     def _redrawn(self) -> None:
@@ -323,6 +325,7 @@ class ToolBlock(Vertical):
         self._title = Static(self._title_content(), classes="tool-title")
         self._arguments = Static(_arguments_text(arguments or {}), markup=False)
         self._parts: list[Widget] = []
+        self._composed = False
         self._live: LiveTail | None = None
 
     def _title_content(self) -> Content:
@@ -332,13 +335,18 @@ class ToolBlock(Vertical):
         )
 
     def compose(self) -> ComposeResult:
+        self._composed = True
         yield self._title
         yield Fold(self._arguments, title="Arguments", collapsed=True)
         yield from self._parts
 
     def _add(self, widget: Widget) -> None:
+        """A part after those shown: yielded by `compose` if it has not run yet, else mounted. (Not
+        `is_mounted`: it turns true only once the mount ends, after `compose` ran, and a part added
+        in between was neither composed nor mounted — a running command's first lines, an approval's
+        state or a result that arrived while the block was being mounted.)"""
         self._parts.append(widget)
-        if self.is_mounted:
+        if self._composed:
             self.mount(widget)
 
     def attach(self, widget: Widget) -> None:
@@ -374,7 +382,7 @@ class ToolBlock(Vertical):
         self.has_result = True
         if self._live is not None:
             self._parts.remove(self._live)
-            if self._live.is_mounted:
+            if self._live.parent is not None:  # composed or mounted (is_mounted may not say so yet)
                 self._live.remove()
             self._live = None
         details = details or {}
