@@ -39,7 +39,7 @@ from harnez.server.delegations import Delegations
 from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
-from harnez.settings import Settings, load_settings, parse_model_ref
+from harnez.settings import Settings, load_settings, parse_model_ref, reload_settings
 from harnez.store import Store
 from harnez.store.commands import boot_id
 from harnez.store.delegations import DelegationLink
@@ -762,7 +762,7 @@ class Server(SessionListing):
         workspace = self.settings.workspace
         if workspace is None or not self.settings.files_changed():
             return False
-        found = load_settings(workspace)
+        found = reload_settings(self.settings, workspace)
         for overlay in self._overlays:
             found = overlay(found)
         self.update_settings(found)
@@ -792,7 +792,7 @@ class Server(SessionListing):
             return self.settings
         found = self._workspace_settings.get(folder)
         if found is None or found.files_changed():
-            found = load_settings(folder)
+            found = load_settings(folder) if found is None else reload_settings(found, folder)
             for overlay in self._overlays:
                 found = overlay(found)
             self._workspace_settings[folder] = found

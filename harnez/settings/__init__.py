@@ -9,7 +9,7 @@ The package's parts, each re-exported here (`from harnez.settings import Setting
     messages.py     how a problem is worded: the file or variable, the key path, what is wrong
 """
 
-from harnez.settings.loading import MAX_NESTING, load_settings, save_global_settings
+from harnez.settings.loading import MAX_NESTING, load_settings, reload_settings, save_global_settings
 from harnez.settings.messages import TITLE_SOURCE_FORMS
 from harnez.settings.model import (
     ENV_NESTED_DELIMITER,
@@ -78,5 +78,6 @@ __all__ = [
     "parse_model_ref",
     "parse_title_source",
     "program_name_problem",
+    "reload_settings",
     "save_global_settings",
 ]

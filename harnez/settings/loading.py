@@ -73,6 +73,20 @@ def load_settings(workspace: Path, env: Mapping[str, str] | None = None) -> Sett
     )
 
 
+def reload_settings(settings: Settings, workspace: Path) -> Settings:
+    """`load_settings` again for settings whose files changed while Harnez runs. A file that held
+    settings and is empty now is refused (SettingsError) rather than read as "no settings": in the
+    instant an editor empties a file before writing it, its defaults could loosen a permission the
+    file denies. Deleting the file still means "no settings here"."""
+    emptied = settings.emptied_files()
+    if emptied:
+        raise SettingsError(
+            f"The settings file {emptied[0]} was emptied while Harnez runs; write its settings back, "
+            "or delete the file to use none."
+        )
+    return load_settings(workspace)
+
+
 def _project_hooks(origin: str, raw: Any) -> HookSettings:
     """The project file's `hooks`, checked like any setting but kept apart from the merge: they join the
     person's own hooks (never replace them) and run only once trusted (docs/hooks.md)."""

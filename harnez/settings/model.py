@@ -429,6 +429,18 @@ class Settings(BaseModel):
         loaded._files = files
         return loaded
 
+    def emptied_files(self) -> list[Path]:
+        """Settings files that held settings when these were read and hold nothing now: an editor
+        caught between emptying a file and writing it (or a file emptied on purpose)."""
+        return [
+            path
+            for path, stamp in self._files
+            if stamp is not None
+            and stamp.strip()
+            and (now := file_stamp(path)) is not None
+            and not now.strip()
+        ]
+
     def files_changed(self) -> bool:
         """Whether a settings file these were read from holds something else now (edited, created or
         removed since). Settings built directly, not read from files, never change."""

@@ -133,3 +133,31 @@ def test_the_same_size_written_twice_in_one_clock_tick_is_a_change(
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
     assert settings.files_changed()
     assert not load_settings(workspace).files_changed()
+
+
+async def test_a_settings_file_emptied_while_running_fails_closed(
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path, isolated_home: Path
+) -> None:
+    """An editor empties a file before writing it: caught then, the file's `deny` must not become
+    the default `ask` (nor, headless, a policy's `allow`)."""
+    _write(isolated_home / "settings.json", _global(scripted_model))
+    project = workspace / ".harnez" / "settings.json"
+    _write(project, {"permissions": {"tools": {"shell": "deny"}}})
+    scripted_model.add(answer("one"), tool_call("shell", "c1", command="touch RAN"), answer("two"))
+    server = await open_agent_server(db_path, load_settings(workspace), approve="allow", remember=False)
+    try:
+        session = server.create_session(workspace).id
+        await server.submit(session, "first")
+        await server.wait(session)
+        project.write_text("", encoding="utf-8")  # the instant between emptying and writing
+        await server.submit(session, "second")
+        emptied = await server.wait(session)
+        project.unlink()  # deleting the file is how to use no project settings
+        await server.submit(session, "third")
+        deleted = await server.wait(session)
+    finally:
+        await server.close()
+    assert emptied is not None and emptied.stop == "failed" and emptied.error is not None
+    assert "was emptied" in emptied.error and str(project) in emptied.error
+    assert deleted is not None and deleted.stop == "completed"  # no project file: the default rules
+    assert (workspace / "RAN").exists()  # (this run's --approve allow answered the default `ask`)
