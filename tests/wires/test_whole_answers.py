@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harnez.wires import collect
-from tests.wires.helpers import ALL_WIRES, READ_TOOL, request
+from tests.wires.helpers import ALL_WIRES, READ_TOOL, SECRET, request
 from tests.wires.test_streaming import TOOL_TURN
 
 
@@ -62,3 +62,17 @@ async def test_an_error_object_answered_with_200_is_reported(scripted_model, mak
     scripted_model.add({"status": 200, "body": body})
     turn, _ = await collect(make_wire(wire).stream(request()))
     assert turn.failure is not None and "quota gone" in turn.failure.message
+
+
+@pytest.mark.parametrize("wire", ALL_WIRES)
+async def test_a_key_echoed_in_a_whole_answer_or_non_answer_is_masked(
+    scripted_model, make_wire, wire
+) -> None:
+    scripted_model.add(
+        {"reply": [{"text": f"your key is {SECRET}"}], "whole": True},
+        {"status": 200, "body": {"echo": SECRET}},
+    )
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    failed, _ = await collect(make_wire(wire).stream(request()))
+    assert SECRET not in turn.text and "your key is" in turn.text
+    assert failed.failure is not None and SECRET not in failed.failure.message
