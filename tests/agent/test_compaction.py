@@ -109,3 +109,61 @@ async def test_a_conversation_still_over_the_window_after_compaction_is_never_se
     assert len(sent) == 2 and sent[1]["messages"][0]["content"] == SUMMARY_SYSTEM  # the reads, the summary
     (finished,) = await events(server, session_id, "finished")
     assert finished.body.error == outcome.error
+
+
+class _CountingJson:
+    """Stands in for the `json` module inside harnez.agent.compaction and counts what it encodes."""
+
+    def __init__(self) -> None:
+        import json
+
+        self.encoded = 0
+        self._json = json
+
+    def dumps(self, value: object, **options: object) -> str:
+        self.encoded += 1
+        return self._json.dumps(value, **options)  # type: ignore[arg-type]
+
+
+def _old_summary_cut(items: list, tail_tokens: int) -> int:
+    """The definition: the earliest non-result item (not the first) whose tail fits `tail_tokens`."""
+    for index in range(1, len(items)):
+        if not isinstance(items[index], ToolResult) and estimate_tokens("", items[index:]) <= tail_tokens:
+            return index
+    return len(items)
+
+
+def test_summary_cut_measures_each_item_once_and_cuts_where_the_definition_does(monkeypatch) -> None:
+    import random
+
+    from harnez.agent import compaction
+
+    rng = random.Random(7)
+    for _ in range(40):
+        items = _reads(rng.randrange(0, 30), rng.randrange(1, 400))
+        if rng.random() < 0.5:
+            items.append(AssistantMessage("the end " * rng.randrange(1, 50)))
+        total = estimate_tokens("", items)
+        for tail in (0, 1, total // 5, total // 2, total, total + 10):
+            assert compaction.summary_cut(items, tail) == _old_summary_cut(items, tail)
+    items = _reads(200, 100)
+    tail = estimate_tokens("", items) // 4
+    counting = _CountingJson()
+    monkeypatch.setattr(compaction, "json", counting)
+    assert compaction.summary_cut(items, tail) > len(items) // 2
+    assert counting.encoded <= len(items)  # it was one encoding per item per candidate cut: ~n²/2
+
+
+async def test_a_task_encodes_each_item_once_across_its_estimates(monkeypatch) -> None:
+    from harnez.agent import compaction
+
+    items = _reads(50, 100)
+    compactor = Compactor(None, None, lambda _event: None)  # type: ignore[arg-type]
+    counting = _CountingJson()
+    monkeypatch.setattr(compaction, "json", counting)
+    first = compactor.estimate("system", items)
+    for _ in range(5):  # every request of a tool loop estimates the whole conversation again
+        assert compactor.estimate("system", items) == first
+    items.append(UserMessage("one more"))
+    assert compactor.estimate("system", items) == estimate_tokens("system", items)
+    assert counting.encoded == len(items) * 2  # each item once by the compactor, once by the check
