@@ -50,7 +50,7 @@ class NumberedWork:
             delay = start + (index + 1) / self.rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-        await run.emit_now(ev.TurnCompleted(turn=1, stop="end"))
+        await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="end"))
         return TaskOutcome("completed", 1)
 
 

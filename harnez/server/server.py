@@ -535,6 +535,10 @@ class Server(SessionListing):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.requested.wait(), most)
 
+    def any_running(self) -> bool:
+        """Whether a task runs in any session."""
+        return bool(self.chains.sessions())
+
     def running(self, session_id: str) -> TaskRun | None:
         """The task running in a session, if any."""
         chain = self.chains.get(session_id)

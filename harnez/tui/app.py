@@ -101,13 +101,13 @@ class HarnezApp(NoticeKeepingApp):
         self._local_probe = local_probe
         self._server: Server | None = None
         self._server_closed = False
-        self._collector = IdleCollector()
+        self._collector = IdleCollector(busy=self._tasks_run)
         self._first_screen_chosen = False
         self._settings_timer: Timer | None = None
         self._settings_problem: str | None = None
+        """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._settings_seen: str | None = None
         """The problem the last look at the settings files found (said at the second look)."""
-        """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
         self._use_settings_mode()
@@ -163,6 +163,10 @@ class HarnezApp(NoticeKeepingApp):
             closing = SignalClose(self.quit_harnez, lambda: self._driver)
             closing.install()
             self.set_interval(HANG_UP_CHECK_EVERY, closing.check_terminal, name="terminal check")
+
+    def _tasks_run(self) -> bool:
+        """Whether a task runs in any session of the open server."""
+        return self._server is not None and not self._server_closed and self._server.any_running()
 
     def _collect_if_idle(self) -> None:
         """A full garbage collection while the person pauses (harnez/tui/collector.py)."""

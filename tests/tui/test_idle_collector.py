@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from harnez.tui.collector import IDLE_AFTER, WORTH_COLLECTING, IdleCollector
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import GatedWork, wait_for
 
 
 class Clock:
@@ -65,3 +65,31 @@ async def test_the_app_counts_keys_as_input_and_collects_on_its_timer(make_app) 
         await wait_for(
             pilot, lambda: True in collector.ran, "a full collection on the app's timer", tries=2000
         )
+
+
+def test_no_idle_collection_while_a_task_runs() -> None:
+    clock, running = Clock(), [True]
+    collector = IdleCollector(clock, busy=lambda: running[0])
+    young_collections(WORTH_COLLECTING)
+    clock.now += 2 * IDLE_AFTER
+    assert not collector.collect_if_idle()  # an answer streams: nobody types, but the frames are watched
+    running[0] = False
+    assert collector.collect_if_idle()
+
+
+async def test_the_app_holds_idle_collections_while_its_task_runs(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready, "the app ready")
+        clock = Clock()
+        app._collector = collector = IdleCollector(clock, busy=app._tasks_run)
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: work.started == 1, "the task running")
+        young_collections(WORTH_COLLECTING)
+        clock.now += 2 * IDLE_AFTER
+        assert not collector.collect_if_idle()
+        assert work.gate is not None
+        work.gate.set()
+        await wait_for(pilot, lambda: not app.server.any_running(), "the task ended")
+        assert collector.collect_if_idle()
