@@ -14,11 +14,37 @@ from harnez.store.records import SHARED, event_text, pack, reference, share_plan
 __all__ = ["ContextRecords", "pack", "share_text", "unpack"]
 
 
+Record = tuple[str, str | None, dict[str, Any]]
+"""(role, wire, item) of one context record, its shared text filled in."""
+
+KEEP_SESSIONS = 4
+"""Sessions whose records `ContextRecords.items` keeps decoded between reads (the newest read)."""
+
+
+class _Kept:
+    """A session's records as last read: their ids and their decoded items, in order."""
+
+    __slots__ = ("ids", "records")
+
+    def __init__(self, ids: list[int], records: list[Record]) -> None:
+        self.ids, self.records = ids, records
+
+
 class ContextRecords:
-    """The conversation of a session, item by item, in order."""
+    """The conversation of a session, item by item, in order.
+
+    Every task reads its session's whole conversation; a long session's records (decompressed,
+    parsed, their shared texts read back from the events) took ~25 ms at 1,200 records, on the
+    event loop, before each prompt's request. The records of the last `KEEP_SESSIONS` sessions read
+    stay decoded, and a later read decodes only the records added since: it checks that the ids it
+    kept are still the session's first ones (a record deleted, or a session's number reused after a
+    delete, reads everything again). Records are only ever appended, or rewritten with the same
+    content (`share_text`), so what was decoded stays true. Callers must not change the items.
+    """
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._kept: dict[int, _Kept] = {}
 
     async def append(
         self, session_num: int, task: int | None, role: str, item: dict[str, Any], wire: str | None = None
@@ -35,20 +61,35 @@ class ContextRecords:
             )
         )
 
-    async def items(self, session_num: int) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """(role, wire, item) of every record, oldest first."""
+    async def items(self, session_num: int) -> list[Record]:
+        """(role, wire, item) of every record, oldest first (see the class: kept between reads)."""
+        kept = self._kept.pop(session_num, None)
+        after = kept.ids[-1] if kept is not None and kept.ids else 0
         rows = await self._db.fetchall(
-            "SELECT role, wire, body FROM context_records WHERE session = ? ORDER BY id", (session_num,)
+            "SELECT id, role, wire, CASE WHEN id > ? THEN body END FROM context_records "
+            "WHERE session = ? ORDER BY id",
+            (after, session_num),
         )
-        items = [(r[0], r[1], unpack(r[2])) for r in rows]
+        known = 0 if kept is None else len(kept.ids)
+        if kept is not None and [r[0] for r in rows[:known]] != kept.ids:
+            kept, known = None, 0
+            rows = await self._db.fetchall(
+                "SELECT id, role, wire, body FROM context_records WHERE session = ? ORDER BY id",
+                (session_num,),
+            )
+        added = [(r[1], r[2], unpack(r[3])) for r in rows[known:]]
         texts = await self._event_texts(
-            session_num, {seq for _, _, item in items if (seq := reference(item))}
+            session_num, {seq for _, _, item in added if (seq := reference(item))}
         )
-        for _, _, item in items:
+        for _, _, item in added:
             seq = reference(item)
             if seq is not None:
                 item[SHARED[item["type"]][1]] = texts.get(seq, "")
-        return items
+        records = added if kept is None else kept.records + added
+        self._kept[session_num] = _Kept([r[0] for r in rows], records)
+        while len(self._kept) > KEEP_SESSIONS:
+            del self._kept[next(iter(self._kept))]
+        return list(records)
 
     async def _event_texts(self, session_num: int, seqs: set[int]) -> dict[int, str]:
         """The shared text of each event, by seq."""
