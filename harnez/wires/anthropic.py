@@ -241,7 +241,7 @@ class AnthropicTranslator(Translator):
         self.finished = True
         error = payload.get("error") or {}
         kind = error.get("type", "error")
-        message = f"the provider reported {kind} mid-stream: {error.get('message', '')}"
+        message = f"the provider reported {kind} {self.where}: {error.get('message', '')}"
         return [
             Failure(message, 529 if kind == "overloaded_error" else None, retryable=kind in RETRYABLE_ERRORS)
         ]

@@ -86,6 +86,8 @@ class Translator:
     """Turns one call's decoded stream items into wire events; one instance per call."""
 
     finished = False
+    where = "mid-stream"
+    """Where an error the provider reports came: in its stream, or `in its answer` (`whole`)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         raise NotImplementedError
@@ -129,6 +131,7 @@ class Translator:
     def whole(self, body: dict[str, Any]) -> list[WireEvent]:
         """The events of a whole, non-streamed answer (`as_stream`), ending as its stream would."""
         items = self.as_stream(body)
+        self.where = "in its answer"
         if not items:
             return []  # no answer of this wire: the caller says so
         out: list[WireEvent] = []

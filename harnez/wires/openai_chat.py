@@ -194,7 +194,7 @@ class ChatTranslator(Translator):
         message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         code = error.get("code") if isinstance(error, dict) else None
         return Failure(
-            f"the provider reported an error mid-stream: {message}",
+            f"the provider reported an error {self.where}: {message}",
             code if isinstance(code, int) else None,
             retryable=code in RETRYABLE_STATUSES,
         )

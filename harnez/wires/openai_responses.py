@@ -237,7 +237,7 @@ class ResponsesTranslator(Translator):
         self.finished = True
         error = (payload.get("response") or {}).get("error") or payload
         code = error.get("code")
-        message = f"the provider reported an error mid-stream ({code}): {error.get('message', '')}"
+        message = f"the provider reported an error {self.where} ({code}): {error.get('message', '')}"
         return [Failure(message, retryable=code in RETRYABLE_CODES)]
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -62,6 +62,7 @@ async def test_an_error_object_answered_with_200_is_reported(scripted_model, mak
     scripted_model.add({"status": 200, "body": body})
     turn, _ = await collect(make_wire(wire).stream(request()))
     assert turn.failure is not None and "quota gone" in turn.failure.message
+    assert "in its answer" in turn.failure.message and "mid-stream" not in turn.failure.message
 
 
 @pytest.mark.parametrize("wire", ALL_WIRES)
