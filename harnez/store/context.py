@@ -34,7 +34,7 @@ class ContextRecords:
     """The conversation of a session, item by item, in order.
 
     Every task reads its session's whole conversation; a long session's records (decompressed,
-    parsed, their shared texts read back from the events) took ~25 ms at 1,200 records, on the
+    parsed, their shared texts read back from the events) took ~30 ms at 1,200 records, on the
     event loop, before each prompt's request. The records of the last `KEEP_SESSIONS` sessions read
     stay decoded, and a later read decodes only the records added since: it checks that the ids it
     kept are still the session's first ones (a record deleted, or a session's number reused after a
