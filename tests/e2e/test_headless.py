@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -65,6 +66,39 @@ def test_run_prints_the_answer_and_keeps_no_key_anywhere(headless: HeadlessWorks
     assert request.headers["authorization"] == f"Bearer {SECRET}"
     for file in headless.database.parent.glob("harnez.sqlite*"):
         assert SECRET.encode() not in file.read_bytes(), file
+
+
+def test_a_key_written_into_the_base_url_is_sent_but_never_kept_or_printed(
+    headless: HeadlessWorkspace,
+) -> None:
+    password, query_key = "pw-PLANTED-in-url-0123", "qk-PLANTED-in-query-4567"
+    settings_file = headless.path / ".harnez" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+
+    def provider_at(url: str) -> None:
+        with_key = url.replace("http://", f"http://user:{password}@")
+        settings["providers"]["chat"]["base_url"] = f"{with_key}?api-version=2024-10-21&key={query_key}"
+        settings_file.write_text(json.dumps(settings))
+
+    provider_at(headless.model.base_url("openai-chat"))
+    headless.model.add({"reply": [{"text": "Hello through a keyed URL."}]})
+    answered = headless.harnez("run", "--json", "say hello")
+    assert answered.returncode == 0, answered.stderr
+    assert headless.model.requests[-1].path == (
+        f"/v1/chat/completions?api-version=2024-10-21&key={query_key}"
+    ), "the wire's path goes before the base URL's query"
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    provider_at(f"http://127.0.0.1:{dead}/v1")
+    failed = headless.harnez("run", "--json", "say hello again")
+    assert failed.returncode == 1
+    assert f"cannot connect to http://127.0.0.1:{dead}/v1/chat/completions" in failed.stderr
+    for secret in (password, query_key):
+        for done in (answered, failed):
+            assert secret not in done.stdout + done.stderr
+        for file in headless.database.parent.glob("harnez.sqlite*"):
+            assert secret.encode() not in file.read_bytes(), file
 
 
 def test_a_broken_stream_is_retried_without_duplicated_text(headless: HeadlessWorkspace) -> None:
