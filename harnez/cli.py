@@ -40,6 +40,24 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _folder(text: str) -> Path:
+    """An argparse type: a folder. An empty value (an unset shell variable, `--session-dir "$DIR"`) is
+    refused instead of read as the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty value")
+    return Path(text)
+
+
+def _session_to_resume(text: str) -> str:
+    """An argparse type: `latest` or a session id. An empty value (`--resume "$ID"` with ID unset) is
+    refused instead of read as the newest session."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected `latest` or a session id (a unique prefix is enough), got an empty value"
+        )
+    return text.strip()
+
+
 class _Version(argparse.Action):
     """`--version`: the installed version, looked up only when asked (it costs an import)."""
 
@@ -68,7 +86,7 @@ def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
     """`--session-dir DIR`, on every command that touches the database; given before or after the command."""
     parser.add_argument(
         "--session-dir",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         default=None if top else argparse.SUPPRESS,
         help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)",
@@ -128,7 +146,13 @@ def _add_headless(commands: Any) -> None:
             sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
         _add_answers_and_hooks(sub, name)
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
-        sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
+        sub.add_argument(
+            "--resume",
+            dest="run_resume",
+            type=_session_to_resume,
+            metavar="latest|ID",
+            help="continue a saved session",
+        )
         _session_dir(sub)
         sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
         sub.add_argument(
@@ -168,7 +192,7 @@ def _run_flags(sub: argparse.ArgumentParser) -> None:
         help="the environment variable holding its key (the name, not the key)",
     )
     sub.add_argument(
-        "--workspace", type=Path, metavar="DIR", help="work in DIR instead of the current folder"
+        "--workspace", type=_folder, metavar="DIR", help="work in DIR instead of the current folder"
     )
     sub.add_argument(
         "--programs",
@@ -244,7 +268,7 @@ def _add_import(commands: Any) -> None:
         help="only this harness (repeat for several; default: all four)",
     )
     imports.add_argument(
-        "--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)"
+        "--home", type=_folder, default=None, metavar="DIR", help="the HOME to search (default: yours)"
     )
     imports.add_argument(
         "--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)"
@@ -272,13 +296,13 @@ def _add_serve(commands: Any) -> None:
     )
     serve.add_argument(
         "--workspaces",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         help="where each HTTP session gets its own folder (default: beside the database)",
     )
     serve.add_argument(
         "--workspace",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         help="a fixed workspace for every session of the default harness (a shared repository)",
     )

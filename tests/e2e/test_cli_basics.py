@@ -29,3 +29,28 @@ def test_a_prompt_given_twice_is_a_usage_error_before_anything_runs(headless: He
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("harnez: Give the prompt once") and len(done.stderr.splitlines()) == 1
     assert headless.model.requests == [] and not headless.database.exists()
+
+
+def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
+    headless: HeadlessWorkspace,
+) -> None:
+    """`--resume "$ID"` or `--session-dir "$DIR"` with the variable unset: refused, not the newest
+    session continued nor a database dropped in the current folder."""
+    headless.model.add({"reply": [{"text": "The first session."}]})
+    assert headless.harnez("run", "start one").returncode == 0
+    before = len(headless.model.requests)
+    for args in (
+        ("run", "--resume", "", "go on"),
+        ("chat", "--resume", " "),
+        ("run", "--session-dir", "", "go on"),
+        ("--session-dir", "", "sessions"),
+        ("run", "--workspace", "", "go on"),
+        ("import", "--home", ""),
+    ):
+        done = headless.harnez(*args, input="go on\n")
+        assert done.returncode == 2, (args, done.stderr)
+        assert "got an empty value" in done.stderr.splitlines()[-1], args
+    assert len(headless.model.requests) == before
+    assert not (headless.path / "harnez.sqlite").exists()
+    (listed,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert listed["status"] == "completed", "the first session was not continued"
