@@ -552,13 +552,19 @@ async def _import(args: argparse.Namespace) -> int:
     from harnez.reading import ProgressLine, import_report_text, parse_since
 
     since = parse_since(args.since)
+    home = args.home.expanduser() if args.home is not None else Path.home()
+    if not home.is_dir():
+        raise UsageError(
+            f"--home {home} is not a folder: name the HOME whose .claude, .codex, .local/share/opencode "
+            "or .pi to import (without --home, yours)."
+        )
     workspace = _workspace()
     settings = _settings(workspace)
     server = await _open_server(workspace, settings, database=_database(args, workspace, settings))
     try:
         progress = ProgressLine(sys.stderr)
         report = await server.import_sessions(
-            args.home or Path.home(),
+            home,
             workspace=workspace,
             harnesses=args.harness,
             since=since,
