@@ -137,9 +137,25 @@ def test_no_session_leaves_the_database_untouched(headless: HeadlessWorkspace) -
     connection.close()
     before = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
     done = headless.harnez("run", "--no-session", "--input", "second")
-    assert done.returncode == 0, done.stderr and "not kept" in done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "not kept" in done.stdout
     after = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
     assert after == before
+
+
+def test_no_session_with_resume_is_a_usage_error_not_a_fresh_conversation(
+    headless: HeadlessWorkspace,
+) -> None:
+    headless.model.add({"reply": [{"text": "kept"}]})
+    assert headless.harnez("run", "first").returncode == 0
+    asked = len(headless.model.requests)
+    for command in (("run", "second"), ("chat",)):
+        done = headless.harnez(*command, "--no-session", "--resume", "latest", input="second\n")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith("harnez: --no-session starts from nothing") and done.stdout == ""
+    assert len(headless.model.requests) == asked, (
+        "no request: the model never saw a prompt without its history"
+    )
 
 
 def test_no_session_in_a_fresh_workspace_creates_no_database(headless: HeadlessWorkspace) -> None:
