@@ -41,11 +41,12 @@ def _seconds(text: str) -> float:
 
 
 def _folder(text: str) -> Path:
-    """An argparse type: a folder. An empty value (an unset shell variable, `--session-dir "$DIR"`) is
-    refused instead of read as the current folder."""
+    """An argparse type: a folder, `~` expanded (a quoted `~/x` means the same in every command). An empty
+    value (an unset shell variable, `--session-dir "$DIR"`) is refused instead of read as the current
+    folder."""
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a folder, got an empty value")
-    return Path(text)
+    return Path(text).expanduser()
 
 
 def _session_to_resume(text: str) -> str:

@@ -267,9 +267,25 @@ def test_input_on_stdin_and_a_session_dir(headless: HeadlessWorkspace, tmp_path:
     headless.model.add({"reply": [{"text": "from stdin"}]})
     elsewhere = tmp_path / "sessions"
     done = headless.harnez("run", "--session-dir", str(elsewhere), input="prompt on stdin\n")
-    assert done.returncode == 0, done.stderr and "from stdin" in done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "from stdin" in done.stdout
     assert (elsewhere / "harnez.sqlite").exists() and not headless.database.exists()
     assert "prompt on stdin" in str(headless.model.requests[-1].body)
+
+
+def test_a_quoted_tilde_in_session_dir_is_the_home_folder_for_run_and_sessions_alike(
+    headless: HeadlessWorkspace, tmp_path: Path
+) -> None:
+    home = tmp_path / "home-folder"
+    home.mkdir()
+    headless.env["HOME"] = str(home)
+    headless.model.add({"reply": [{"text": "stored at home"}]})
+    done = headless.harnez("run", "--json", "--session-dir", "~/store", "remember this")
+    assert done.returncode == 0, done.stderr
+    assert (home / "store" / "harnez.sqlite").exists()
+    assert not (headless.path / "~").exists(), "no folder named ~ in the workspace"
+    listed = headless.harnez("sessions", "--session-dir", "~/store", "--json")
+    assert [s["id"] for s in json_lines(listed.stdout)] == [json_lines(done.stdout)[0]["session"]]
 
 
 def test_a_step_budget_ends_incomplete_with_exit_3(headless: HeadlessWorkspace) -> None:
