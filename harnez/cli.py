@@ -321,6 +321,7 @@ def _add_events(commands: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run Harnez; returns the process exit code."""
+    _open_closed_standard_streams()
     args = _parser().parse_args(argv)
     try:
         if args.command in ("run", "chat"):
@@ -343,6 +344,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`harnez run --json | head`): stop quietly, as other tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
+
+
+def _open_closed_standard_streams() -> None:
+    """A standard stream its caller closed (`harnez run <&-`, `>&-`) is /dev/null instead of None: stdin
+    reads as empty and output goes nowhere, as with a redirection to /dev/null, instead of a traceback.
+    The descriptor is taken, so no database or socket opened later lands on 0, 1 or 2."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))  # noqa: SIM115 (for the whole run)
 
 
 def _workspace() -> Path:

@@ -54,3 +54,29 @@ def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
     assert not (headless.path / "harnez.sqlite").exists()
     (listed,) = json_lines(headless.harnez("sessions", "--json").stdout)
     assert listed["status"] == "completed", "the first session was not continued"
+
+
+def test_a_closed_stdin_or_stdout_is_read_as_empty_or_written_nowhere_not_a_traceback(
+    headless: HeadlessWorkspace,
+) -> None:
+    def closed(redirection: str, *args: str) -> subprocess.CompletedProcess[str]:
+        script = f'exec "$0" "$@" {redirection}'  # the shell closes the stream before harnez starts
+        return subprocess.run(
+            ["sh", "-c", script, str(HARNEZ), *args],
+            cwd=headless.path,
+            env=headless.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    no_prompt = closed("<&-", "run")
+    assert no_prompt.returncode == 2 and no_prompt.stderr.startswith("harnez: Nothing to run"), (
+        no_prompt.stderr
+    )
+    assert closed("<&-", "chat").returncode == 0
+    headless.model.add({"reply": [{"text": "Nobody reads this."}]})
+    unread = closed(">&-", "run", "answer anyway")
+    assert unread.returncode == 0 and "Traceback" not in unread.stderr, unread.stderr
+    (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert saved["status"] == "completed"
