@@ -40,6 +40,25 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _folder(text: str) -> Path:
+    """An argparse type: a folder, `~` expanded (a quoted `~/x` means the same in every command). An empty
+    value (an unset shell variable, `--session-dir "$DIR"`) is refused instead of read as the current
+    folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty value")
+    return Path(text).expanduser()
+
+
+def _session_to_resume(text: str) -> str:
+    """An argparse type: `latest` or a session id. An empty value (`--resume "$ID"` with ID unset) is
+    refused instead of read as the newest session."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected `latest` or a session id (a unique prefix is enough), got an empty value"
+        )
+    return text.strip()
+
+
 class _Version(argparse.Action):
     """`--version`: the installed version, looked up only when asked (it costs an import)."""
 
@@ -68,7 +87,7 @@ def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
     """`--session-dir DIR`, on every command that touches the database; given before or after the command."""
     parser.add_argument(
         "--session-dir",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         default=None if top else argparse.SUPPRESS,
         help="keep the database in DIR (like HARNEZ_DATABASE_PATH=DIR/harnez.sqlite)",
@@ -128,7 +147,13 @@ def _add_headless(commands: Any) -> None:
             sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
         _add_answers_and_hooks(sub, name)
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
-        sub.add_argument("--resume", dest="run_resume", metavar="latest|ID", help="continue a saved session")
+        sub.add_argument(
+            "--resume",
+            dest="run_resume",
+            type=_session_to_resume,
+            metavar="latest|ID",
+            help="continue a saved session",
+        )
         _session_dir(sub)
         sub.add_argument("--no-session", action="store_true", help="write nothing to any database")
         sub.add_argument(
@@ -168,7 +193,7 @@ def _run_flags(sub: argparse.ArgumentParser) -> None:
         help="the environment variable holding its key (the name, not the key)",
     )
     sub.add_argument(
-        "--workspace", type=Path, metavar="DIR", help="work in DIR instead of the current folder"
+        "--workspace", type=_folder, metavar="DIR", help="work in DIR instead of the current folder"
     )
     sub.add_argument(
         "--programs",
@@ -244,7 +269,7 @@ def _add_import(commands: Any) -> None:
         help="only this harness (repeat for several; default: all four)",
     )
     imports.add_argument(
-        "--home", type=Path, default=None, metavar="DIR", help="the HOME to search (default: yours)"
+        "--home", type=_folder, default=None, metavar="DIR", help="the HOME to search (default: yours)"
     )
     imports.add_argument(
         "--since", metavar="DATE", help="only sessions changed since DATE (YYYY-MM-DD or ISO time)"
@@ -272,13 +297,13 @@ def _add_serve(commands: Any) -> None:
     )
     serve.add_argument(
         "--workspaces",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         help="where each HTTP session gets its own folder (default: beside the database)",
     )
     serve.add_argument(
         "--workspace",
-        type=Path,
+        type=_folder,
         metavar="DIR",
         help="a fixed workspace for every session of the default harness (a shared repository)",
     )
@@ -296,6 +321,7 @@ def _add_events(commands: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run Harnez; returns the process exit code."""
+    _open_closed_standard_streams()
     args = _parser().parse_args(argv)
     try:
         if args.command in ("run", "chat"):
@@ -318,6 +344,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`harnez run --json | head`): stop quietly, as other tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
+
+
+def _open_closed_standard_streams() -> None:
+    """A standard stream its caller closed (`harnez run <&-`, `>&-`) is /dev/null instead of None: stdin
+    reads as empty and output goes nowhere, as with a redirection to /dev/null, instead of a traceback.
+    The descriptor is taken, so no database or socket opened later lands on 0, 1 or 2."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))  # noqa: SIM115 (for the whole run)
 
 
 def _workspace() -> Path:
@@ -528,13 +568,19 @@ async def _import(args: argparse.Namespace) -> int:
     from harnez.reading import ProgressLine, import_report_text, parse_since
 
     since = parse_since(args.since)
+    home = args.home.expanduser() if args.home is not None else Path.home()
+    if not home.is_dir():
+        raise UsageError(
+            f"--home {home} is not a folder: name the HOME whose .claude, .codex, .local/share/opencode "
+            "or .pi to import (without --home, yours)."
+        )
     workspace = _workspace()
     settings = _settings(workspace)
     server = await _open_server(workspace, settings, database=_database(args, workspace, settings))
     try:
         progress = ProgressLine(sys.stderr)
         report = await server.import_sessions(
-            args.home or Path.home(),
+            home,
             workspace=workspace,
             harnesses=args.harness,
             since=since,

@@ -22,6 +22,9 @@ MASK = "[redacted]"
 MIN_SECRET_LENGTH = 8
 """Shorter values are not masked: they would blank ordinary words (and are no real keys)."""
 
+CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|sig|pass|auth|credential", re.IGNORECASE)
+"""Names of URL query parameters that carry a credential (`?key=…`, `?access_token=…`, `?sig=…`)."""
+
 COMMON_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 """The hosted providers' usual key variables: withheld from commands even before settings name them."""
 
@@ -64,6 +67,11 @@ class Secrets:
             self._values |= fresh
             ordered = sorted(self._values, key=len, reverse=True)
             self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def learn_url(self, url: str) -> None:
+        """Mask the credentials a provider's URL carries (`url_credentials`) wherever they appear."""
+        for value in url_credentials(url):
+            self.add_value(value)
 
     def redact(self, text: str) -> str:
         """The text with every known secret value replaced by `[redacted]`."""
@@ -123,6 +131,22 @@ def command_environment(
     base = os.environ if base is None else base
     withheld = SECRETS.names - set(pass_through)
     return {name: value for name, value in base.items() if name not in withheld}
+
+
+def url_credentials(url: str) -> list[str]:
+    """The credentials written into a URL, as written and decoded: its password (or a user name given
+    alone: a token) and the values of query parameters named like one (`CREDENTIAL_PARAMETER`)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    user, has_password, password = parts.netloc.rpartition("@")[0].partition(":")
+    written = [password if has_password else user]
+    for parameter in parts.query.split("&"):
+        name, _, value = parameter.partition("=")
+        if CREDENTIAL_PARAMETER.search(unquote(name)):
+            written.append(value)
+    found = [form for value in written for form in (value, unquote(value.replace("+", " ")))]
+    return [value for value in dict.fromkeys(found) if value]
 
 
 def public_url(url: str) -> str:

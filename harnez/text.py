@@ -26,8 +26,9 @@ _UNSAFE_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 """What `printable` escapes in multi-line text: controls but tab and newline, bidi, surrogates."""
 _UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 """What `printable` escapes in one-line text (titles, paths): tab and newline too."""
-_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}\ud800-\udfff]")
-"""What `json.dumps(ensure_ascii=False)` leaves raw but a terminal may act on (it escapes C0)."""
+_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]")
+"""What `json.dumps(ensure_ascii=False)` leaves raw but a terminal may act on (it escapes C0), and the
+line and paragraph separators, which line readers such as Python's `str.splitlines` break lines at."""
 _SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 

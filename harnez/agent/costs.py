@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from harnez import events as ev
 from harnez.pricing import Prices, card_provider, nearest_models, prices_for, settings_prices
+from harnez.redaction import public_url
 from harnez.settings import Rate
 from harnez.wires import ResolvedModel, Usage
 
@@ -78,7 +79,7 @@ def unpriced_message(model: ResolvedModel) -> str:
     if card is None:
         return (
             f"{ref} has no price, so its cost is unknown: the rate card has no provider at "
-            f"{model.endpoint.base_url} or named {model.provider!r}; {advice}"
+            f"{public_url(model.endpoint.base_url)} or named {model.provider!r}; {advice}"
         )
     listed = nearest_models(card, model.model)
     more = len(card.models) - len(listed)

@@ -72,6 +72,11 @@ class RunOptions:
     task_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.no_session and self.resume is not None:
+            raise UsageError(
+                "--no-session starts from nothing and keeps nothing, so it cannot continue a session: "
+                "drop --resume for a throw-away run, or drop --no-session to continue it."
+            )
         if self.model:
             parse_model_ref(self.model)  # a bad reference is a usage error before anything opens
         if self.provider.given and (self.model or not self.resuming):
@@ -86,8 +91,8 @@ class RunOptions:
 
     @property
     def resuming(self) -> bool:
-        """Whether the run continues a saved session (`--resume`, and not `--no-session`)."""
-        return self.resume is not None and not self.no_session
+        """Whether the run continues a saved session (`--resume`)."""
+        return self.resume is not None
 
     @property
     def database(self) -> Path:

@@ -36,6 +36,7 @@ class RecordedRequest:
 
     method: str
     path: str
+    """The request target as sent, query included (`/v1/chat/completions?api-version=1`)."""
     headers: dict[str, str]
     body: Any
     """The JSON body, or the raw text when it was not JSON."""
@@ -147,14 +148,15 @@ class ScriptedModel:
             writer.close()
 
     async def _respond(self, request: RecordedRequest, writer: asyncio.StreamWriter) -> bool:
-        kind = next((k for suffix, k in ROUTES.items() if request.path.endswith(suffix)), None)
+        route = request.path.partition("?")[0]  # a query (`?api-version=…`) routes like its path
+        kind = next((k for suffix, k in ROUTES.items() if route.endswith(suffix)), None)
         if request.method != "POST" or kind is None:
             await _send_json(
                 writer, 404, {"error": {"message": f"no route for {request.method} {request.path}"}}
             )
             return True
         with self._lock:
-            turn = self.script.take(request.path)
+            turn = self.script.take(route)
         if turn is None:
             message = f"scripted model: the script has no turn left for {request.path}"
             await _send_json(writer, 400, {"error": {"message": message, "type": "script_exhausted"}})

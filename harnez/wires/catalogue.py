@@ -97,6 +97,7 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
         raise ModelConfigError(
             f"unknown provider {provider!r}: add it under `providers` in settings.json (known: {known})"
         )
+    SECRETS.learn_url(found.base_url)  # a password or `?key=` in the URL is masked like a key
     key = None
     if found.api_key_env is not None:
         SECRETS.learn(found.api_key_env)

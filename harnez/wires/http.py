@@ -14,10 +14,11 @@ import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from harnez.redaction import SECRETS
+from harnez.redaction import SECRETS, public_url
 from harnez.settings import RetrySettings, WireName
 from harnez.text import valid_text
 from harnez.wires.base import (
@@ -166,7 +167,8 @@ class HttpWire:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(provider={self.endpoint.provider!r}, base_url={self.endpoint.base_url!r})"
+            f"{type(self).__name__}(provider={self.endpoint.provider!r}, "
+            f"base_url={public_url(self.endpoint.base_url)!r})"
         )
 
     async def aclose(self) -> None:
@@ -203,7 +205,7 @@ class HttpWire:
                 f"{len(dropped)} provider item(s) from {wires} cannot be replayed on {self.name} and were left out",
                 [o.to_json() for o in dropped],
             )
-        url = self.endpoint.base_url + self.path
+        url = request_url(self.endpoint.base_url, self.path)
         try:
             async with contextlib.aclosing(self._exchange(request, url)) as events:
                 async for event in events:
@@ -261,7 +263,9 @@ class HttpWire:
         ]
 
     def _transport_failure(self, url: str, exc: BaseException) -> Failure:
-        """A request that never completed, as a retryable failure saying what went wrong."""
+        """A request that never completed, as a retryable failure saying what went wrong (the URL
+        without the credentials it may carry)."""
+        url = public_url(url)
         if isinstance(exc, TimeoutError):
             text = (
                 f"the request to {url} took longer than retry.request_timeout "
@@ -317,7 +321,7 @@ class HttpWire:
         elif status == 403:
             message = f"{ep.provider} refused access (403) to model {model!r}: check the key's permissions. The provider said: {said}"
         elif status == 404:
-            message = f"not found (404): unknown model {model!r} or wrong base URL {ep.base_url!r}. The provider said: {said}"
+            message = f"not found (404): unknown model {model!r} or wrong base URL {public_url(ep.base_url)!r}. The provider said: {said}"
         elif status in RETRYABLE_STATUSES:
             label = {429: "rate limited", 529: "overloaded"}.get(status, "server error")
             message = f"{ep.provider} answered {status} ({label}): {said}"
@@ -328,6 +332,13 @@ class HttpWire:
 
     def _redact(self, text: str) -> str:
         return SECRETS.redact(text)
+
+
+def request_url(base_url: str, path: str) -> str:
+    """The URL to POST to: the wire's `path` after the base URL's own path, before any query the base
+    URL holds (`…/openai/v1?api-version=…` asks `…/openai/v1/chat/completions?api-version=…`)."""
+    parts = urlsplit(base_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
 
 
 def _json_answer(response: httpx.Response) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harnez.redaction import public_url
+from harnez.redaction import public_url, url_credentials
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.agents_support import project_agents, reviewer
 from tests.agent.helpers import answer, events, make_settings, run_task
@@ -69,6 +69,15 @@ def test_the_recorded_endpoint_never_carries_credentials() -> None:
         "https://api.example.com:8443/v1"
     )
     assert public_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+
+
+def test_the_credentials_a_url_carries_are_found_as_written_and_decoded() -> None:
+    url = "https://me:pw%2Dsecret1@h/v1?api-version=2024-10-21&key=AIza%3Dsecret&access_token=tok-123456"
+    found = url_credentials(url)
+    assert {"pw%2Dsecret1", "pw-secret1", "AIza%3Dsecret", "AIza=secret", "tok-123456"} <= set(found)
+    assert "2024-10-21" not in found and "me" not in found, "a version or a user name is no credential"
+    assert url_credentials("https://only-a-token-here@h/v1") == ["only-a-token-here"]
+    assert url_credentials("http://127.0.0.1:8080/v1?api-version=1") == []
 
 
 async def test_an_agent_file_written_or_removed_between_two_prompts_counts_from_the_next_one(

@@ -29,3 +29,54 @@ def test_a_prompt_given_twice_is_a_usage_error_before_anything_runs(headless: He
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("harnez: Give the prompt once") and len(done.stderr.splitlines()) == 1
     assert headless.model.requests == [] and not headless.database.exists()
+
+
+def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
+    headless: HeadlessWorkspace,
+) -> None:
+    """`--resume "$ID"` or `--session-dir "$DIR"` with the variable unset: refused, not the newest
+    session continued nor a database dropped in the current folder."""
+    headless.model.add({"reply": [{"text": "The first session."}]})
+    assert headless.harnez("run", "start one").returncode == 0
+    before = len(headless.model.requests)
+    for args in (
+        ("run", "--resume", "", "go on"),
+        ("chat", "--resume", " "),
+        ("run", "--session-dir", "", "go on"),
+        ("--session-dir", "", "sessions"),
+        ("run", "--workspace", "", "go on"),
+        ("import", "--home", ""),
+    ):
+        done = headless.harnez(*args, input="go on\n")
+        assert done.returncode == 2, (args, done.stderr)
+        assert "got an empty value" in done.stderr.splitlines()[-1], args
+    assert len(headless.model.requests) == before
+    assert not (headless.path / "harnez.sqlite").exists()
+    (listed,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert listed["status"] == "completed", "the first session was not continued"
+
+
+def test_a_closed_stdin_or_stdout_is_read_as_empty_or_written_nowhere_not_a_traceback(
+    headless: HeadlessWorkspace,
+) -> None:
+    def closed(redirection: str, *args: str) -> subprocess.CompletedProcess[str]:
+        script = f'exec "$0" "$@" {redirection}'  # the shell closes the stream before harnez starts
+        return subprocess.run(
+            ["sh", "-c", script, str(HARNEZ), *args],
+            cwd=headless.path,
+            env=headless.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    no_prompt = closed("<&-", "run")
+    assert no_prompt.returncode == 2 and no_prompt.stderr.startswith("harnez: Nothing to run"), (
+        no_prompt.stderr
+    )
+    assert closed("<&-", "chat").returncode == 0
+    headless.model.add({"reply": [{"text": "Nobody reads this."}]})
+    unread = closed(">&-", "run", "answer anyway")
+    assert unread.returncode == 0 and "Traceback" not in unread.stderr, unread.stderr
+    (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert saved["status"] == "completed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -67,6 +68,39 @@ def test_run_prints_the_answer_and_keeps_no_key_anywhere(headless: HeadlessWorks
         assert SECRET.encode() not in file.read_bytes(), file
 
 
+def test_a_key_written_into_the_base_url_is_sent_but_never_kept_or_printed(
+    headless: HeadlessWorkspace,
+) -> None:
+    password, query_key = "pw-PLANTED-in-url-0123", "qk-PLANTED-in-query-4567"
+    settings_file = headless.path / ".harnez" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+
+    def provider_at(url: str) -> None:
+        with_key = url.replace("http://", f"http://user:{password}@")
+        settings["providers"]["chat"]["base_url"] = f"{with_key}?api-version=2024-10-21&key={query_key}"
+        settings_file.write_text(json.dumps(settings))
+
+    provider_at(headless.model.base_url("openai-chat"))
+    headless.model.add({"reply": [{"text": "Hello through a keyed URL."}]})
+    answered = headless.harnez("run", "--json", "say hello")
+    assert answered.returncode == 0, answered.stderr
+    assert headless.model.requests[-1].path == (
+        f"/v1/chat/completions?api-version=2024-10-21&key={query_key}"
+    ), "the wire's path goes before the base URL's query"
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    provider_at(f"http://127.0.0.1:{dead}/v1")
+    failed = headless.harnez("run", "--json", "say hello again")
+    assert failed.returncode == 1
+    assert f"cannot connect to http://127.0.0.1:{dead}/v1/chat/completions" in failed.stderr
+    for secret in (password, query_key):
+        for done in (answered, failed):
+            assert secret not in done.stdout + done.stderr
+        for file in headless.database.parent.glob("harnez.sqlite*"):
+            assert secret.encode() not in file.read_bytes(), file
+
+
 def test_a_broken_stream_is_retried_without_duplicated_text(headless: HeadlessWorkspace) -> None:
     headless.model.add(
         {"reply": [{"text": ["one ", "two ", "three ", "four"]}], "cut_after_chunks": 3},
@@ -103,9 +137,25 @@ def test_no_session_leaves_the_database_untouched(headless: HeadlessWorkspace) -
     connection.close()
     before = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
     done = headless.harnez("run", "--no-session", "--input", "second")
-    assert done.returncode == 0, done.stderr and "not kept" in done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "not kept" in done.stdout
     after = {p.name: p.read_bytes() for p in headless.database.parent.glob("harnez.sqlite*")}
     assert after == before
+
+
+def test_no_session_with_resume_is_a_usage_error_not_a_fresh_conversation(
+    headless: HeadlessWorkspace,
+) -> None:
+    headless.model.add({"reply": [{"text": "kept"}]})
+    assert headless.harnez("run", "first").returncode == 0
+    asked = len(headless.model.requests)
+    for command in (("run", "second"), ("chat",)):
+        done = headless.harnez(*command, "--no-session", "--resume", "latest", input="second\n")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith("harnez: --no-session starts from nothing") and done.stdout == ""
+    assert len(headless.model.requests) == asked, (
+        "no request: the model never saw a prompt without its history"
+    )
 
 
 def test_no_session_in_a_fresh_workspace_creates_no_database(headless: HeadlessWorkspace) -> None:
@@ -217,9 +267,25 @@ def test_input_on_stdin_and_a_session_dir(headless: HeadlessWorkspace, tmp_path:
     headless.model.add({"reply": [{"text": "from stdin"}]})
     elsewhere = tmp_path / "sessions"
     done = headless.harnez("run", "--session-dir", str(elsewhere), input="prompt on stdin\n")
-    assert done.returncode == 0, done.stderr and "from stdin" in done.stdout
+    assert done.returncode == 0, done.stderr
+    assert "from stdin" in done.stdout
     assert (elsewhere / "harnez.sqlite").exists() and not headless.database.exists()
     assert "prompt on stdin" in str(headless.model.requests[-1].body)
+
+
+def test_a_quoted_tilde_in_session_dir_is_the_home_folder_for_run_and_sessions_alike(
+    headless: HeadlessWorkspace, tmp_path: Path
+) -> None:
+    home = tmp_path / "home-folder"
+    home.mkdir()
+    headless.env["HOME"] = str(home)
+    headless.model.add({"reply": [{"text": "stored at home"}]})
+    done = headless.harnez("run", "--json", "--session-dir", "~/store", "remember this")
+    assert done.returncode == 0, done.stderr
+    assert (home / "store" / "harnez.sqlite").exists()
+    assert not (headless.path / "~").exists(), "no folder named ~ in the workspace"
+    listed = headless.harnez("sessions", "--session-dir", "~/store", "--json")
+    assert [s["id"] for s in json_lines(listed.stdout)] == [json_lines(done.stdout)[0]["session"]]
 
 
 def test_a_step_budget_ends_incomplete_with_exit_3(headless: HeadlessWorkspace) -> None:

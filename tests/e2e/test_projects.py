@@ -153,6 +153,7 @@ def test_session_dir_selects_the_same_store_for_every_command(machine: Machine, 
     missing = machine.harnez(work, "sessions", "show", session[:8], "--session-dir", str(other))
     assert missing.returncode == 2 and f"no database at {other / 'harnez.sqlite'}" in missing.stderr
     assert not other.exists(), "a store named for reading is never created"
+    (tmp_path / "empty-home").mkdir()
     imported = machine.harnez(
         work, "import", "--home", str(tmp_path / "empty-home"), "--session-dir", str(other)
     )

@@ -143,3 +143,27 @@ def test_import_then_list_and_show_from_the_command_line(fixtures: Path, tmp_pat
     assert json.loads(run("sessions", "--all", "--json").stdout.splitlines()[0])["origin"] == "codex"
     bad = run("import", "--home", str(home), "--since", "last tuesday")
     assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_an_import_from_a_home_that_is_no_folder_is_refused_before_anything_is_created(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A mistyped --home is an error that says so, not "0 sessions imported" and a new empty database."""
+    database = tmp_path / "db" / "harnez.sqlite"
+    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(database)}
+    session_file = fixtures / CLAUDE
+    for home in (tmp_path / "no-such-home", session_file):
+        done = subprocess.run(
+            [sys.executable, "-m", "harnez", "import", "--home", str(home)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert (
+            done.stderr == f"harnez: --home {home} is not a folder: name the HOME whose .claude, .codex, "
+            ".local/share/opencode or .pi to import (without --home, yours).\n"
+        )
+        assert not database.parent.exists()

@@ -50,6 +50,13 @@ def test_json_line_escapes_what_json_leaves_raw_and_round_trips() -> None:
     assert json.loads(line) == value
 
 
+def test_a_json_line_stays_one_line_for_every_line_splitter() -> None:
+    value = {"text": "line\u2028separator, paragraph\u2029separator, next line\x85, file sep\x1c"}
+    line = json_line(value)
+    assert line.splitlines() == [line] and line.split("\n") == [line]
+    assert json.loads(line) == value
+
+
 def test_valid_text_replaces_lone_surrogates_deep_inside_data() -> None:
     data = {"path\udcff": ["a\ud800b", 1, None, {"k": "\udfff"}], "ok": "😀"}
     assert valid_text(data) == {"path\ufffd": ["a\ufffdb", 1, None, {"k": "\ufffd"}], "ok": "😀"}
