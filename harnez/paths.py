@@ -38,6 +38,15 @@ def project_settings_path(workspace: Path) -> Path:
     return workspace_dir(workspace) / "settings.json"
 
 
+def settings_sources(workspace: Path, env: Mapping[str, str] | None = None) -> str:
+    """Where a session's settings come from, said after a model or provider that is not configured:
+    its own workspace's file and the global one, never the folder Harnez was started in."""
+    return (
+        f"A session's settings are its workspace's ({project_settings_path(workspace)}) "
+        f"and the global ones ({global_settings_path(env)})."
+    )
+
+
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """The state folder: $HARNEZ_STATE_HOME, else $HARNEZ_HOME/state, else $XDG_STATE_HOME/harnez,
     else ~/.local/state/harnez."""

@@ -30,6 +30,7 @@ from harnez.agents.definitions import DELEGATE
 from harnez.agents.offer import TaskAgents
 from harnez.errors import HarnezError, HookError, ModelConfigError
 from harnez.hooks import HookReview, HookTrust, TaskHooks
+from harnez.paths import settings_sources
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
 from harnez.wires import (
@@ -161,6 +162,8 @@ class AgentWork:
         try:
             options = TaskOptions.parse(run.options, self.approve)
             model = self.resolve(run.model, settings)
+        except ModelConfigError as exc:
+            return LoopOutcome("failed", 0, f"{exc.message} {settings_sources(Path(run.session.workspace))}")
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
         answer = AnswerTool(options.output_schema) if options.output_schema else None

@@ -33,6 +33,7 @@ from harnez.events import (
 )
 from harnez.events import UserMessage as UserMessageEvent
 from harnez.hooks import HookReview, HookTrust
+from harnez.paths import settings_sources
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
@@ -550,12 +551,13 @@ class Server(SessionListing):
         The provider must be configured for the session's workspace (ModelConfigError says which are).
         """
         ref = parse_model_ref(model)
-        providers = self.settings_for(await self._workspace_of(session_id)).providers
+        workspace = await self._workspace_of(session_id)
+        providers = self.settings_for(workspace).providers
         if ref.provider not in providers:
             known = ", ".join(sorted(providers)) or "none is configured"
             raise ModelConfigError(
                 f"Unknown provider {ref.provider!r} (configured: {known}). Add it under "
-                "`providers` in settings.json, or pick one with /model."
+                f"`providers` in settings.json, or pick one with /model. {settings_sources(Path(workspace))}"
             )
         draft = self._drafts.get(session_id)
         if draft is not None:
