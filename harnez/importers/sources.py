@@ -93,6 +93,8 @@ class Readers:
         if path.is_dir():
             return self._folder(path, harness)
         found = harness or detect(path)
+        if found is None and path.is_file() and path.stat().st_size == 0:
+            raise SessionFormatError(f"{path} is empty: there is no session in it to read.")
         if found is None:
             raise SessionFormatError(
                 f"{path} is not a session file of {', '.join(HARNESSES)} that Harnez "

@@ -103,7 +103,10 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "--harness" in unknown.stderr
     empty = harnez("read", str(tmp_path), "--summary")
     assert empty.returncode == 2 and "no session" in empty.stderr.lower()
-    for shown in (missing, unknown, empty):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    empty_file = harnez("read", str(tmp_path / "empty.jsonl"))
+    assert empty_file.returncode == 2 and "is empty" in empty_file.stderr
+    for shown in (missing, unknown, empty, empty_file):
         assert len(shown.stderr.strip().splitlines()) == 1 and "Traceback" not in shown.stderr
 
 
