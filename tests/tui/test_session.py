@@ -205,6 +205,39 @@ async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_
         )
 
 
+async def test_up_recalls_the_prompts_sent_before_the_rendered_window(make_app, db_path: Path) -> None:
+    server = await Server.open(db_path)
+    draft = server.create_session(db_path.parent, model="scripted/demo")
+    events = [
+        Event(ev.UserMessage(text="the first prompt", mode="prompt")),
+        Event(ev.ShellLine(command="make test", output="ok", exit_code=0)),
+        Event(ev.PromptQueued(text="a queued one")),
+        Event(ev.UserMessage(text="a queued one", mode="prompt")),
+    ]
+    events += [Event(ev.TextDelta(text=f"chunk {n} ")) for n in range(300)]  # a long answer
+    events += [Event(ev.Finished(stop="completed", turns=1, error=None))]
+    events += [Event(ev.UserMessage(text="the last prompt", mode="prompt"))]
+    record = await server.persist(draft.id)
+    await server.store.events.append_many(record.num, record.id, events)
+    await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt = app.screen.query_one(PromptInput)
+        await wait_for(pilot, lambda: len(prompt.prompt_history) == 4, "the older prompts read")
+        recalled = []
+        for _ in range(5):
+            await pilot.press("up")
+            recalled.append(prompt.text)
+        assert recalled == [
+            "the last prompt",
+            "a queued one",
+            "!make test",
+            "the first prompt",
+            "the first prompt",
+        ]
+
+
 async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:
     app = make_app(resume="abcdef")
     async with app.run_test() as pilot:

@@ -71,6 +71,19 @@ class PromptInput(TextArea):
         if text and (not self.prompt_history or self.prompt_history[-1] != text):
             self.prompt_history.append(text)
 
+    def remember_older(self, texts: list[str]) -> None:
+        """Put prompts sent before those remembered (oldest first) at the start of the history
+        (consecutive duplicates are kept once, as by `remember`)."""
+        older: list[str] = []
+        for text in texts:
+            if text and (not older or older[-1] != text):
+                older.append(text)
+        if older and self.prompt_history and older[-1] == self.prompt_history[0]:
+            older.pop()
+        self.prompt_history[:0] = older
+        if self._history_index is not None:  # walking the history: stay on the entry shown
+            self._history_index += len(older)
+
     async def _on_key(self, event: events.Key) -> None:
         if event.key != "ctrl+c":
             self._quit_armed = False
