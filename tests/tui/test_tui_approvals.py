@@ -20,7 +20,7 @@ from harnez.tui.commands import help_markdown
 from harnez.tui.screens import approval
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock
+from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
 from tests.tui.helpers import wait_for
@@ -243,6 +243,26 @@ async def test_x_stops_the_task_from_the_prompt(
         assert not (workspace / "out.txt").exists()
         assert app.server.approvals.pending(app.screen.session_id) == []
         assert await stored(app, "approval-resolved") == []
+
+
+async def test_a_call_stopped_while_it_waits_no_longer_says_it_waits(
+    agent_app: AgentApp, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
+    app = agent_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: ends(app) == ["cancelled"], "task cancelled")
+        (block,) = app.screen.query(ToolBlock)
+        states = [str(s.render()) for s in block.query(".tool-state")]
+        assert states[-1] == "No result: the task was cancelled."
+        first = app.screen
+        await app.open_session(first.session_id)  # drawn again from the stored events: the same
+        await wait_for(pilot, lambda: app.screen is not first and app.screen.query(TaskEndBlock), "reopened")
+        (block,) = app.screen.query(ToolBlock)
+        assert str(block.query(".tool-state").last().render()) == "No result: the task was cancelled."
 
 
 async def test_a_task_cancelled_elsewhere_closes_the_prompt(

@@ -377,6 +377,17 @@ class ToolBlock(Vertical):
             self._add(self._live)
         self._live.add(text)
 
+    def end_without_result(self, why: str) -> None:
+        """The task ended before this call got a result (cancelled while it waited for approval or
+        ran, failed, interrupted): none will come, so the block says so instead of still waiting."""
+        self.has_result = True
+        if self._live is not None:
+            self._parts.remove(self._live)
+            if self._live.parent is not None:
+                self._live.remove()
+            self._live = None
+        self._add(Static(f"No result: {why}.", classes="tool-state", markup=False))
+
     def show_result(self, content: Any, details: dict[str, Any] | None, is_error: bool) -> None:
         """The call's result: a diff when there is one, else the text (collapsed when long)."""
         self.has_result = True

@@ -301,10 +301,20 @@ class BlockBuilder:
 
     async def _on_finished(self, seq: int, body: ev.Finished) -> Change:
         await self.close()
+        why = UNANSWERED.get(body.stop, f"the task ended ({body.stop})")
+        for block in self.tools.values():
+            if not block.has_result and block.seq < seq:  # its task ended: no result will come
+                block.end_without_result(why)
         return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
 
 
 VERDICTS = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
+UNANSWERED = {
+    "cancelled": "the task was cancelled",
+    "interrupted": "the task was interrupted",
+    "failed": "the task failed",
+}
+"""Why a tool call shown without a result will get none, by how its task ended."""
 
 
 @cache
