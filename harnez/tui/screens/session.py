@@ -361,6 +361,7 @@ class SessionScreen(Screen[None]):
             return
         if message.text.startswith("!"):
             shared = message.text.startswith("!!")
+            self._show_end()
             self.run_shell_line(message.text[2:] if shared else message.text[1:], shared)
             return
         try:
@@ -371,6 +372,7 @@ class SessionScreen(Screen[None]):
         if command is not None:
             await self.run_command(*command)
             return
+        self._show_end()
         if not self.task_running:
             self._request_first.hold(self)  # a prompt that starts a task: its request goes first
         try:
@@ -383,6 +385,13 @@ class SessionScreen(Screen[None]):
         except HarnezError as exc:
             self._request_first.release()
             self.notify(str(exc), severity="error")
+
+    def _show_end(self) -> None:
+        """Bring the transcript back to its end (from wherever the person scrolled up to read): what
+        is sent shows there, and the view follows what comes after it."""
+        transcript = self.query_one(Transcript)
+        if not transcript.is_vertical_scroll_end:  # at the end it follows already: nothing to do
+            transcript.scroll_end(animate=False)
 
     async def on_prompt_input_cancel_requested(self, _: PromptInput.CancelRequested) -> None:
         if not self.attached:
@@ -519,6 +528,7 @@ class SessionScreen(Screen[None]):
         """`/compact`: summarise the older conversation now (a task of its own)."""
         try:
             await self.server.compact(self.session_id)
+            self._show_end()
         except HarnezError as exc:
             self.notify(exc.message, severity="warning", timeout=6)
 
