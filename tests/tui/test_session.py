@@ -107,6 +107,48 @@ async def test_escape_cancels_the_running_task(make_app) -> None:
         assert app.server.running(app.screen.session_id) is None
 
 
+async def test_prompts_queued_behind_a_cancelled_task_show_they_were_dropped(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "long job")
+        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await send(pilot, "next job")
+        await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: ends(app), "task end")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["next job"]
+        assert not app.screen.query("UserBlock.-queued")
+        first = app.screen
+        await app.open_session(first.session_id)  # drawn again from the stored events: the same
+        await wait_for(pilot, lambda: app.screen is not first and ends(app), "reopened")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["next job"]
+
+
+async def test_a_prompt_queued_while_the_cancel_was_under_way_still_runs_and_is_not_dropped(
+    make_app, db_path: Path
+) -> None:
+    server = await Server.open(db_path)
+    draft = server.create_session(db_path.parent, model="scripted/demo")
+    events = [
+        Event(ev.UserMessage(text="long job", mode="prompt"), task=1),
+        Event(ev.PromptQueued(text="dropped job"), task=2),
+        Event(ev.PromptQueued(text="late job"), task=3),  # queued once the cancel had dropped task 2
+        Event(ev.Finished(stop="cancelled", turns=1, error=None), task=1),
+        Event(ev.UserMessage(text="late job", mode="prompt"), task=3),
+        Event(ev.Finished(stop="completed", turns=1, error=None), task=3),
+    ]
+    record = await server.persist(draft.id)
+    await server.store.events.append_many(record.num, record.id, events)
+    await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: len(ends(app)) == 2, "shown")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["dropped job"]
+        assert [b.text for b in app.screen.query("UserBlock.-queued")] == ["late job"]
+
+
 async def test_a_failed_task_shows_the_error_and_the_reason(make_app) -> None:
     app = make_app(failing_work)
     async with app.run_test() as pilot:

@@ -48,13 +48,34 @@ class UserBlock(Static):
     }
     UserBlock.-steering { border-left: thick $warning; }
     UserBlock.-queued { border-left: thick $foreground 30%; color: $text-muted; }
+    UserBlock.-dropped { border-left: thick $foreground 30%; color: $text-muted; }
     """
 
     def __init__(self, text: str, mode: str = "prompt", seq: int = 0) -> None:
-        label = {"steering": "steering: ", "queued": "queued: "}.get(mode, "")
-        super().__init__(Content.assemble((label, "italic"), text), classes=f"-{mode}")
+        super().__init__(self._content(text, mode), classes=f"-{mode}")
         self.seq = seq
         self.text = text
+        self.mode = mode
+
+    @staticmethod
+    def _content(text: str, mode: str) -> Content:
+        label = USER_LABELS.get(mode, "")
+        return Content.assemble((label, "italic"), (text, "strike" if mode == "dropped" else ""))
+
+    def show_mode(self, mode: str) -> None:
+        """Mark a queued prompt `dropped` (a cancel dropped it before it ran), or `queued` again."""
+        self.remove_class(f"-{self.mode}")
+        self.mode = mode
+        self.add_class(f"-{mode}")
+        self.update(self._content(self.text, mode))
+
+
+USER_LABELS = {
+    "steering": "steering: ",
+    "queued": "queued: ",
+    "dropped": "dropped, not sent (Up recalls it): ",
+}
+"""What marks a prompt that is not a plain one, by its mode."""
 
 
 class AssistantBlock(SizedByLayout, Vertical):
