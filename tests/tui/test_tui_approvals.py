@@ -265,6 +265,39 @@ async def test_a_call_stopped_while_it_waits_no_longer_says_it_waits(
         assert str(block.query(".tool-state").last().render()) == "No result: the task was cancelled."
 
 
+def fully_shown(app: HarnezApp, selector: str) -> bool:
+    """Whether the widget is drawn whole on the screen, not clipped by its dialog or the terminal."""
+    widget = app.screen.query_one(selector)
+    geometry = app.screen.find_widget(widget)
+    return bool(geometry.region) and geometry.clip.contains_region(geometry.region)
+
+
+async def test_a_long_diff_leaves_the_keys_and_the_reason_input_in_view_on_a_small_terminal(
+    agent_app: AgentApp, scripted_model: ScriptedModel
+) -> None:
+    content = "".join(f"line {n} of a long new file\n" for n in range(60))
+    scripted_model.add(tool_call("write", "w1", path="long.txt", content=content), answer("done"))
+    app = agent_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "write a long file")
+        await wait_for(pilot, lambda: prompt_shown(app, "w1"), "approval prompt")
+        await pilot.pause()
+        assert fully_shown(app, "#approval-keys")
+        await pilot.press("end")  # the body scrolls within what is left: its end shows above the keys
+        await pilot.pause()
+        body, keys = app.screen.query_one("#approval-body"), app.screen.query_one("#approval-keys")
+        assert body.region.bottom <= keys.region.y
+        await pilot.press("n")
+        await pilot.pause()
+        why = app.screen.query_one("#approval-why")
+        assert fully_shown(app, "#approval-why") and fully_shown(app, "#approval-keys")
+        app.screen.query_one("#approval-dialog").scroll_end(animate=False)  # the mouse wheel's way
+        await pilot.pause()
+        assert body.region.bottom <= why.region.y
+        await pilot.press(*"too long", "enter")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task ends")
+
+
 async def test_a_task_cancelled_elsewhere_closes_the_prompt(
     agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
