@@ -184,6 +184,17 @@ async def test_session_name_renames_the_header_and_the_store(make_app) -> None:
         assert (record.title, record.title_source) == ("Greeting work", "user")
 
 
+async def test_a_title_too_long_for_the_header_shows_cut_not_blank(make_app) -> None:
+    title = "src/harnez/tui/widgets/completion_menu_ranking_for_paths_with_spaces.py"  # one long word
+    app = make_app()
+    async with app.run_test(size=(60, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, f"/session-name {title}")
+        await pilot.pause()
+        header = app.screen.query_one(TitleBar).render_line(0).text
+        assert "harnez  src/harnez/tui/" in header and header.rstrip().endswith("…")
+
+
 async def test_a_title_changed_elsewhere_updates_the_header_live(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
