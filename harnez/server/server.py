@@ -419,6 +419,15 @@ class Server(SessionListing):
         record = await self.get_session(session_id)
         return await self.store.events.read_before(record.num, record.id, before, limit)
 
+    async def prompts_before(self, session_id: str, before: int, limit: int) -> list[StoredEvent]:
+        """The newest `limit` of what the person sent before `before` (prompts, queued prompts and
+        `!` lines), oldest first: the prompt history of a session reopened past its newest events."""
+        if session_id in self._drafts:
+            return []
+        record = await self.get_session(session_id)
+        kinds = ("user-message", "prompt-queued", "shell-line")
+        return await self.store.events.newest_of_kinds(record.num, record.id, kinds, before, limit)
+
     async def last_seq(self, session_id: str) -> int:
         """The newest committed sequence number of a session (0 for a draft or an empty log)."""
         if session_id in self._drafts:

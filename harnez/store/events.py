@@ -474,6 +474,19 @@ class EventLog:
         )
         return [event for row in rows for event in _row_events(session_id, row)]
 
+    async def newest_of_kinds(
+        self, session_num: int, session_id: str, kinds: Sequence[str], before: int, limit: int
+    ) -> list[StoredEvent]:
+        """A session's newest `limit` events of the given kinds with seq < before, oldest first (kinds
+        that are never folded: a prompt history read past the events shown)."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq < ? AND kind IN ({marks}) "
+            "ORDER BY seq DESC LIMIT ?",
+            (session_num, before, *kinds, limit),
+        )
+        return [event for row in reversed(rows) for event in _row_events(session_id, row)]
+
     async def usage_sums(self, session_num: int, up_to: int | None = None) -> UsageSums:
         """Sums over a session's `usage` and `cost` events, computed by SQLite in the reader thread."""
         bound, params = ("AND seq <= ?", (session_num, up_to)) if up_to is not None else ("", (session_num,))

@@ -475,6 +475,8 @@ class HarnezApp(NoticeKeepingApp):
         if choice is None:
             if at_start:
                 self.call_next(self.quit_harnez)
+            else:
+                await self._leave_deleted_session()
             return
         try:
             if choice.session_id is None:
@@ -485,6 +487,24 @@ class HarnezApp(NoticeKeepingApp):
             self.notify(exc.message, severity="error", timeout=10)
             if at_start and self._first_picker is None:
                 self.open_picker(at_start=True)  # the first picker stays under, still listing
+
+    async def _leave_deleted_session(self) -> None:
+        """Back from the picker to a session deleted meanwhile (in the picker itself, or by another
+        process): a new session of this workspace replaces it, instead of a screen whose prompts
+        would fail."""
+        from harnez.errors import SessionNotFoundError
+        from harnez.tui.screens.session import SessionScreen
+
+        screen = self.screen
+        if not isinstance(screen, SessionScreen) or not screen.attached or self._server is None:
+            return
+        if self._server.draft(screen.session_id) is not None:
+            return  # not saved yet: there is nothing to delete
+        try:
+            await self._server.get_session(screen.session_id)
+        except SessionNotFoundError:
+            await self.open_new_session()
+            self.notify("The session shown was deleted: this is a new one.", timeout=4)
 
     async def _start_fresh(self) -> None:
         """The picker's "start a new session": open this project's database first if it was not."""

@@ -103,6 +103,29 @@ async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -
         assert [r.id for r in remaining] == [i for i in ids if i != newest]
 
 
+async def test_deleting_the_session_shown_then_closing_the_picker_opens_a_new_session(
+    make_app, db_path, workspace
+) -> None:
+    ids = await seed(db_path, workspace, count=2)
+    app = make_app(resume=ids[-1])
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        app.open_picker()
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and picker(app).records)
+        assert picker(app).selected_id == ids[-1]  # the newest: the one shown
+        await pilot.press("ctrl+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ids[-1] not in picker(app).records, "row removed")
+        await pilot.press("escape")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, SessionScreen) and app.screen.session_id not in ids,
+            "a new session instead of the deleted one",
+        )
+        assert app.server.draft(app.screen.session_id) is not None
+
+
 async def test_a_long_session_mounts_its_newest_exchanges_and_loads_older_on_scroll(
     make_app, db_path, workspace
 ) -> None:

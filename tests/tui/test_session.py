@@ -107,6 +107,48 @@ async def test_escape_cancels_the_running_task(make_app) -> None:
         assert app.server.running(app.screen.session_id) is None
 
 
+async def test_prompts_queued_behind_a_cancelled_task_show_they_were_dropped(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, "long job")
+        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await send(pilot, "next job")
+        await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: ends(app), "task end")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["next job"]
+        assert not app.screen.query("UserBlock.-queued")
+        first = app.screen
+        await app.open_session(first.session_id)  # drawn again from the stored events: the same
+        await wait_for(pilot, lambda: app.screen is not first and ends(app), "reopened")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["next job"]
+
+
+async def test_a_prompt_queued_while_the_cancel_was_under_way_still_runs_and_is_not_dropped(
+    make_app, db_path: Path
+) -> None:
+    server = await Server.open(db_path)
+    draft = server.create_session(db_path.parent, model="scripted/demo")
+    events = [
+        Event(ev.UserMessage(text="long job", mode="prompt"), task=1),
+        Event(ev.PromptQueued(text="dropped job"), task=2),
+        Event(ev.PromptQueued(text="late job"), task=3),  # queued once the cancel had dropped task 2
+        Event(ev.Finished(stop="cancelled", turns=1, error=None), task=1),
+        Event(ev.UserMessage(text="late job", mode="prompt"), task=3),
+        Event(ev.Finished(stop="completed", turns=1, error=None), task=3),
+    ]
+    record = await server.persist(draft.id)
+    await server.store.events.append_many(record.num, record.id, events)
+    await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: len(ends(app)) == 2, "shown")
+        assert [b.text for b in app.screen.query("UserBlock.-dropped")] == ["dropped job"]
+        assert [b.text for b in app.screen.query("UserBlock.-queued")] == ["late job"]
+
+
 async def test_a_failed_task_shows_the_error_and_the_reason(make_app) -> None:
     app = make_app(failing_work)
     async with app.run_test() as pilot:
@@ -140,6 +182,17 @@ async def test_session_name_renames_the_header_and_the_store(make_app) -> None:
         assert app.screen.query_one(StatusLine).title == "Greeting work"
         record = await app.server.get_session(app.screen.session_id)
         assert (record.title, record.title_source) == ("Greeting work", "user")
+
+
+async def test_a_title_too_long_for_the_header_shows_cut_not_blank(make_app) -> None:
+    title = "src/harnez/tui/widgets/completion_menu_ranking_for_paths_with_spaces.py"  # one long word
+    app = make_app()
+    async with app.run_test(size=(60, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await send(pilot, f"/session-name {title}")
+        await pilot.pause()
+        header = app.screen.query_one(TitleBar).render_line(0).text
+        assert "harnez  src/harnez/tui/" in header and header.rstrip().endswith("…")
 
 
 async def test_a_title_changed_elsewhere_updates_the_header_live(make_app) -> None:
@@ -203,6 +256,39 @@ async def test_totals_count_the_whole_session_not_only_the_rendered_window(make_
             True,
             "17/100k (0%)",
         )
+
+
+async def test_up_recalls_the_prompts_sent_before_the_rendered_window(make_app, db_path: Path) -> None:
+    server = await Server.open(db_path)
+    draft = server.create_session(db_path.parent, model="scripted/demo")
+    events = [
+        Event(ev.UserMessage(text="the first prompt", mode="prompt")),
+        Event(ev.ShellLine(command="make test", output="ok", exit_code=0)),
+        Event(ev.PromptQueued(text="a queued one")),
+        Event(ev.UserMessage(text="a queued one", mode="prompt")),
+    ]
+    events += [Event(ev.TextDelta(text=f"chunk {n} ")) for n in range(300)]  # a long answer
+    events += [Event(ev.Finished(stop="completed", turns=1, error=None))]
+    events += [Event(ev.UserMessage(text="the last prompt", mode="prompt"))]
+    record = await server.persist(draft.id)
+    await server.store.events.append_many(record.num, record.id, events)
+    await server.close()
+    app = make_app(resume=draft.id)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt = app.screen.query_one(PromptInput)
+        await wait_for(pilot, lambda: len(prompt.prompt_history) == 4, "the older prompts read")
+        recalled = []
+        for _ in range(5):
+            await pilot.press("up")
+            recalled.append(prompt.text)
+        assert recalled == [
+            "the last prompt",
+            "a queued one",
+            "!make test",
+            "the first prompt",
+            "the first prompt",
+        ]
 
 
 async def test_an_unknown_session_id_exits_with_code_2(make_app) -> None:

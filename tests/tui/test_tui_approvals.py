@@ -20,7 +20,7 @@ from harnez.tui.commands import help_markdown
 from harnez.tui.screens import approval
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock
+from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
 from tests.tui.helpers import wait_for
@@ -243,6 +243,59 @@ async def test_x_stops_the_task_from_the_prompt(
         assert not (workspace / "out.txt").exists()
         assert app.server.approvals.pending(app.screen.session_id) == []
         assert await stored(app, "approval-resolved") == []
+
+
+async def test_a_call_stopped_while_it_waits_no_longer_says_it_waits(
+    agent_app: AgentApp, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
+    app = agent_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: ends(app) == ["cancelled"], "task cancelled")
+        (block,) = app.screen.query(ToolBlock)
+        states = [str(s.render()) for s in block.query(".tool-state")]
+        assert states[-1] == "No result: the task was cancelled."
+        first = app.screen
+        await app.open_session(first.session_id)  # drawn again from the stored events: the same
+        await wait_for(pilot, lambda: app.screen is not first and app.screen.query(TaskEndBlock), "reopened")
+        (block,) = app.screen.query(ToolBlock)
+        assert str(block.query(".tool-state").last().render()) == "No result: the task was cancelled."
+
+
+def fully_shown(app: HarnezApp, selector: str) -> bool:
+    """Whether the widget is drawn whole on the screen, not clipped by its dialog or the terminal."""
+    widget = app.screen.query_one(selector)
+    geometry = app.screen.find_widget(widget)
+    return bool(geometry.region) and geometry.clip.contains_region(geometry.region)
+
+
+async def test_a_long_diff_leaves_the_keys_and_the_reason_input_in_view_on_a_small_terminal(
+    agent_app: AgentApp, scripted_model: ScriptedModel
+) -> None:
+    content = "".join(f"line {n} of a long new file\n" for n in range(60))
+    scripted_model.add(tool_call("write", "w1", path="long.txt", content=content), answer("done"))
+    app = agent_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "write a long file")
+        await wait_for(pilot, lambda: prompt_shown(app, "w1"), "approval prompt")
+        await pilot.pause()
+        assert fully_shown(app, "#approval-keys")
+        await pilot.press("end")  # the body scrolls within what is left: its end shows above the keys
+        await pilot.pause()
+        body, keys = app.screen.query_one("#approval-body"), app.screen.query_one("#approval-keys")
+        assert body.region.bottom <= keys.region.y
+        await pilot.press("n")
+        await pilot.pause()
+        why = app.screen.query_one("#approval-why")
+        assert fully_shown(app, "#approval-why") and fully_shown(app, "#approval-keys")
+        app.screen.query_one("#approval-dialog").scroll_end(animate=False)  # the mouse wheel's way
+        await pilot.pause()
+        assert body.region.bottom <= why.region.y
+        await pilot.press(*"too long", "enter")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task ends")
 
 
 async def test_a_task_cancelled_elsewhere_closes_the_prompt(

@@ -6,6 +6,7 @@ from harnez.tui.commands import help_markdown
 from harnez.tui.screens.dialogs import HelpScreen
 from harnez.tui.screens.picker import PickerScreen
 from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets import prompt as prompt_module
 from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
@@ -52,6 +53,22 @@ async def test_ctrl_c_clears_the_prompt_then_quits(make_app) -> None:
         await wait_for(pilot, lambda: app.ready)
         await pilot.press("h", "i", "ctrl+c")
         assert app.screen.query_one(PromptInput).text == ""
+        assert app.return_code is None
+        await pilot.press("ctrl+c")
+    assert app.return_code == 0
+
+
+async def test_a_ctrl_c_long_after_the_first_arms_quitting_again_instead_of_quitting(
+    make_app, monkeypatch
+) -> None:
+    monkeypatch.setattr(prompt_module, "QUIT_WINDOW", 0.2, raising=False)
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await pilot.press("h", "i", "ctrl+c")  # clears, and says what the next one does
+        assert any("again to quit" in str(n.message) for n in app._notifications)
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+c")
         assert app.return_code is None
         await pilot.press("ctrl+c")
     assert app.return_code == 0

@@ -20,7 +20,7 @@ EXCHANGES = 60
 async def short_answer(run: TaskRun) -> TaskOutcome:
     run.emit(ev.TurnStarted(turn=1))
     run.emit(ev.TextDelta(text="A short answer."))
-    await run.emit_now(ev.TurnCompleted(turn=1, stop="end"))
+    await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="end"))
     return TaskOutcome("completed", 1)
 
 
@@ -168,6 +168,27 @@ async def test_page_keys_scroll_the_transcript_back_to_the_first_exchange_and_fo
         await app.server.submit(session_id, "one more")
         await wait_for(pilot, lambda: questions(transcript)[-1:] == ["one more"], "the prompt shown")
         await wait_for(pilot, lambda: transcript.is_vertical_scroll_end, "the view follows the end again")
+
+
+async def test_a_prompt_sent_while_reading_further_up_brings_the_view_back_to_the_end(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    session_id = await long_session(db_path, workspace)
+    app = make_app(work=short_answer, resume=session_id)
+    async with app.run_test() as pilot:
+        transcript = await shown_window(pilot, app)
+        for _ in range(3):
+            await pilot.press("pageup")
+        assert not transcript.is_vertical_scroll_end
+        for key in "one more":
+            await pilot.press("space" if key == " " else key)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: questions(transcript)[-1:] == ["one more"], "the prompt shown")
+        answered = lambda: any(end.seq > 3 * EXCHANGES for end in transcript.query(TaskEndBlock))  # noqa: E731
+        await wait_for(pilot, answered, "answered")
+        await wait_for(pilot, lambda: transcript.is_vertical_scroll_end, "the view back at the end")
+        await pilot.pause(0.2)
+        assert transcript.is_vertical_scroll_end, "and it follows the answer"
 
 
 async def test_a_call_split_across_two_pages_is_drawn_once_with_its_request_and_result(

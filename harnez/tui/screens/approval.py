@@ -52,7 +52,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
     """Asks whether one tool call may run; dismisses with the answer, or None when withdrawn."""
 
     CSS_PATH = "approval.tcss"
-    AUTO_FOCUS = "#approval-body"
+    AUTO_FOCUS = "#approval-dialog"
     BINDINGS = [
         Binding("y,enter", "answer('allow')", "Allow once"),
         Binding("a", "answer('allow-session')", "Allow for this session"),
@@ -70,18 +70,22 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        with Vertical(id="approval-dialog"):
-            yield Static(
-                Content.assemble(("Approval needed: ", ""), (request.name, "bold")), id="approval-title"
-            )
-            if request.reason:
-                yield Static(request.reason, id="approval-reason", markup=False)
-            with VerticalScroll(id="approval-body"):
+        # The head and the foot are docked: however long the body, it scrolls between them and the
+        # keys (and the reason input) stay in view.
+        with VerticalScroll(id="approval-dialog"):
+            with Vertical(id="approval-head"):
+                yield Static(
+                    Content.assemble(("Approval needed: ", ""), (request.name, "bold")), id="approval-title"
+                )
+                if request.reason:
+                    yield Static(request.reason, id="approval-reason", markup=False)
+            with Vertical(id="approval-foot"):
+                yield Input(placeholder="Why not? (optional, the model reads it)", id="approval-why")
+                yield Static(CHOICE_HINTS, id="approval-keys", markup=False)
+            with Vertical(id="approval-body"):
                 yield from self._arguments()
                 if request.diff:
                     yield DiffView(request.diff)
-            yield Input(placeholder="Why not? (optional, the model reads it)", id="approval-why")
-            yield Static(CHOICE_HINTS, id="approval-keys", markup=False)
 
     def _arguments(self) -> ComposeResult:
         arguments = dict(self.request.arguments)
@@ -152,5 +156,5 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
             why.focus()
         else:
             why.value = ""
-            self.query_one("#approval-body").focus()
+            self.query_one("#approval-dialog").focus()
         self.refresh_bindings()

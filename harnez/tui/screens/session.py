@@ -38,6 +38,8 @@ FOLLOW_POLL = 1.0
 """Seconds between reads of the store for events appended by another process."""
 SHOW_RUNNING_AFTER = 0.15
 """Seconds a `!command` runs before its live block shows (a quick one shows only its result)."""
+OLDER_PROMPTS = 100
+"""What the person sent before the events a reopened session shows, read for Up (the newest ones)."""
 
 
 def slash_command_provider() -> type:
@@ -46,6 +48,18 @@ def slash_command_provider() -> type:
     from harnez.tui.palette import SlashCommandProvider
 
     return SlashCommandProvider
+
+
+def _history_text(body: ev.EventBody) -> str | None:
+    """What Up recalls of a sent event: a prompt as typed, a `!` line with its bangs; None for others."""
+    from harnez import events as ev
+
+    match body:
+        case ev.UserMessage(text=text) | ev.PromptQueued(text=text):
+            return text
+        case ev.ShellLine(command=command, shared=shared):
+            return ("!!" if shared else "!") + command
+    return None
 
 
 class SessionHost(Protocol):
@@ -203,6 +217,10 @@ class SessionScreen(Screen[None]):
         await transcript.follow(window.events, window.has_older)
         self.totals = await self.server.session_totals(self.session_id, up_to=window.last_seq)
         self.query_one(StatusLine).show_totals(self.totals)
+        if window.has_older:  # Up recalls the prompts sent before the newest events too
+            older = await self.server.prompts_before(self.session_id, window.events[0].seq, OLDER_PROMPTS)
+            texts = (_history_text(event.body) for event in older)
+            self.query_one(PromptInput).remember_older([text for text in texts if text])
         # Polling follows appends made by other processes too (a headless run, a rename elsewhere).
         async for event in self.server.subscribe(self.session_id, after=window.last_seq, poll=FOLLOW_POLL):
             await self._request_first.before_prompt(event.body, self.server, self.session_id)
@@ -226,10 +244,8 @@ class SessionScreen(Screen[None]):
             case ev.ModelChanged(model=model):
                 self.model = model
                 self.query_one(StatusLine).model = model
-            case ev.UserMessage(text=text) | ev.PromptQueued(text=text):
-                self.query_one(PromptInput).remember(text)
-            case ev.ShellLine(command=command, shared=shared):
-                self.query_one(PromptInput).remember(("!!" if shared else "!") + command)
+            case ev.UserMessage() | ev.PromptQueued() | ev.ShellLine():
+                self.query_one(PromptInput).remember(_history_text(body) or "")
             case ev.ApprovalRequired() | ev.ApprovalResolved() | ev.Finished():
                 self._note_approval(body)
         if live:
@@ -345,6 +361,7 @@ class SessionScreen(Screen[None]):
             return
         if message.text.startswith("!"):
             shared = message.text.startswith("!!")
+            self._show_end()
             self.run_shell_line(message.text[2:] if shared else message.text[1:], shared)
             return
         try:
@@ -355,6 +372,7 @@ class SessionScreen(Screen[None]):
         if command is not None:
             await self.run_command(*command)
             return
+        self._show_end()
         if not self.task_running:
             self._request_first.hold(self)  # a prompt that starts a task: its request goes first
         try:
@@ -367,6 +385,13 @@ class SessionScreen(Screen[None]):
         except HarnezError as exc:
             self._request_first.release()
             self.notify(str(exc), severity="error")
+
+    def _show_end(self) -> None:
+        """Bring the transcript back to its end (from wherever the person scrolled up to read): what
+        is sent shows there, and the view follows what comes after it."""
+        transcript = self.query_one(Transcript)
+        if not transcript.is_vertical_scroll_end:  # at the end it follows already: nothing to do
+            transcript.scroll_end(animate=False)
 
     async def on_prompt_input_cancel_requested(self, _: PromptInput.CancelRequested) -> None:
         if not self.attached:
@@ -503,6 +528,7 @@ class SessionScreen(Screen[None]):
         """`/compact`: summarise the older conversation now (a task of its own)."""
         try:
             await self.server.compact(self.session_id)
+            self._show_end()
         except HarnezError as exc:
             self.notify(exc.message, severity="warning", timeout=6)
 

@@ -48,13 +48,34 @@ class UserBlock(Static):
     }
     UserBlock.-steering { border-left: thick $warning; }
     UserBlock.-queued { border-left: thick $foreground 30%; color: $text-muted; }
+    UserBlock.-dropped { border-left: thick $foreground 30%; color: $text-muted; }
     """
 
     def __init__(self, text: str, mode: str = "prompt", seq: int = 0) -> None:
-        label = {"steering": "steering: ", "queued": "queued: "}.get(mode, "")
-        super().__init__(Content.assemble((label, "italic"), text), classes=f"-{mode}")
+        super().__init__(self._content(text, mode), classes=f"-{mode}")
         self.seq = seq
         self.text = text
+        self.mode = mode
+
+    @staticmethod
+    def _content(text: str, mode: str) -> Content:
+        label = USER_LABELS.get(mode, "")
+        return Content.assemble((label, "italic"), (text, "strike" if mode == "dropped" else ""))
+
+    def show_mode(self, mode: str) -> None:
+        """Mark a queued prompt `dropped` (a cancel dropped it before it ran), or `queued` again."""
+        self.remove_class(f"-{self.mode}")
+        self.mode = mode
+        self.add_class(f"-{mode}")
+        self.update(self._content(self.text, mode))
+
+
+USER_LABELS = {
+    "steering": "steering: ",
+    "queued": "queued: ",
+    "dropped": "dropped, not sent (Up recalls it): ",
+}
+"""What marks a prompt that is not a plain one, by its mode."""
 
 
 class AssistantBlock(SizedByLayout, Vertical):
@@ -376,6 +397,17 @@ class ToolBlock(Vertical):
             self._live = LiveTail()
             self._add(self._live)
         self._live.add(text)
+
+    def end_without_result(self, why: str) -> None:
+        """The task ended before this call got a result (cancelled while it waited for approval or
+        ran, failed, interrupted): none will come, so the block says so instead of still waiting."""
+        self.has_result = True
+        if self._live is not None:
+            self._parts.remove(self._live)
+            if self._live.parent is not None:
+                self._live.remove()
+            self._live = None
+        self._add(Static(f"No result: {why}.", classes="tool-state", markup=False))
 
     def show_result(self, content: Any, details: dict[str, Any] | None, is_error: bool) -> None:
         """The call's result: a diff when there is one, else the text (collapsed when long)."""

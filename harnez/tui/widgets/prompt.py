@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -9,6 +11,10 @@ from textual.reactive import reactive
 from textual.widgets import TextArea
 
 from harnez.tui.widgets.completion import CompletionMenu, token_at
+
+QUIT_WINDOW = 2.0
+"""Seconds a first Ctrl+C arms quitting for (as long as its notice shows): a Ctrl+C pressed later
+arms it again instead of quitting."""
 
 
 class PromptInput(TextArea):
@@ -57,7 +63,8 @@ class PromptInput(TextArea):
         """Earlier prompts of this session, oldest first (set by the screen)."""
         self._history_index: int | None = None
         self._draft = ""
-        self._quit_armed = False
+        self._quit_armed_at: float | None = None
+        """When Ctrl+C last armed quitting (time.monotonic); None once another key was pressed."""
         self.menu: CompletionMenu | None = None
         """The completion menu this prompt drives (set by the screen); None: no completion."""
         self._quiet_text: str | None = None
@@ -71,9 +78,22 @@ class PromptInput(TextArea):
         if text and (not self.prompt_history or self.prompt_history[-1] != text):
             self.prompt_history.append(text)
 
+    def remember_older(self, texts: list[str]) -> None:
+        """Put prompts sent before those remembered (oldest first) at the start of the history
+        (consecutive duplicates are kept once, as by `remember`)."""
+        older: list[str] = []
+        for text in texts:
+            if text and (not older or older[-1] != text):
+                older.append(text)
+        if older and self.prompt_history and older[-1] == self.prompt_history[0]:
+            older.pop()
+        self.prompt_history[:0] = older
+        if self._history_index is not None:  # walking the history: stay on the entry shown
+            self._history_index += len(older)
+
     async def _on_key(self, event: events.Key) -> None:
         if event.key != "ctrl+c":
-            self._quit_armed = False
+            self._quit_armed_at = None
         if self._menu_key(event.key):
             event.stop()
             event.prevent_default()
@@ -184,16 +204,15 @@ class PromptInput(TextArea):
         self.post_message(self.CancelRequested())
 
     def action_clear_or_quit(self) -> None:
-        """Ctrl+C clears the prompt; pressed again on an empty prompt, it quits."""
-        if self.text:
-            self.clear()
-            self._quit_armed = True
-            return
-        if self._quit_armed:
+        """Ctrl+C clears the prompt; pressed again within `QUIT_WINDOW` on an empty prompt, it quits.
+        Each press that does not quit says so."""
+        armed_at, now = self._quit_armed_at, time.monotonic()
+        if not self.text and armed_at is not None and now - armed_at <= QUIT_WINDOW:
             self.post_message(self.QuitRequested())
             return
-        self._quit_armed = True
-        self.notify("Press Ctrl+C again to quit.", timeout=2)
+        self.clear()
+        self._quit_armed_at = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     def action_cursor_up(self, select: bool = False) -> None:
         if select or self.cursor_location[0] > 0 or not self.prompt_history:

@@ -12,8 +12,13 @@ from harnez.server.totals import SessionTotals
 class TitleBar(Static):
     """The session's title at the top of the screen."""
 
+    # One line, cut with an ellipsis: wrapped, a title of one long word (a path) went wholly to the
+    # hidden second line and the bar showed only "harnez".
     DEFAULT_CSS = """
-    TitleBar { dock: top; height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
+    TitleBar {
+        dock: top; height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     title: reactive[str] = reactive("New session")

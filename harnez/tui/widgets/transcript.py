@@ -112,12 +112,20 @@ class BlockBuilder:
         self.prices_shown: str | None = None
         self.spare: AssistantBlock | None = None
         """An answer block mounted (hidden) while a turn waits for the model: its first words take it."""
+        self.task: int | None = None
+        """The task of the event being fed."""
+        self.waiting: dict[int, UserBlock] = {}
+        """Queued prompts not started yet, by task id."""
+        self.dropped: dict[int, UserBlock] = {}
+        """Queued prompts marked dropped by the last cancel, by task id (one queued while the cancel
+        was under way still runs: its `user-message` marks it queued again)."""
 
     async def feed(self, event: StoredEvent) -> Change:
         """The blocks this event adds or removes (text deltas extend the open answer instead)."""
         handler = _handlers().get(type(event.body))
         if handler is None:
             return Change()
+        self.task = event.task
         change = await handler(self, event.seq, printable_body(event.body))
         self.turn_blocks.extend(change.added)
         return change
@@ -139,10 +147,18 @@ class BlockBuilder:
 
     async def _on_user_message(self, seq: int, body: ev.UserMessage) -> Change:
         await self.close()
+        if self.task is not None:
+            self.waiting.pop(self.task, None)
+            if (block := self.dropped.pop(self.task, None)) is not None:
+                block.show_mode("queued")
+        self.dropped.clear()  # a task started after the cancel: the others stay dropped
         return Change([UserBlock(body.text, body.mode, seq)])
 
     async def _on_prompt_queued(self, seq: int, body: ev.PromptQueued) -> Change:
-        return Change([UserBlock(body.text, "queued", seq)])
+        block = UserBlock(body.text, "queued", seq)
+        if self.task is not None:
+            self.waiting[self.task] = block
+        return Change([block])
 
     async def _on_shell_line(self, seq: int, body: ev.ShellLine) -> Change:
         await self.close()
@@ -301,10 +317,24 @@ class BlockBuilder:
 
     async def _on_finished(self, seq: int, body: ev.Finished) -> Change:
         await self.close()
+        if body.stop == "cancelled":  # a cancel drops the prompts queued behind the task
+            for queued in self.waiting.values():
+                queued.show_mode("dropped")
+            self.dropped, self.waiting = self.waiting, {}
+        why = UNANSWERED.get(body.stop, f"the task ended ({body.stop})")
+        for block in self.tools.values():
+            if not block.has_result and block.seq < seq:  # its task ended: no result will come
+                block.end_without_result(why)
         return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
 
 
 VERDICTS = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
+UNANSWERED = {
+    "cancelled": "the task was cancelled",
+    "interrupted": "the task was interrupted",
+    "failed": "the task failed",
+}
+"""Why a tool call shown without a result will get none, by how its task ended."""
 
 
 @cache
