@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
-from textual.app import ComposeResult
+from textual.app import ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -102,6 +102,10 @@ class HarnezApp(NoticeKeepingApp):
         self._server: Server | None = None
         self._server_closed = False
         self._collector = IdleCollector(busy=self._tasks_run)
+        self._early_keys: list[events.Key] | None = []
+        """Keys pressed before any widget had focus, kept for the first one focused (`_held_early`);
+        None once given."""
+        self._early_check: Timer | None = None
         self._first_screen_chosen = False
         self._settings_timer: Timer | None = None
         self._settings_problem: str | None = None
@@ -175,7 +179,50 @@ class HarnezApp(NoticeKeepingApp):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent):
             self._collector.input_seen()
+            if isinstance(event, events.Key) and not event.is_forwarded and await self._held_early(event):
+                return
         await super().on_event(event)
+
+    async def _held_early(self, key: events.Key) -> bool:
+        """Whether a key pressed before any widget had focus was kept (`_early_keys`).
+
+        Textual gives a key to the focused widget, or to the screen when none is: the keys a person
+        types right after starting `harnez` (while the first screen is being built, before its prompt
+        takes focus: the first half second) were read and dropped. They are kept instead and given,
+        in order, to the first widget focused; a key the app or screen binds with priority (Ctrl+Q)
+        acts at once. After that first focus, keys go where Textual sends them. A kept Ctrl+J is
+        given as Enter: before Textual sets the terminal raw, the terminal turns Enter's CR into LF.
+        """
+        if self._early_keys is None:
+            return False
+        if self.focused is not None:
+            await self._replay_early_keys()
+            return False
+        try:
+            bound = self.active_bindings.get(key.key)
+        except ScreenStackError:  # no screen yet
+            bound = None
+        if (bound is not None and bound.binding.priority) or len(self._early_keys) >= EARLY_KEYS_KEPT:
+            return False
+        self._early_keys.append(key)
+        if self._early_check is None:
+            self._early_check = self.set_interval(EARLY_KEYS_CHECK, self._replay_when_focused)
+        return True
+
+    async def _replay_when_focused(self) -> None:
+        if self.focused is not None:
+            await self._replay_early_keys()
+
+    async def _replay_early_keys(self) -> None:
+        """Give the kept early keys to the focused widget, in order; from now on keys are not kept."""
+        kept, self._early_keys = self._early_keys or [], None
+        if self._early_check is not None:
+            self._early_check.stop()
+            self._early_check = None
+        for key in kept:
+            if key.key == "ctrl+j":  # Enter typed before Textual set the terminal raw: the terminal
+                key = events.Key("enter", "\r")  # had turned its CR into LF, which reads as Ctrl+J
+            await super().on_event(key)
 
     def on_ready(self) -> None:
         # Textual sends Ready once the first frame is written: the start-up worker's import thread,
@@ -617,6 +664,12 @@ def _prepare_answers() -> None:
 
     warm_up()
 
+
+EARLY_KEYS_CHECK = 0.02
+"""Seconds between two looks for the first focused widget while early keys are kept."""
+
+EARLY_KEYS_KEPT = 4096
+"""Early keys kept at most (a first screen that never takes focus must not keep them all)."""
 
 SETTINGS_CHECK_EVERY = 2.0
 """Seconds between two looks at the settings files while the app is open (two small reads)."""

@@ -165,6 +165,18 @@ def test_prompt_approve_answer_kill_mid_stream_and_continue(
     assert SECRET.encode() not in everything
 
 
+def test_a_prompt_typed_as_harnez_starts_is_kept_and_sent(
+    terminal: Terminal, headless: HeadlessWorkspace
+) -> None:
+    headless.model.add(answer("Typed before the screen was there, and answered."))
+    terminal.start("early")
+    terminal.type("early", "typed at once")  # while Python still imports: before any frame
+    terminal.keys("early", "Enter")
+    shown = terminal.wait("early", lambda s: "answered." in s, "the answer to the early prompt")
+    assert "typed at once" in shown
+    terminal.keys("early", "C-q")
+
+
 def test_an_unknown_session_id_or_bad_settings_exit_2_with_one_line(
     terminal: Terminal, headless: HeadlessWorkspace
 ) -> None:
