@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.widgets import Input
+
 from harnez.tui.commands import help_markdown
 from harnez.tui.screens.dialogs import HelpScreen
 from harnez.tui.screens.picker import PickerScreen
@@ -144,3 +146,19 @@ async def test_the_peers_names_of_commands_run_them(make_app) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.return_code is not None, "the app quits")
     assert "Also `/clear`." in help_markdown() and "Also `/exit`." in help_markdown()
+
+
+async def test_ctrl_c_in_the_picker_clears_its_search_then_quits_like_the_prompt(make_app) -> None:
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        app.open_picker()
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.is_active)
+        await pilot.press(*"zebra")
+        search = app.screen.query_one("#picker-search", Input)
+        assert search.value == "zebra"
+        await pilot.press("ctrl+c")  # clears the search, and says what the next one does
+        assert search.value == "" and isinstance(app.screen, PickerScreen) and app.return_code is None
+        assert any("again to quit" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+c")
+    assert app.return_code == 0

@@ -34,7 +34,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from harnez.errors import HarnezError
 from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
-from harnez.tui.widgets.keys import KeyHints
+from harnez.tui.widgets.keys import QUIT_WINDOW, KeyHints
 
 if TYPE_CHECKING:
     from harnez.server import SessionRecord
@@ -212,6 +212,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         Binding("ctrl+t", "toggle_scope", "This workspace / all", priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+d", "delete", "Delete", priority=True),
+        Binding("ctrl+c", "clear_or_quit", "Clear / quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -258,6 +259,7 @@ class PickerScreen(Screen[PickerChoice | None]):
         self._reading: asyncio.Future[Any] | None = None
         """The page read last (`_read_alone`)."""
         self._attached = on_chosen is None
+        self._quit_armed_at: float | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self._heading(), id="picker-heading")
@@ -591,6 +593,19 @@ class PickerScreen(Screen[PickerChoice | None]):
     def action_close(self) -> None:
         """Leave without choosing."""
         self._finish(None)
+
+    def action_clear_or_quit(self) -> None:
+        """As in the prompt: Ctrl+C clears the search; pressed again within `QUIT_WINDOW` with the
+        search empty, it quits Harnez. Each press that does not quit says so."""
+        search = self.query_one("#picker-search", Input)
+        armed_at, now = self._quit_armed_at, time.monotonic()
+        if not search.value and armed_at is not None and now - armed_at <= QUIT_WINDOW:
+            quit_harnez = getattr(self.app, "quit_harnez", None)
+            self.app.call_next(quit_harnez) if quit_harnez is not None else self.app.exit()
+            return
+        search.value = ""
+        self._quit_armed_at = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     def _finish(self, choice: PickerChoice | None) -> None:
         """Close with the choice, or hand it to `on_chosen` (the first screen stays under what opens)."""

@@ -10,6 +10,10 @@ from textual.widgets import Static
 
 SEPARATOR = " · "
 
+QUIT_WINDOW = 2.0
+"""Seconds a first Ctrl+C arms quitting for (as long as its notice shows), in the prompt and the
+picker: a Ctrl+C pressed later arms it again instead of quitting."""
+
 
 def hints_content(hints: Sequence[tuple[str, str]], width: int | None = None) -> Content:
     """`Enter open · Esc close`, each key bold; lines broken between hints to fit `width` cells (a hint

@@ -11,10 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import TextArea
 
 from harnez.tui.widgets.completion import CompletionMenu, token_at
-
-QUIT_WINDOW = 2.0
-"""Seconds a first Ctrl+C arms quitting for (as long as its notice shows): a Ctrl+C pressed later
-arms it again instead of quitting."""
+from harnez.tui.widgets.keys import QUIT_WINDOW
 
 
 class PromptInput(TextArea):
