@@ -11,6 +11,7 @@ from harnez.agent.work import AgentWork
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.widgets.blocks import LiveTail, RunningShell, ShellBlock, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
+from harnez.tui.widgets.status import StatusLine
 from tests.agent.helpers import answer, make_settings, tool_call
 from tests.tui.helpers import wait_for
 
@@ -99,10 +100,13 @@ async def test_esc_stops_a_running_shell_line_and_keeps_its_output(make_app, wor
         await wait_for(pilot, lambda: app.ready)
         await _send(app, pilot, "!echo begun; touch started; sleep 30")
         await wait_for(pilot, lambda: (workspace / "started").exists(), "the command starts")
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.state == "command running", "the status line saying so")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
         block = app.screen.query_one(ShellBlock)
         assert block.output == "begun" and "cancelled" in str(block.query(Static).first().render())
+        await wait_for(pilot, lambda: status.state == "idle", "the status line idle again")
 
 
 async def test_a_reopened_session_shows_its_shell_lines(make_app, workspace: Path) -> None:

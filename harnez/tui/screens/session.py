@@ -108,6 +108,8 @@ class SessionScreen(Screen[None]):
         """Tokens, cost and context of the whole session (stored totals, then live events)."""
         self.queued = 0
         self.task_running = False
+        self._shell_lines = 0
+        """`!` lines running on past their first moments (shown as a running block)."""
         self._approvals: list[ApprovalRequest] = []
         """Calls waiting for an answer behind the prompt shown (one prompt at a time)."""
         self._approval_screen: ApprovalScreen | None = None
@@ -269,7 +271,7 @@ class SessionScreen(Screen[None]):
         self._show_state()
 
     def _show_state(self) -> None:
-        state = "running" if self.task_running else "idle"
+        state = "running" if self.task_running else ("command running" if self._shell_lines else "idle")
         if self.queued:
             state += f" · {self.queued} queued"
         self.query_one(StatusLine).state = state
@@ -428,6 +430,8 @@ class SessionScreen(Screen[None]):
                 running = await self.query_one(Transcript).show_running_shell(command.strip())
                 for text in early:
                     running.tail.add(text)
+                self._shell_lines += 1
+                self._show_state()
             await job
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
@@ -436,8 +440,11 @@ class SessionScreen(Screen[None]):
                 job.cancel()
                 with contextlib.suppress(asyncio.CancelledError, HarnezError):
                     await job
-            if running is not None and running.is_mounted:
-                await running.remove()
+            if running is not None:
+                self._shell_lines -= 1
+                self._show_state()
+                if running.is_mounted:
+                    await running.remove()
 
     async def on_delegation_panel_opened(self, message: DelegationPanel.Opened) -> None:
         """Show the child session of a delegate call (the picker lists no child sessions)."""
