@@ -569,29 +569,37 @@ class HarnezApp(NoticeKeepingApp):
         """Whether a new session would open with no model (the app was given settings that name none)."""
         return self.settings is not None and self.settings.model is None
 
-    def open_setup(self) -> None:
-        """Show the first-run setup; what it saves is applied, then a new session opens (with or without)."""
+    def open_setup(self, then: Callable[[str], Awaitable[None]] | None = None) -> None:
+        """Show the first-run setup; what it saves is applied, then a new session opens (with or
+        without) — or, given `then`, it is called with the model saved (`/model` with none configured)."""
         from harnez.server.models import DEFAULT_PORTS, probe_local_servers
         from harnez.tui.screens.setup import SetupScreen
 
         assert self.settings is not None
         ports = self.probe_ports if self.probe_ports is not None else DEFAULT_PORTS
         probe = self._local_probe or (lambda: probe_local_servers(ports))
-        self.push_screen(SetupScreen(self.settings, probe, ports), self._after_setup)
+        self.push_screen(SetupScreen(self.settings, probe, ports), partial(self._after_setup, then=then))
 
-    async def _after_setup(self, result: SetupResult | None) -> None:
+    async def _after_setup(
+        self, result: SetupResult | None, then: Callable[[str], Awaitable[None]] | None = None
+    ) -> None:
         from harnez.errors import HarnezError
         from harnez.settings import load_settings
 
+        saved = False
         if result is not None:
             try:
                 self.apply_settings(load_settings(self.workspace))
             except HarnezError as exc:
                 self.notify(exc.message, severity="error", timeout=15)
             else:
+                saved = True
                 note = f" {result.note}" if result.note else ""
                 self.notify(f"Model {result.model} saved to {result.path}.{note}", timeout=10)
-        await self.open_new_session()
+        if then is None:
+            await self.open_new_session()
+        elif saved and result is not None:
+            await then(result.model)
 
     def apply_settings(self, settings: Settings) -> None:
         """Use new settings in the app, the server, its work and model naming from now on."""

@@ -411,3 +411,24 @@ async def test_shift_tab_moves_back_in_the_form_and_cycles_the_mode_in_the_sessi
         await wait_for(pilot, lambda: app.ready and not isinstance(app.screen, SetupScreen), "session")
         await pilot.press("shift+tab")
         assert app.permission_mode == "accept-edits"
+
+
+async def test_model_after_skipping_setup_shows_it_again_for_this_session(
+    setup_app, local_servers, scripted_model: ScriptedModel
+) -> None:
+    local = await local_servers(["qwen3:8b"], upstream=scripted_model)
+    scripted_model.add(answer("Hello from the local server."))
+    app = setup_app(probe_ports={local.port: "ollama"})
+    async with app.run_test() as pilot:
+        await setup_shown(pilot)
+        await pilot.press("escape")  # skipped: no model, nothing configured
+        session = await session_shown(pilot)
+        session.query_one(PromptInput).load_text("/model")
+        await pilot.press("enter")
+        await setup_shown(pilot)  # the only way to a model from here: the setup again
+        await pilot.press("enter")
+        again = await session_shown(pilot)
+        assert again is session  # the same session, now with the model chosen
+        await wait_for(pilot, lambda: session.model == "ollama/qwen3:8b", "the model chosen for this session")
+        finished = await send(pilot, "Say hello")
+    assert finished["stop"] == "completed"

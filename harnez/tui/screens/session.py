@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
@@ -78,6 +78,8 @@ class SessionHost(Protocol):
     def open_picker(self, at_start: bool = False) -> None: ...
 
     async def quit_harnez(self) -> None: ...
+
+    def open_setup(self, then: Callable[[str], Awaitable[None]] | None = None) -> None: ...
 
 
 class SessionScreen(Screen[None]):
@@ -513,6 +515,10 @@ class SessionScreen(Screen[None]):
         from harnez.tui.screens.model_picker import ModelPickerScreen
 
         choices = await self.server.model_choices()
+        if not choices and not self.server.settings.providers:
+            # Nothing configured (the first-run setup was closed): the setup again, for this session.
+            self.harnez.open_setup(then=self.choose_model)
+            return
         current = self.query_one(StatusLine).model or self.model
         self.app.push_screen(ModelPickerScreen(choices, current), self._model_chosen)
 
