@@ -3,7 +3,7 @@
 Each run launches a fresh process with a 120×40 pty as its terminal and reads what it paints (escape
 sequences removed). The model is the scripted model in its own process (`python -m
 harnez.testing.scripted_model`), answering at once with one short text turn per prompt, over real
-loopback HTTP; harnez runs with its default settings otherwise (keyword titles on). Three kinds of
+loopback HTTP; harnez runs with its default settings otherwise (keyword titles on). Four kinds of
 run alternate, so load changes on the shared machine hit them alike:
 
 - `bare`: a bare Textual app with an Input; Enter mounts a Static with the answer's text. The
@@ -13,7 +13,10 @@ run alternate, so load changes on the shared machine hit them alike:
   first prompt after start-up, ≤ 40 ms for later prompts);
 - `early`: harnez, the prompt typed and sent as soon as the first frame shows (the server still
   opening): Enter → answer, and launch → answer (issue #17 point 2: no extra wait for a prompt
-  sent at once).
+  sent at once);
+- `atonce`: harnez, the prompt typed and sent right after launch, before any frame (while Python
+  imports; its Enter reaches the terminal before Textual sets it raw): launch → answer. Only this
+  tree's code: before d92c6a6 such keys were dropped and the run would wait for ever.
 
 With `--before DIR` (e.g. `git archive <commit> | tar -x -C DIR`), `ready` and `early` runs of the
 harnez code in DIR (put first on PYTHONPATH) alternate with the others, for a before/after figure in
@@ -145,7 +148,8 @@ def one_run(
 def two_prompts(process: tui.PtyProcess, kind: str) -> tuple[float, dict[str, float]]:
     """Send the two prompts to a harnez of `kind` (`ready` or `early`); (the first Enter's moment,
     the figures)."""
-    process.wait_for([READY] if kind == "ready" else [FIRST])
+    if kind != "atonce":
+        process.wait_for([READY] if kind == "ready" else [FIRST])
     figures: dict[str, float] = {}
     enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
     figures["launch"] = time.perf_counter() - process.started
@@ -197,7 +201,7 @@ def main() -> None:
     point_at(home, url)
     bare_script = home.root / "bare_input_app.py"
     bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")
-    kinds: tuple[str, ...] = ("bare", "ready", "early")
+    kinds: tuple[str, ...] = ("bare", "ready", "early", "atonce")
     if args.before:
         kinds += ("ready@before", "early@before")
     figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
@@ -262,6 +266,11 @@ def report(figures: dict[str, list[dict[str, float]]], code: str = "") -> None:
         f"{lib.median(launch) * lib.MS:.0f} ms (ready runs: "
         f"{_median(figures['ready' + code], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
     )
+    if not code:
+        print(
+            "  harnez, prompt typed and sent at launch (before the first frame), launch → answer: median "
+            f"{_median(figures['atonce'], 'launch') * lib.MS:.0f} ms"
+        )
 
 
 def report_stages(figures: dict[str, list[dict[str, float]]], before: str = "") -> None:
