@@ -58,6 +58,8 @@ class AgentLoop:
     accounting: TaskAccounting = field(default_factory=TaskAccounting)
     ending: TaskEnding | None = None
     """What a stop must pass: the structured answer, the stop hooks (harnez/agent/ending.py)."""
+    cache_key: str | None = None
+    """The conversation's key for the provider's prompt cache (`WireRequest.cache_key`)."""
     turns: int = 0
     _inbox: list[str] = field(default_factory=list)
 
@@ -140,6 +142,7 @@ class AgentLoop:
             thinking=self.model.thinking,
             spec=self.model.spec,
             force_tool=None if self.ending is None else self.ending.force_tool,
+            cache_key=self.cache_key,
         )
         try:
             turn = await current.stream(self.stream, request)

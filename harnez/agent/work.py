@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 from collections.abc import Awaitable, Callable
@@ -315,7 +316,14 @@ class AgentWork:
             compactor=Compactor(model, stream, run.emit, accounting, overhead_tokens=_schema_tokens(specs)),
             accounting=accounting,
             ending=ending,
+            cache_key=prompt_cache_key(run.session.id),
         )
+
+
+def prompt_cache_key(session_id: str) -> str:
+    """A session's key for the provider's prompt cache: the same for every request of its conversation,
+    and no more than a digest of the session id (nothing of the workspace or the person)."""
+    return "harnez-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
 
 def task_hooks(run: TaskRunLike, settings: Settings, model: ResolvedModel) -> TaskHooks | None:

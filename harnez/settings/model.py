@@ -198,8 +198,9 @@ class ProviderSettings(_Section):
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra non-secret headers sent with every request."""
     prompt_cache: bool = True
-    """Whether `anthropic-messages` requests mark prompt-cache breakpoints (`cache_control`); false
-    for a server that refuses them."""
+    """Whether `anthropic-messages` requests mark prompt-cache breakpoints (`cache_control`), and
+    requests to api.openai.com carry the session's `prompt_cache_key`; false for a server that
+    refuses them."""
 
     @field_validator("base_url")
     @classmethod

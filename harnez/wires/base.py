@@ -70,6 +70,9 @@ class WireRequest(SharedMethods):
     """None looks the model up in the built-in catalogue (or uses conservative defaults)."""
     force_tool: str | None = None
     """A tool the model must call in this turn (`tool_choice`), where the wire can hold it to one."""
+    cache_key: str | None = None
+    """What stays the same across a conversation's requests (its session), for a provider that
+    routes requests sharing a prompt prefix to the same cache by it (OpenAI's `prompt_cache_key`)."""
 
 
 # --- events -------------------------------------------------------------------------------

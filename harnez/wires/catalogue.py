@@ -73,7 +73,7 @@ class Endpoint:
     """The name of the variable the key came from, for messages."""
     headers: dict[str, str] = field(default_factory=dict)
     prompt_cache: bool = True
-    """Whether requests mark prompt-cache breakpoints (where the wire has them: anthropic-messages)."""
+    """Whether requests carry prompt-cache hints (anthropic-messages breakpoints; api.openai.com's key)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -334,6 +334,12 @@ class HttpWire:
         return SECRETS.redact(text)
 
 
+def is_openai(base_url: str) -> bool:
+    """Whether a base URL is OpenAI's own API (where OpenAI-only fields may be sent: compatible
+    servers can refuse a field they do not know)."""
+    return urlsplit(base_url).hostname == "api.openai.com"
+
+
 def request_url(base_url: str, path: str) -> str:
     """The URL to POST to: the wire's `path` after the base URL's own path, before any query the base
     URL holds (`…/openai/v1?api-version=…` asks `…/openai/v1/chat/completions?api-version=…`)."""

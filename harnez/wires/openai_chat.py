@@ -23,7 +23,14 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage
-from harnez.wires.http import RETRYABLE_STATUSES, HttpWire, Translator, openai_usage, parse_arguments
+from harnez.wires.http import (
+    RETRYABLE_STATUSES,
+    HttpWire,
+    Translator,
+    is_openai,
+    openai_usage,
+    parse_arguments,
+)
 
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -96,13 +103,15 @@ class OpenAIChatWire(HttpWire):
             if request.force_tool:
                 body["tool_choice"] = {"type": "function", "function": {"name": request.force_tool}}
         if request.max_output is not None:
-            cap = "max_completion_tokens" if "api.openai.com" in self.endpoint.base_url else "max_tokens"
+            cap = "max_completion_tokens" if is_openai(self.endpoint.base_url) else "max_tokens"
             body[cap] = request.max_output
         effort = openai_effort(clamp_thinking(spec, request.thinking))
         if effort is not None:
             body["reasoning_effort"] = effort
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.cache_key and self.endpoint.prompt_cache and is_openai(self.endpoint.base_url):
+            body["prompt_cache_key"] = request.cache_key
         return body
 
     def translator(self, request: WireRequest) -> Translator:

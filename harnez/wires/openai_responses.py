@@ -26,7 +26,7 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
-from harnez.wires.http import HttpWire, Translator, openai_usage, parse_arguments
+from harnez.wires.http import HttpWire, Translator, is_openai, openai_usage, parse_arguments
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
@@ -117,6 +117,8 @@ class OpenAIResponsesWire(HttpWire):
             body["include"] = ["reasoning.encrypted_content"]
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.cache_key and self.endpoint.prompt_cache and is_openai(self.endpoint.base_url):
+            body["prompt_cache_key"] = request.cache_key
         return body
 
     def translator(self, request: WireRequest) -> Translator:
