@@ -22,12 +22,13 @@ KEEP_SESSIONS = 4
 
 
 class _Kept:
-    """A session's records as last read: their ids and their decoded items, in order."""
+    """A session's records as last read: each one's id and time (`marks`: an id SQLite gave again to
+    a new record after the old ones were deleted comes with another time) and their decoded items."""
 
-    __slots__ = ("ids", "records")
+    __slots__ = ("marks", "records")
 
-    def __init__(self, ids: list[int], records: list[Record]) -> None:
-        self.ids, self.records = ids, records
+    def __init__(self, marks: list[tuple[int, float]], records: list[Record]) -> None:
+        self.marks, self.records = marks, records
 
 
 class ContextRecords:
@@ -36,9 +37,9 @@ class ContextRecords:
     Every task reads its session's whole conversation; a long session's records (decompressed,
     parsed, their shared texts read back from the events) took ~30 ms at 1,200 records, on the
     event loop, before each prompt's request. The records of the last `KEEP_SESSIONS` sessions read
-    stay decoded, and a later read decodes only the records added since: it checks that the ids it
-    kept are still the session's first ones (a record deleted, or a session's number reused after a
-    delete, reads everything again). Records are only ever appended, or rewritten with the same
+    stay decoded, and a later read decodes only the records added since: it checks that the ids (and
+    times) it kept are still the session's first ones (a record deleted, a session's number or a
+    record's id reused after a delete, reads everything again). Records are only ever appended, or rewritten with the same
     content (`share_text`), so what was decoded stays true. Callers must not change the items.
     """
 
@@ -64,20 +65,20 @@ class ContextRecords:
     async def items(self, session_num: int) -> list[Record]:
         """(role, wire, item) of every record, oldest first (see the class: kept between reads)."""
         kept = self._kept.pop(session_num, None)
-        after = kept.ids[-1] if kept is not None and kept.ids else 0
+        after = kept.marks[-1][0] if kept is not None and kept.marks else 0
         rows = await self._db.fetchall(
-            "SELECT id, role, wire, CASE WHEN id > ? THEN body END FROM context_records "
+            "SELECT id, created_at, role, wire, CASE WHEN id > ? THEN body END FROM context_records "
             "WHERE session = ? ORDER BY id",
             (after, session_num),
         )
-        known = 0 if kept is None else len(kept.ids)
-        if kept is not None and [r[0] for r in rows[:known]] != kept.ids:
+        known = 0 if kept is None else len(kept.marks)
+        if kept is not None and [(r[0], r[1]) for r in rows[:known]] != kept.marks:
             kept, known = None, 0
             rows = await self._db.fetchall(
-                "SELECT id, role, wire, body FROM context_records WHERE session = ? ORDER BY id",
+                "SELECT id, created_at, role, wire, body FROM context_records WHERE session = ? ORDER BY id",
                 (session_num,),
             )
-        added = [(r[1], r[2], unpack(r[3])) for r in rows[known:]]
+        added = [(r[2], r[3], unpack(r[4])) for r in rows[known:]]
         texts = await self._event_texts(
             session_num, {seq for _, _, item in added if (seq := reference(item))}
         )
@@ -86,7 +87,7 @@ class ContextRecords:
             if seq is not None:
                 item[SHARED[item["type"]][1]] = texts.get(seq, "")
         records = added if kept is None else kept.records + added
-        self._kept[session_num] = _Kept([r[0] for r in rows], records)
+        self._kept[session_num] = _Kept([(r[0], r[1]) for r in rows], records)
         while len(self._kept) > KEEP_SESSIONS:
             del self._kept[next(iter(self._kept))]
         return list(records)

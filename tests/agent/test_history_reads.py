@@ -69,6 +69,19 @@ async def test_records_gone_from_under_the_kept_ones_are_read_again(db_path: Pat
             conn.execute("DELETE FROM context_records WHERE session = ?", (session.num,))
         await store.context.append(session.num, None, "user", user("new"))
         assert [item["text"] for _, _, item in await store.context.items(session.num)] == ["new"]
+        # The same ids given again to other records (SQLite reuses the highest ids once deleted).
+        with sqlite3.connect(db_path) as conn:
+            (kept_id,) = conn.execute(
+                "SELECT id FROM context_records WHERE session = ?", (session.num,)
+            ).fetchone()
+            conn.execute("DELETE FROM context_records WHERE session = ?", (session.num,))
+        await store.context.append(session.num, None, "user", user("newer"))
+        with sqlite3.connect(db_path) as conn:
+            (reused,) = conn.execute(
+                "SELECT id FROM context_records WHERE session = ?", (session.num,)
+            ).fetchone()
+        assert reused == kept_id
+        assert [item["text"] for _, _, item in await store.context.items(session.num)] == ["newer"]
     finally:
         await store.close()
 
