@@ -168,6 +168,20 @@ class AssistantBlock(SizedByLayout, Vertical):
             self._flush_timer.stop()
         await self._flush()
 
+    @property
+    def shown_blocks(self) -> int:
+        """How many blocks of its Markdown are displayed (not folded)."""
+        return 0 if self._markdown is None else self._markdown.shown_blocks
+
+    async def fold_above(self, bottom: int) -> int:
+        """Fold the blocks of its Markdown that end at or above the screen's row `bottom`
+        (`AnswerMarkdown.fold_above`); returns how many."""
+        return 0 if self._markdown is None else await self._markdown.fold_above(bottom)
+
+    def unfold(self) -> bool:
+        """Show its folded blocks again; returns whether any were folded."""
+        return self._markdown is not None and self._markdown.unfold()
+
     def on_unmount(self) -> None:
         self._streaming = False
         self._pending.clear()

@@ -12,6 +12,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual import events
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
@@ -66,8 +67,21 @@ class StreamedParagraph(SizedByLayout, _Paragraph):  # type: ignore[valid-type,m
             self.refresh(layout=True)
 
 
+class FoldedSpace(Widget):
+    """The place of an answer's first blocks while they are folded: empty, as tall as they were."""
+
+    DEFAULT_CSS = "FoldedSpace { height: 0; }"
+
+
 class AnswerMarkdown(SizedByLayout, Markdown):
-    """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s."""
+    """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s.
+
+    A long answer's first blocks can be folded (`fold_above`): hidden, with one empty widget of
+    their height in their place, so that the layouts of the frames that show the answer's end do
+    not walk them. Textual lays out every displayed widget in every layout, on screen or not, and an
+    answer of thousands of words is hundreds of blocks: its frames grew from ~30 ms to ~100-300 ms
+    as it streamed, and keys waited behind them.
+    """
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "paragraph_open": StreamedParagraph}
 
@@ -75,6 +89,54 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         super().__init__(parser_factory=markdown_parser)
         self._text_at_mount = text
         self._open_at_mount = False
+        self._folded: list[Widget] = []
+        """The first blocks, hidden while `_space` holds their place (`fold_above`)."""
+        self._space: FoldedSpace | None = None
+
+    @property
+    def shown_blocks(self) -> int:
+        """How many of its blocks are displayed (not folded)."""
+        return len(self.children) - len(self._folded) - (self._space is not None)
+
+    async def fold_above(self, bottom: int) -> int:
+        """Fold the first blocks that end, with their margin, at or above the screen's row `bottom`
+        (never the last block, which appends update); they keep their place as empty space, so
+        nothing below them moves. Returns how many were folded now. The heights are those of the
+        last layout: `unfold` before the width changes."""
+        blocks = [child for child in self.children if isinstance(child, MarkdownBlock)]
+        start = count = len(self._folded)
+        for block in blocks[start:-1]:
+            if block.region.bottom + block.styles.margin.bottom > bottom or not block.region:
+                break
+            count += 1
+        if count == start:
+            return 0
+        kept = blocks[count]  # with the space before it: its own top margin only (margins collapse)
+        height = kept.virtual_region.y - kept.styles.margin.top
+        if height <= 0:
+            return 0  # not laid out yet
+        with self.app.batch_update():
+            for block in blocks[start:count]:
+                block.display = False
+            self._folded.extend(blocks[start:count])
+            if self._space is None:
+                self._space = FoldedSpace()
+                await self.mount(self._space, before=0)
+            self._space.styles.height = height
+        return count - start
+
+    def unfold(self) -> bool:
+        """Show the folded blocks again (the person scrolls up to them, or the width changes)."""
+        if self._space is None:
+            return False
+        with self.app.batch_update():
+            for block in self._folded:
+                block.display = True
+            self._folded.clear()
+            self._space.display = False
+            self._space.remove()
+            self._space = None
+        return True
 
     async def open_paragraph(self) -> None:
         """Mount an empty first paragraph into an empty document, for the first words to fill in.

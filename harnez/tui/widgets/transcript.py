@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.containers import VerticalScroll
 from textual.geometry import Region
 from textual.message import Message
@@ -53,6 +54,11 @@ session's resume, for `_trim` to drop most of them after its first frame."""
 MAX_BLOCKS = 120
 """Mounted blocks kept while following the end, however short they are. The window is trimmed when a
 task ends, and during one only once it holds more blocks than this."""
+
+FOLD_AFTER = 40
+"""Displayed blocks of one answer beyond which, while the view follows the end, its blocks above the
+last `KEEP_SCREENS` heights of the view are folded (`AnswerMarkdown.fold_above`) until the person
+scrolls up. A 10,000-word answer is ~250 blocks, and each of its frames laid all of them out."""
 
 EARLY_OUTPUT_CALLS = 8
 """Calls whose live output is kept while their block is not shown yet (the newest ones)."""
@@ -401,6 +407,10 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
         self._trim_asked = False
+        self._fold_asked = False
+        self._folded: list[AssistantBlock] = []
+        """Answers with folded blocks (`_fold`), shown whole again when the person scrolls up."""
+        self._folded_width = 0
         self._early_output: dict[str, str] = {}
         """Live output of calls whose block is not shown yet, by call id (`live_output`)."""
 
@@ -440,6 +450,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             await self.keep_spare()  # ready for the next turn, or for the next prompt's first turn
         if event.body.kind == "finished":
             self._trim_soon()  # between tasks: the removal's frame is in nobody's way
+        elif (answer := self._builder.answer) is not None and answer.shown_blocks > FOLD_AFTER:
+            self._fold_soon()
 
     def live_output(self, call_id: str, text: str) -> None:
         """What the running command of tool call `call_id` printed just now, under its call (kept
@@ -612,13 +624,43 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         whole = _exchange_start(blocks, count)  # whole exchanges: a call's result is with its call
         if len(blocks) - whole <= MAX_BLOCKS:
             count = whole
-        if not count:
+        if count:
+            old = blocks[:count]
+            self.remove_children(old)
+            self._builder.forget(old)
+            self.oldest_seq = block_seq(blocks[count]) or self.oldest_seq
+            self.has_older = True
+        self._fold_soon()  # once the removal is laid out: a long answer kept
+
+    def _fold_soon(self) -> None:
+        """Fold long answers' first blocks once the screen has laid out their last ones."""
+        if not self._fold_asked:
+            self._fold_asked = True
+            self.call_after_refresh(self._fold)
+
+    async def _fold(self) -> None:
+        """While the view is at the end: fold the blocks of answers longer than `FOLD_AFTER` blocks
+        that lie wholly above the last `KEEP_SCREENS` heights of the view. Their place stays, so the
+        view does not move; scrolling up shows them again (`watch_scroll_y`)."""
+        self._fold_asked = False
+        if not self.is_attached or not self.is_vertical_scroll_end:
             return
-        old = blocks[:count]
-        self.remove_children(old)
-        self._builder.forget(old)
-        self.oldest_seq = block_seq(blocks[count]) or self.oldest_seq
-        self.has_older = True
+        region = self.scrollable_content_region
+        cutoff = region.bottom - KEEP_SCREENS * max(region.height, 1)
+        long = [b for b in self.children if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
+        for block in long:
+            if await block.fold_above(cutoff) and block not in self._folded:
+                self._folded.append(block)
+                self._folded_width = region.width
+
+    def unfold(self) -> None:
+        """Show every folded block again (the heights of the folded space are those of their last
+        layout: nothing moves at the same width)."""
+        folded, self._folded = self._folded, []
+        with self.app.batch_update():
+            for block in folded:
+                if block.is_attached:
+                    block.unfold()
 
     def _droppable(self, block: Widget, cutoff: int, beyond: bool) -> bool:
         """Whether `_trim` may drop this block (and so go on to the next one)."""
@@ -632,8 +674,15 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value and self._folded and self._anchor_released:
+            self.unfold()  # the person scrolls up (a layout that shrank the view moves it too)
         if new_value <= 0 < old_value or (new_value <= 0 and self.max_scroll_y == 0):
             self.want_older()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._folded and self.scrollable_content_region.width != self._folded_width:
+            self.unfold()  # their wrapped heights change with the width: fold again once laid out
+            self._fold_soon()
 
     def want_older(self) -> None:
         """Ask for the events before the oldest rendered one, once at a time."""

@@ -1,0 +1,124 @@
+"""A long answer's first blocks are folded while the view follows its end: hidden, their place kept,
+so that each frame lays out a few screens of blocks, not the whole answer; scrolling up shows them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets.markdown import MarkdownBlock
+
+from harnez import events as ev
+from harnez.server.runner import TaskOutcome, TaskRun
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock
+from harnez.tui.widgets.markdown import AnswerMarkdown, FoldedSpace
+from harnez.tui.widgets.transcript import FOLD_AFTER, Transcript
+from tests.tui.helpers import wait_for
+
+PARAGRAPHS = 150
+
+
+def paragraph(n: int) -> str:
+    return f"Paragraph {n:03d}: " + "the quick brown fox jumps over the lazy dog " * 3 + "\n\n"
+
+
+async def long_answer(run: TaskRun) -> TaskOutcome:
+    """One answer of `PARAGRAPHS` paragraphs, streamed a paragraph at a time."""
+    run.emit(ev.TurnStarted(turn=1))
+    for n in range(PARAGRAPHS):
+        run.emit(ev.TextDelta(text=paragraph(n)))
+        await asyncio.sleep(0.01)
+    await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="end"))
+    return TaskOutcome("completed", 1)
+
+
+def answer_markdown(transcript: Transcript) -> AnswerMarkdown:
+    blocks = [b for b in transcript.query(AssistantBlock) if b.text]
+    return blocks[-1].query_one(AnswerMarkdown)
+
+
+def hidden(markdown: AnswerMarkdown) -> list[MarkdownBlock]:
+    return [b for b in markdown.children if isinstance(b, MarkdownBlock) and not b.display]
+
+
+def rows(markdown: AnswerMarkdown) -> dict[str, int]:
+    """Each shown paragraph's first words → its row on the screen."""
+    return {
+        str(block.source)[:13]: block.region.y
+        for block in markdown.children
+        if isinstance(block, MarkdownBlock) and block.display
+    }
+
+
+async def streamed(pilot, app) -> tuple[Transcript, AnswerMarkdown]:
+    """The transcript and the answer's Markdown, once the task ended; asserts that the first
+    paragraphs were folded while the answer streamed."""
+    await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+    transcript = app.screen.query_one(Transcript)
+    await app.server.submit(app.screen.session_id, "Write a long answer.")
+
+    def folded_or_ended() -> bool:
+        answers = [b for b in transcript.query(AssistantBlock) if b.text]
+        return bool(transcript.query(TaskEndBlock) or (answers and hidden(answer_markdown(transcript))))
+
+    await wait_for(pilot, folded_or_ended, "the first paragraphs folded")
+    assert not transcript.query(TaskEndBlock), "folded while the answer streamed"
+    await wait_for(pilot, lambda: transcript.query(TaskEndBlock), "the task ends")
+    markdown = answer_markdown(transcript)
+    await pilot.pause(0.1)
+    return transcript, markdown
+
+
+async def test_a_long_answer_folds_its_first_paragraphs_and_shows_them_again_when_scrolled_to(
+    make_app,
+) -> None:
+    app = make_app(work=long_answer)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript, markdown = await streamed(pilot, app)
+        view = transcript.scrollable_content_region.height
+        assert markdown.shown_blocks <= FOLD_AFTER + 1
+        assert len(hidden(markdown)) >= PARAGRAPHS - FOLD_AFTER - 1
+        space = markdown.query_one(FoldedSpace)
+        assert space.region.height > 2 * view, "the folded paragraphs keep their place"
+        assert transcript.is_vertical_scroll_end
+        last = rows(markdown)
+        height = transcript.virtual_size.height
+        assert "Paragraph 149" in last
+
+        # A page up: everything is shown again, and nothing moved (the same height, same rows).
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        assert not hidden(markdown) and not markdown.query(FoldedSpace)
+        assert transcript.virtual_size.height == height
+        now = rows(markdown)
+        shift = now["Paragraph 149"] - last["Paragraph 149"]
+        assert shift == view - 1, "scrolled by one page, as an unfolded answer would"
+        assert all(now[key] - row == shift for key, row in last.items())
+        first_rows = [now[f"Paragraph {n:03d}"] for n in range(PARAGRAPHS)]
+        assert first_rows == sorted(first_rows) and len(set(first_rows)) == PARAGRAPHS
+
+        # Back at the end, the next layout folds them again; the end of the answer stays in place.
+        transcript.scroll_end(animate=False)
+        await pilot.pause(0.1)
+        transcript._fold_soon()
+        await wait_for(pilot, lambda: hidden(markdown), "folded again at the end")
+        await pilot.pause(0.1)
+        assert rows(markdown)["Paragraph 149"] == last["Paragraph 149"]
+        assert transcript.virtual_size.height == height
+
+
+async def test_a_new_width_unfolds_and_folds_again_with_the_new_heights(make_app) -> None:
+    app = make_app(work=long_answer)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript, markdown = await streamed(pilot, app)
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: hidden(markdown), "folded again at the new width")
+        await pilot.pause(0.1)
+        folded_height = transcript.virtual_size.height
+        bottom = rows(markdown)["Paragraph 149"]
+
+        transcript.unfold()
+        await pilot.pause(0.1)
+        assert transcript.virtual_size.height == folded_height, "the space is as tall as its paragraphs now"
+        assert rows(markdown)["Paragraph 149"] == bottom
