@@ -102,6 +102,7 @@ class HarnezApp(NoticeKeepingApp):
         self._server: Server | None = None
         self._server_closed = False
         self._collector = IdleCollector(busy=self._tasks_run)
+        self._installed_collector = self._collector
         self._early_keys: list[events.Key] | None = []
         """Keys pressed before any widget had focus, kept for the first one focused (`_held_early`);
         None once given."""
@@ -163,6 +164,8 @@ class HarnezApp(NoticeKeepingApp):
         self._apply_theme()
         self._theme_settled = True  # from now on a theme change is the person's choice, worth saving
         self.set_interval(COLLECT_CHECK_EVERY, self._collect_if_idle, name="idle collector")
+        self._collector.install()
+        self._installed_collector = self._collector  # removed on unmount, whichever collector runs then
         if not self.is_headless:  # a real terminal: close like Ctrl+Q when it goes, or on SIGTERM
             closing = SignalClose(self.quit_harnez, lambda: self._driver)
             closing.install()
@@ -656,6 +659,7 @@ class HarnezApp(NoticeKeepingApp):
             await self._server.close()
 
     async def on_unmount(self) -> None:
+        self._installed_collector.remove()
         await self._close_server()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 from harnez.tui.collector import IDLE_AFTER, WORTH_COLLECTING, IdleCollector
 from tests.tui.helpers import GatedWork, wait_for
@@ -93,3 +94,54 @@ async def test_the_app_holds_idle_collections_while_its_task_runs(make_app) -> N
         work.gate.set()
         await wait_for(pilot, lambda: not app.server.any_running(), "the task ended")
         assert collector.collect_if_idle()
+
+
+class Cycle:
+    """An object in a reference cycle: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_full_collection_during_a_task_freezes_its_survivors_until_the_pause_after_it() -> None:
+    clock, running = Clock(), [True]
+    collector = IdleCollector(clock, busy=lambda: running[0])
+    collector.install()
+    try:
+        kept = Cycle()
+        alive = weakref.ref(kept)
+        frozen = gc.get_freeze_count()
+        gc.collect()  # Python's own full collection while an answer streams
+        assert gc.get_freeze_count() > frozen, "the survivors frozen: the next one does not walk them"
+        del kept
+        gc.collect()
+        assert alive() is not None, "frozen garbage waits for the pause after the task"
+        clock.now += 2 * IDLE_AFTER
+        assert not collector.collect_if_idle()  # still running
+        running[0] = False
+        assert collector.collect_if_idle()  # the first pause after it: everything walked once
+        assert alive() is None
+        assert gc.get_freeze_count() > 0, "frozen again, as at start-up"
+        gc.collect()
+        assert not collector.collect_if_idle(), "once"
+    finally:
+        collector.remove()
+    assert collector.after_collection not in gc.callbacks
+
+
+async def test_the_app_freezes_a_running_tasks_collections_and_stops_when_it_quits(make_app) -> None:
+    work = GatedWork()
+    app = make_app(work)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready, "the app ready")
+        hook = app._collector.after_collection
+        assert hook in gc.callbacks
+        await pilot.press(*"hello", "enter")
+        await wait_for(pilot, lambda: work.started == 1, "the task running")
+        frozen = gc.get_freeze_count()
+        gc.collect()
+        assert gc.get_freeze_count() > frozen
+        assert work.gate is not None
+        work.gate.set()
+        await wait_for(pilot, lambda: not app.server.any_running(), "the task ended")
+    assert hook not in gc.callbacks
