@@ -158,6 +158,7 @@ class AssistantBlock(SizedByLayout, Vertical):
         self._pending.clear()
         self._last_flush = time.monotonic()
         await self._markdown.append(fragment)
+        await self._markdown.settle_fences()
 
     async def close_stream(self) -> None:
         """Show what is still pending and stop streaming (the answer is complete)."""
@@ -167,6 +168,8 @@ class AssistantBlock(SizedByLayout, Vertical):
         if self._flush_timer is not None:
             self._flush_timer.stop()
         await self._flush()
+        if self._markdown is not None:
+            await self._markdown.settle_fences(every=True)
 
     @property
     def shown_blocks(self) -> int:
