@@ -182,13 +182,34 @@ class ToolArgumentsDelta(EventBody):
 # tools -------------------------------------------------------------------------------------------
 
 
+RAW_ARGUMENTS_KEPT = 4000
+"""Characters of unparsable tool arguments a `tool-requested` event keeps (its streamed
+`tool-arguments-delta` events hold them all until the turn's deltas are folded)."""
+
+
+def kept_raw_arguments(raw: str) -> str:
+    """Unparsable tool arguments as a `tool-requested` event keeps them: cut, with a marker, when long."""
+    if len(raw) <= RAW_ARGUMENTS_KEPT:
+        return raw
+    return f"{raw[:RAW_ARGUMENTS_KEPT]} … [cut: {len(raw) - RAW_ARGUMENTS_KEPT:,} more characters]"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
 class ToolRequested(EventBody):
     kind: ClassVar[str] = "tool-requested"
-    about: ClassVar[str] = "The model asked for a tool call (call id, tool name, arguments)."
+    about: ClassVar[str] = (
+        "The model asked for a tool call (call id, tool name, arguments; "
+        "the text it sent when that was not a JSON object)."
+    )
     call_id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    """The parsed arguments; `{}` when what the model sent was not a JSON object (then see below)."""
+    raw_arguments: str | None = None
+    """What the model sent when it was not a JSON object, cut after `RAW_ARGUMENTS_KEPT` characters with
+    a marker saying how many more there were; None when the arguments parsed."""
+    arguments_error: str | None = None
+    """Why those arguments could not be used (`the tool arguments are not valid JSON (…)`); None when they parsed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)

@@ -4,6 +4,7 @@ the printing side of `harnez import` (progress, the report)."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import TextIO
 from harnez.errors import SessionFormatError
 from harnez.importers import Readers, SourceRef, check_harness
 from harnez.importers.importer import ImportReport
+from harnez.importers.jsonl import MAX_RECORD_BYTES
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -32,6 +34,8 @@ from harnez.text import json_line, printable
 
 RESULT_LINES = 12
 """Lines of a tool result a transcript shows (the JSON form keeps all)."""
+OVERSIZED_SHOWN = 5
+"""Over-long lines a summary names (all are counted in `unparsed`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +125,23 @@ def summary_text(data: dict) -> str:
             f"  {data['user_messages']} prompts · {data['model_calls']} model calls · {data['tool_calls']} tool calls"
             f" ({data['tool_results']} results) · models: {', '.join(data['models']) or 'none recorded'}",
             f"  {tokens} · {integrity['records']} records" + (f" ({', '.join(damage)})" if damage else ""),
+            *_oversized_lines(data["source"], integrity.get("oversized_lines", [])),
         ]
     )
+
+
+def _oversized_lines(source: str, oversized: list[dict]) -> list[str]:
+    """What the summary says of lines too long to read as records: which, how long, how to see them."""
+    shown = [
+        f"  line {o['line']} skipped unread: {o['bytes']:,} bytes, longer than the {MAX_RECORD_BYTES // 2**20} MiB "
+        f"Harnez reads as one record (see its start: tail -n +{o['line']} {shlex.quote(source)} | head -c 2000)"
+        for o in oversized[:OVERSIZED_SHOWN]
+    ]
+    if len(oversized) > OVERSIZED_SHOWN:
+        shown.append(
+            f"  … and {len(oversized) - OVERSIZED_SHOWN} more lines over {MAX_RECORD_BYTES // 2**20} MiB"
+        )
+    return shown
 
 
 def _n(value: int | None) -> str:

@@ -85,6 +85,8 @@ def _line(body: EventBody) -> str | None:
             return f"> {text} (queued)\n\n"
         case ShellLine():
             return _shell_line(body)
+        case ToolRequested(name=name, raw_arguments=str(raw), arguments_error=error):
+            return f"[tool] {name} {raw} ({error})\n"
         case ToolRequested(name=name, arguments=arguments):
             return f"[tool] {name} {json.dumps(arguments, ensure_ascii=False)}\n"
         case ToolCompleted(content=content, is_error=is_error):

@@ -59,6 +59,19 @@ class PreparedCall:
         return self.result is None and self.tool is not None and self.tool.read_only
 
 
+def _requested(call: ToolCallEnd) -> ev.ToolRequested:
+    """The call's `tool-requested`: with the text the model sent when it was not a JSON object."""
+    if call.error is None:
+        return ev.ToolRequested(call_id=call.id, name=call.name, arguments=call.arguments)
+    return ev.ToolRequested(
+        call_id=call.id,
+        name=call.name,
+        arguments=call.arguments,
+        raw_arguments=ev.kept_raw_arguments(call.raw_arguments),
+        arguments_error=call.error,
+    )
+
+
 class ToolCalls:
     """Runs the tool calls of a turn in order; consecutive read-only calls run concurrently."""
 
@@ -85,7 +98,7 @@ class ToolCalls:
         """Answer every call; each result is emitted, recorded and added to the history."""
         batch: list[PreparedCall] = []
         for call in calls:
-            self.emit(ev.ToolRequested(call_id=call.id, name=call.name, arguments=call.arguments))
+            self.emit(_requested(call))
             prepared = await self._prepare(call)
             if prepared.concurrent:
                 batch.append(prepared)

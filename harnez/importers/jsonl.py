@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -12,6 +12,35 @@ from harnez.errors import SessionFormatError
 from harnez.importers.normalized import Integrity
 
 UNPARSED_LINES_KEPT = 20
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+"""The longest line read as a record (16 MiB: a harness's record with a few screenshots in it). A longer
+line is skipped unread, a piece at a time, and counted (`Integrity.oversized`): a 300 MB one-line file
+took 922 MB of memory to parse whole."""
+SKIP_PIECE = 1024 * 1024
+"""Bytes read at a time while skipping an over-long line."""
+
+
+class TooLong:
+    """An over-long line, skipped: its size in bytes (newline included)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def capped_lines(handle: BinaryIO, limit: int = MAX_RECORD_BYTES) -> Iterator[bytes | TooLong]:
+    """The lines of a binary file, each at most `limit` bytes; a longer one is read past in pieces
+    (memory stays bounded whatever the file) and given as `TooLong`."""
+    readline = handle.readline
+    while line := readline(limit + 1):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while (piece := readline(SKIP_PIECE)) and not piece.endswith(b"\n"):
+            size += len(piece)
+        yield TooLong(size + len(piece))
 
 
 def parse_line(line: bytes) -> Any:
@@ -38,7 +67,11 @@ def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterat
     count = 0
     try:
         with open(path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in enumerate(capped_lines(handle), 1):
+                if isinstance(line, TooLong):
+                    count += 1
+                    _oversized(path, number, line, integrity, strict)
+                    continue
                 try:
                     record = loads(line)
                 except failure:
@@ -74,6 +107,17 @@ def misshapen(path: Path, integrity: Integrity, strict: bool, error: Exception) 
     _unparsed(path, integrity.line, integrity, strict)
 
 
+def _oversized(path: Path, number: int, line: TooLong, integrity: Integrity, strict: bool) -> None:
+    """A line too long to read as a record: skipped, counted as unparsed and as oversized."""
+    if strict:
+        raise SessionFormatError(
+            f"Line {number} of {path} is {line.size:,} bytes, longer than the {MAX_RECORD_BYTES:,} "
+            "bytes Harnez reads as one record; run without --strict to skip and count such records."
+        )
+    integrity.oversized.append((number, line.size))
+    _unparsed(path, number, integrity, strict)
+
+
 def _unparsed(path: Path, number: int, integrity: Integrity, strict: bool) -> None:
     if strict:
         raise SessionFormatError(
@@ -90,8 +134,8 @@ def first_records(path: Path, count: int = 5) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         with open(path, "rb") as handle:
-            for line in handle:
-                record = parse_line(line)
+            for line in capped_lines(handle):
+                record = parse_line(line) if isinstance(line, bytes) else None
                 if isinstance(record, dict):
                     found.append(record)
                     if len(found) >= count:

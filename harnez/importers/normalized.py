@@ -243,12 +243,16 @@ class Integrity:
     """Line numbers of the first unparsable records (at most 20 kept)."""
     line: int = 0
     """The line of the record being read (what an error about a record names)."""
+    oversized: list[tuple[int, int]] = field(default_factory=list)
+    """(line, bytes) of each line too long to read as a record (`jsonl.MAX_RECORD_BYTES`), skipped
+    unread; each is also one of `unparsed_records`."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "records": self.records,
             "unparsed_records": self.unparsed_records,
             "torn_tail": self.torn_tail,
+            "oversized_lines": [{"line": line, "bytes": size} for line, size in self.oversized],
         }
 
 

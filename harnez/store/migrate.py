@@ -8,6 +8,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from harnez.errors import MigrationError, SchemaTooNewError
 from harnez.store.private import create_private
@@ -88,7 +89,7 @@ def schema_version(path: Path) -> int:
     """The schema version of an existing database, read without writing to it (0 when blank)."""
     if not path.exists() or path.stat().st_size == 0:
         return 0
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(_read_only_uri(path), uri=True)
     try:
         row = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
@@ -103,6 +104,19 @@ def schema_version(path: Path) -> int:
         ) from exc
     finally:
         conn.close()
+
+
+def _read_only_uri(path: Path) -> str:
+    """A URI that reads `path` and leaves its folder as it was.
+
+    A read-only connection to a WAL database creates its `-wal` and `-shm` files and, unable to
+    checkpoint, leaves them behind when it closes (a database refused as newer kept two new files).
+    With no `-wal` beside it no connection has the database open (the last one to close deletes it),
+    so everything committed is in the file itself: it is read as immutable, creating nothing. With a
+    `-wal` present, it may hold commits, so it is read through it (both files exist already)."""
+    if Path(f"{path}-wal").exists():
+        return f"file:{quote(str(path))}?mode=ro"
+    return f"file:{quote(str(path))}?mode=ro&immutable=1"
 
 
 def check_not_newer(path: Path, current: int, head: int) -> None:

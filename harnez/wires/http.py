@@ -469,7 +469,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = provider_json(raw)
     except json.JSONDecodeError as exc:
-        return {}, f"the tool arguments are not valid JSON ({exc.msg} at {exc.pos})"
+        return {}, f"the tool arguments are not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno})"
     if not isinstance(value, dict):
         return {}, "the tool arguments are not a JSON object"
     return value, None

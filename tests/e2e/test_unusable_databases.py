@@ -90,3 +90,25 @@ def test_a_damaged_page_met_on_write(headless: HeadlessWorkspace) -> None:
     result = headless.harnez("run", "--resume", "latest", "--input", "again", timeout=30)
     _refused(result, "damaged", ".recover")
     shutil.rmtree(headless.path / ".harnez", ignore_errors=True)
+
+
+def test_a_database_of_a_newer_harnez_is_refused_and_its_folder_left_as_it_was(
+    headless: HeadlessWorkspace,
+) -> None:
+    headless.model.add(answer("first"))
+    assert headless.harnez("run", "--input", "hello").returncode == 0
+    db = sqlite3.connect(headless.database)
+    with db:
+        db.execute("INSERT INTO schema_migrations VALUES (99, '0099_future.sql', 0)")
+    db.close()
+    folder = headless.database.parent
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    assert not any(name.endswith(("-wal", "-shm")) for name in before)  # closed cleanly
+    for args in (
+        ("run", "--input", "again"),
+        ("sessions",),
+        ("events", "--session", "latest"),
+        ("run", "--resume", "latest", "go"),
+    ):
+        _refused(headless.harnez(*args), "schema version 99", "newer Harnez", "was not changed")
+        assert {path.name: path.read_bytes() for path in folder.iterdir()} == before, args

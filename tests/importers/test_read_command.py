@@ -43,7 +43,7 @@ def test_summary_json_prints_one_object_per_session_with_the_documented_fields(f
     } <= set(summary)
     assert summary["harness"] == "claude-code"
     assert summary["ending"] == {"status": "completed"}
-    assert set(summary["integrity"]) == {"records", "unparsed_records", "torn_tail"}
+    assert set(summary["integrity"]) == {"records", "unparsed_records", "torn_tail", "oversized_lines"}
 
 
 def test_a_home_is_searched_in_the_harness_layout_and_a_session_picked_by_id(fixtures: Path) -> None:
@@ -72,7 +72,12 @@ def test_an_unparsable_record_is_counted_and_strict_mode_refuses_it(fixtures: Pa
     shown = harnez("read", str(damaged), "--summary", "--json")
     assert shown.returncode == 0, shown.stderr
     summary = json.loads(shown.stdout)
-    assert summary["integrity"] == {"records": 27, "unparsed_records": 1, "torn_tail": False}
+    assert summary["integrity"] == {
+        "records": 27,
+        "unparsed_records": 1,
+        "torn_tail": False,
+        "oversized_lines": [],
+    }
     assert summary["model_calls"] == 6
     strict = harnez("read", str(damaged), "--summary", "--strict")
     assert strict.returncode == 2

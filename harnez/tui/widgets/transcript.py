@@ -208,14 +208,15 @@ class BlockBuilder:
 
     async def _on_tool_requested(self, seq: int, body: ev.ToolRequested) -> Change:
         await self.close()
+        arguments = body.arguments if body.raw_arguments is None else body.raw_arguments  # what was sent
         shown = self.tools.get(body.call_id)
         if shown is not None and shown.seq > seq and not shown.requested:
             # The same call, drawn already from its later events on a newer page: complete that
             # block instead of drawing a second one. (A request of an older exchange reusing the id
             # of a newer call, as scripted models do, is a call of its own, as is a later request.)
-            shown.adopt_request(body.arguments, seq)
+            shown.adopt_request(arguments, seq)
             return Change()
-        block = ToolBlock(body.call_id, body.name, body.arguments, seq)
+        block = ToolBlock(body.call_id, body.name, arguments, seq)
         block.requested = True
         self.tools[block.call_id] = block
         return Change([block])

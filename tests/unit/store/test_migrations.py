@@ -103,6 +103,7 @@ def test_a_newer_schema_is_refused_and_never_written(db_path: Path) -> None:
     message = str(caught.value)
     assert "99" in message and str(len(load_migrations())) in message and str(db_path) in message
     assert db_path.read_bytes() == before
+    assert sorted(path.name for path in db_path.parent.iterdir()) == [db_path.name]  # no -wal, no -shm
     checkout = Path(__file__).resolve().parents[3]
     assert f"git -C {checkout} pull" in message, (
         "the tests run from an install of this checkout: say how to update it"
