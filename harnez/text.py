@@ -9,6 +9,10 @@ Two kinds of text are unsafe:
 - **control characters**: `ESC ]0;…BEL` retitles the terminal, `ESC [2J` clears it, U+202E
   reverses what follows. `printable` shows them as escapes (`\\x1b`) in everything Harnez prints;
   `json_line` keeps JSON Lines output free of the ones JSON itself leaves raw.
+
+A command's output is text written for a terminal: `terminal_lines` gives the lines a terminal would
+leave of it (a progress bar at its last state) and `plain_output` drops its escape sequences too; the
+TUI renders its colours (`harnez/tui/widgets/terminal.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,13 @@ _UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 _UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]")
 """What `json.dumps(ensure_ascii=False)` leaves raw but a terminal may act on (it escapes C0), and the
 line and paragraph separators, which line readers such as Python's `str.splitlines` break lines at."""
+TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+"""The escape sequences a command writes for a terminal: colours and styles, cursor moves, screen
+clears, window titles."""
+COLOUR_CODES = re.compile(r"\x1b\[[0-9;]*m")
+"""Of those, the colour and style sequences (SGR): the only ones worth keeping from a command's output."""
+TERMINAL_TOOLS = frozenset({"shell"})
+"""Tools whose result is what a command printed for a terminal."""
 _SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -73,6 +84,34 @@ def printable_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(printable_data(item) for item in value)
     return value
+
+
+def is_terminal_output(tool: str, content: Any) -> bool:
+    """Whether a tool's result is what a command printed for a terminal (`TERMINAL_TOOLS`), shown as
+    a `!` line's output is rather than as plain text."""
+    return tool in TERMINAL_TOOLS and isinstance(content, str)
+
+
+def terminal_lines(output: str) -> list[str]:
+    """A command's output in the lines a terminal leaves on screen: CRLF ends a line, and a line
+    rewritten after carriage returns (a progress bar) is its last state. Escape sequences stay; those
+    of the rewritten parts are kept in front (a colour set there still applies)."""
+    lines = output.replace("\r\n", "\n").split("\n")
+    return [_last_state(line) if "\r" in line else line for line in lines]
+
+
+def plain_output(output: str) -> str:
+    """A command's output as plain text: its lines as a terminal leaves them, every escape sequence
+    dropped (control characters are left to `printable`)."""
+    return "\n".join(TERMINAL_CODES.sub("", line) for line in terminal_lines(output))
+
+
+def _last_state(line: str) -> str:
+    """A line written over after carriage returns: its last part with text (a progress bar at 100 %,
+    not the empty rest after a final `\r`), the colour codes of the parts before it in front."""
+    parts = line.split("\r")
+    last = max((at for at, part in enumerate(parts) if part), default=0)
+    return "".join(COLOUR_CODES.findall("".join(parts[:last]))) + parts[last]
 
 
 def json_line(value: Any) -> str:

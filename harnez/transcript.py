@@ -22,6 +22,7 @@ from harnez.events import (
     UserMessage,
     WarningEvent,
 )
+from harnez.text import is_terminal_output, plain_output
 
 RESULT_SHOWN = 500
 """Characters of a tool's result shown; the transcript is a record to read, not the result itself."""
@@ -89,8 +90,9 @@ def _line(body: EventBody) -> str | None:
             return f"[tool] {name} {raw} ({error})\n"
         case ToolRequested(name=name, arguments=arguments):
             return f"[tool] {name} {json.dumps(arguments, ensure_ascii=False)}\n"
-        case ToolCompleted(content=content, is_error=is_error):
-            return f"[tool {'error' if is_error else 'ok'}] {content[:RESULT_SHOWN]}\n\n"
+        case ToolCompleted(name=name, content=content, is_error=is_error):
+            shown = plain_output(content) if is_terminal_output(name, content) else content
+            return f"[tool {'error' if is_error else 'ok'}] {shown[:RESULT_SHOWN]}\n\n"
         case WarningEvent(message=message) | Error(message=message):
             return f"[{body.kind}] {message}\n\n"
         case Finished(stop=stop, error=error):
@@ -111,5 +113,5 @@ def _shell_line(line: ShellLine) -> str:
         end = "[cancelled]\n"
     elif line.exit_code not in (0, None):
         end = f"[exit code {line.exit_code}]\n"
-    output = line.output.rstrip("\n")
+    output = plain_output(line.output).rstrip("\n")
     return f"$ {line.command}\n" + (output + "\n" if output else "") + end + "\n"

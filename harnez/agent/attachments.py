@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from harnez.mentions import MENTION, TRAILING, mentioned, path_like
 from harnez.tools.base import resolve_path
 from harnez.tools.files import SNIFF_BYTES, looks_binary
 
@@ -16,13 +16,6 @@ TOTAL_CAP_BYTES = 256 * 1024
 """At most this much attached text per prompt; files beyond it are left out with a note."""
 MAX_FILES = 20
 """At most this many distinct `@` mentions are looked at per prompt."""
-
-MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|((?:\\ |\S)+))')
-"""`@` at the start or after a non-word character (so `me@host` is no mention), then the path: in
-double quotes when it holds spaces (`@"My Notes.md"`, what completion inserts), or with each space
-escaped (`@My\\ Notes.md`, as a shell writes it), else up to the next space."""
-TRAILING = ".,;:!?)]}'\""
-"""Punctuation that usually ends a sentence rather than a path (`see @a.py.`)."""
 
 
 @dataclass(slots=True)
@@ -34,8 +27,7 @@ def mentions(prompt: str) -> list[str]:
     """The `@` paths of a prompt, in order of first mention, each once (raw, as typed)."""
     found: list[str] = []
     for match in MENTION.finditer(prompt):
-        quoted, bare = match.group(1), match.group(2)
-        raw = quoted if quoted is not None else bare.replace("\\ ", " ")
+        raw = mentioned(match)
         if raw not in found:
             found.append(raw)
     return found[:MAX_FILES]
@@ -71,7 +63,7 @@ def _attach(path: Path | None, shown: str, budget: _Budget) -> str | None:
         return _skipped(shown, "outside the workspace: not attached")
     if not path.exists():
         # A bare word (`@dataclass`, `@alice`) is no path: only path-like mentions get a note.
-        return _skipped(shown, "no such file in the workspace") if _path_like(shown) else None
+        return _skipped(shown, "no such file in the workspace") if path_like(shown) else None
     if path.is_dir():
         return _skipped(shown, "a directory: not attached (name a file)")
     if not path.is_file():
@@ -104,10 +96,6 @@ def _read(path: Path, shown: str, budget: _Budget) -> str:
     text = data.decode("utf-8", errors="replace").rstrip("\n")
     cut = f' truncated="first {len(data)} of {size} bytes"' if size > len(data) else ""
     return f'<file path="{escape(shown)}"{cut}>\n{text}\n</file>'
-
-
-def _path_like(text: str) -> bool:
-    return "/" in text or "." in text
 
 
 def _skipped(shown: str, reason: str) -> str:

@@ -9,6 +9,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from harnez.mentions import MENTION, TRAILING, mentioned, path_like
+
 __all__ = [
     "MAX_TITLE_CHARS",
     "TITLE_JOINER",
@@ -65,11 +67,12 @@ _PLACEHOLDER_PREFIX = "Zqx"
 
 
 def clean_prompt(prompt: str) -> str:
-    """The prose of a prompt on one line: code fences, markup and control characters removed.
+    """The prose of a prompt on one line: code fences, markup and control characters removed, each
+    `@path` mention reduced to its file name (`@src/app.py` → `app.py`).
 
     A prompt that is only code falls back to the code itself, with its fences removed.
     """
-    return " ".join(_clean_lines(prompt)[0])
+    return " ".join(_file_names(line) for line in _clean_lines(prompt)[0])
 
 
 def clean_title(title: str) -> str:
@@ -89,10 +92,13 @@ def keyword_title(prompt: str) -> str:
     lines, is_code = _clean_lines(prompt)
     if not any(char.isalnum() for line in lines for char in line):
         return ""
-    source, identifiers = _protect_identifiers(_yake_input(lines))
+    excerpt = _shorten(" ".join(_file_names(line) for line in lines))
+    if not any(char.isalnum() for line in lines for char in MENTION.sub(" ", line)):
+        return excerpt  # only mentions: their file names
+    source, identifiers = _protect_identifiers(*_mentions_as_words(_yake_input(lines)))
     phrases = _choose_phrases(source, _extract(source), identifiers)
     if not phrases:
-        return _shorten(" ".join(lines))
+        return excerpt
     return _join(phrases, capitalise=not is_code)
 
 
@@ -200,9 +206,46 @@ def _yake_input(lines: list[str]) -> str:
     return cut[: cut.rfind(" ")] if " " in cut else cut
 
 
-def _protect_identifiers(text: str) -> tuple[str, dict[str, str]]:
-    """Replace code identifiers by placeholder words, which YAKE's tokenizer cannot split."""
-    identifiers: dict[str, str] = {}
+def _file_names(text: str) -> str:
+    """Each path-like `@` mention reduced to its file name: the `@` is how the person attached the
+    file, and the folders are noise in a title (`@src/foo/bar.py` → `bar.py`)."""
+    return MENTION.sub(lambda match: "".join(_file_name(match) or match.group(0)), text)
+
+
+def _mentions_as_words(text: str) -> tuple[str, dict[str, str]]:
+    """Each path-like mention replaced by a placeholder word standing for its file name (one word,
+    spaces and all), ended like a clause: YAKE may pick the file name as a phrase or after the words
+    before it (`fix bar.py`), never glued to the words after it (`bar.py fix`)."""
+    files: dict[str, str] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        named = _file_name(match)
+        if named is None:
+            return match.group(0)
+        name, trail = named
+        key = next((key for key, value in files.items() if value == name), None)
+        key = key or _PLACEHOLDER_PREFIX + _letters(len(files))
+        files[key] = name
+        ended = trail or match.string[match.end() : match.end() + 1] in TRAILING
+        return key + (trail if ended else ",")
+
+    return MENTION.sub(placeholder, text), files
+
+
+def _file_name(match: re.Match[str]) -> tuple[str, str] | None:
+    """The file name a mention names and the punctuation that ended its sentence (`@src/a.py.` →
+    `a.py`, `.`); None for a bare word (`@dataclass`, `@alice`), which stays as written."""
+    raw = mentioned(match)
+    path = raw.rstrip(TRAILING) or raw
+    if not path_like(path):
+        return None
+    return path.rstrip("/").rsplit("/", 1)[-1] or path, raw[len(path) :]
+
+
+def _protect_identifiers(text: str, files: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """Replace code identifiers by placeholder words, which YAKE's tokenizer cannot split (`files`:
+    the placeholders already in the text, for mentioned files)."""
+    identifiers: dict[str, str] = dict(files or {})
 
     def placeholder(match: re.Match[str]) -> str:
         token = match.group(0)

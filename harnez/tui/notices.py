@@ -1,5 +1,5 @@
 """Notifications kept whole: a long one is shown short in its toast, and Ctrl+N lists every one in full
-(`NoticesScreen`)."""
+(`NoticesScreen`); toasts kept above the prompt (`keep_toasts_above`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.notifications import SeverityLevel
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Static
 
 from harnez.text import printable
@@ -23,6 +24,8 @@ SHORT_CUT = 110
 MORE_HINT = "Ctrl+N: the whole text"
 KEPT = 100
 """Notifications kept for the list (the oldest are dropped)."""
+TOASTS_TOP = 1
+"""The first row of a session screen's toasts: under the title bar (app.tcss)."""
 SEVERITY_STYLE = {"information": "$text-success", "warning": "$text-warning", "error": "$text-error"}
 
 
@@ -82,6 +85,43 @@ class NoticeKeepingApp(App[None]):
         """List this run's notifications in full, newest first."""
         if not isinstance(self.screen, NoticesScreen):
             self.push_screen(NoticesScreen(list(reversed(self.notices))))
+
+
+def keep_toasts_above(screen: Screen, *below: Widget) -> None:
+    """Keep the screen's toasts (docked at its top, under the title bar: app.tcss) above the first of
+    `below` shown (the completion menu, the prompt): the stack may reach down to it and no further,
+    and holds the newest toasts that fit there (the newest always, its start in view when even it is
+    taller). The room is measured after every layout, as the prompt grows with its text and the
+    screen with the terminal; the stack changes only when the room or the toasts did.
+
+    (Textual's stack scrolls to its newest toast when it overflows, but the stack is an invisible
+    widget that is never sized, so it never scrolled: the newest would have been cut off.)"""
+    room: list[int] = []
+
+    def fit(_: Screen) -> None:
+        rack = next(iter(screen.query_children("ToastRack")), None)  # none when notifications are off
+        tops = [widget.region.y for widget in below if widget.region.height]
+        if rack is None or not tops:
+            return
+        height = max(0, min(tops) - TOASTS_TOP)
+        if room != [height]:  # set before any toast comes: none is ever drawn over the prompt
+            room[:] = [height]
+            rack.styles.max_height = height
+        if rack.children:
+            _show_newest(list(rack.children), height)
+
+    screen.screen_layout_refresh_signal.subscribe(screen, fit, immediate=True)
+
+
+def _show_newest(holders: list[Widget], room: int) -> None:
+    """Show the newest of the toasts (each in its holder, oldest first) that fit in `room` rows; hide
+    the older ones (they still expire on time, and Ctrl+N lists them)."""
+    for index, holder in enumerate(reversed(holders)):
+        toast = holder.children[0] if holder.children else holder
+        room -= toast.outer_size.height + toast.styles.margin.top
+        shown = index == 0 or room >= 0
+        if holder.display != shown:
+            holder.display = shown
 
 
 def notice_content(notice: Notice) -> Content:

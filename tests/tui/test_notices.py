@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.errors import NoWidget
 from textual.geometry import Region
 from textual.widgets import Input, Static
 from textual.widgets._toast import Toast
@@ -26,19 +27,38 @@ def test_a_short_notification_is_shown_whole_and_a_long_one_cut_at_a_word() -> N
     assert short_text("A first sentence. " + "Then much more detail " * 10) == "A first sentence."
 
 
+def _in_view(app, toast: Toast) -> Region:
+    """The part of a toast on screen (a stack taller than its room is cut at its foot)."""
+    try:
+        geometry = app.screen.find_widget(toast)
+    except NoWidget:  # hidden, or not laid out yet
+        return Region()
+    return geometry.region.intersection(geometry.clip)
+
+
 def _toast_regions(app) -> list[Region]:
-    return [toast.region for toast in app.screen.query(Toast)]
+    return [region for toast in app.screen.query(Toast) if (region := _in_view(app, toast)).area]
 
 
-@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20), (50, 15)])
 async def test_toasts_never_cover_the_prompt_or_the_pickers_search(make_app, size) -> None:
+    """At 60x20 a third toast went down over the prompt, at 50x15 a second one did."""
     app = make_app()
     async with app.run_test(size=size, notifications=True) as pilot:
         await wait_for(pilot, lambda: app.ready)
         app.notify("Press Ctrl+C again to quit.")
         app.notify(LONG_WARNING, severity="warning", timeout=30)
-        await wait_for(pilot, lambda: len(_toast_regions(app)) == 2, "toasts shown")
+        await wait_for(pilot, lambda: len(app.screen.query(Toast)) == 2, "toasts shown")
+        app.notify("Renamed to the parser crash.")
+        await wait_for(
+            pilot, lambda: _in_view(app, app.screen.query(Toast)[-1]).area, "the newest toast in view"
+        )
         prompt = app.screen.query_one(PromptInput).region
+        assert all(not region.overlaps(prompt) for region in _toast_regions(app))
+        await pilot.press(*"one", "ctrl+j", *"two", "ctrl+j", *"three", "ctrl+j", "four")
+        await pilot.pause()
+        prompt = app.screen.query_one(PromptInput).region
+        assert prompt.height > 3  # the prompt grew with its lines: the toasts keep above it
         assert all(not region.overlaps(prompt) for region in _toast_regions(app))
         app.open_picker()
         await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.is_active)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.widgets import Input
 
 from harnez import paths
 from harnez.server.factory import open_agent_server
@@ -432,3 +434,44 @@ async def test_model_after_skipping_setup_shows_it_again_for_this_session(
         await wait_for(pilot, lambda: session.model == "ollama/qwen3:8b", "the model chosen for this session")
         finished = await send(pilot, "Say hello")
     assert finished["stop"] == "completed"
+
+
+def type_at_once(app: HarnezApp, *keys: str) -> None:
+    """Keys as a fast typist (or a paste) sends them: all in the app's queue before the first is handled
+    (Pilot's `press` waits for the app to go idle after each key)."""
+    named = {"tab": "\t", "shift+tab": None, "enter": "\r"}
+    for key in keys:
+        event = events.Key(key, named.get(key, key))
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_keys_typed_right_after_tab_or_enter_land_in_the_field_it_moved_to(setup_app) -> None:
+    """Textual moved the focus once the key (Tab, or Enter on "Other … server") had gone through the
+    focused widget and back to the screen: the characters typed meanwhile went to the list or the
+    field left behind."""
+    app = setup_app()
+    async with app.run_test() as pilot:
+        screen = await setup_shown(pilot)
+        url, model, key_env = (
+            screen.query_one(f"#setup-{name}", Input) for name in ("url", "model", "key-env")
+        )
+        assert screen.highlighted_id == "other"  # nothing was found: the only choice
+        type_at_once(
+            app, "enter", *"http://127.0.0.1:9/v1", "tab", *"m1", "tab", *"MY_KEY", "shift+tab", *"m2"
+        )
+        await pilot.pause()  # every key handled
+        # A field the focus comes back to has its text selected, as in a browser: typing replaces it.
+        assert (url.value, model.value, key_env.value) == ("http://127.0.0.1:9/v1", "m2", "MY_KEY")
+        assert app.focused is model
+
+
+async def test_a_key_typed_right_after_tab_goes_to_the_next_field(setup_app) -> None:
+    app = setup_app()
+    async with app.run_test() as pilot:
+        screen = await setup_shown(pilot)
+        url, model = screen.query_one("#setup-url", Input), screen.query_one("#setup-model", Input)
+        screen.set_focus(url)
+        type_at_once(app, *"http://h/v1", "tab", *"qwen3:8b")
+        await pilot.pause()
+        assert (url.value, model.value) == ("http://h/v1", "qwen3:8b")

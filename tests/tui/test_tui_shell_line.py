@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from harnez.agent.work import AgentWork
@@ -12,8 +14,10 @@ from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.widgets.blocks import LiveTail, RunningShell, ShellBlock, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
+from harnez.tui.widgets.terminal import terminal_content
 from tests.agent.helpers import answer, make_settings, tool_call
 from tests.tui.helpers import wait_for
+from tests.unit.test_text import ATTACKS
 
 WAIT_FOR_GO = "for i in $(seq 600); do [ -e go ] && break; sleep 0.05; done"
 """Shell that waits (up to 30 s) until the test creates `go` in the workspace: the command is still
@@ -156,13 +160,17 @@ async def test_a_long_shell_line_shows_its_output_while_it_runs(
         assert app.screen.query_one(ShellBlock).output == "first-out-31\nsecond-out-32"
 
 
+def _shell_call_app(make_app, scripted_model: ScriptedModel, command: str):
+    """An app whose model runs `command` with the shell tool (allowed), then answers."""
+    scripted_model.add(tool_call("shell", "c1", command=command), answer("Ran it."))
+    settings = make_settings(scripted_model, permissions={"tools": {"shell": "allow"}})
+    return make_app(work=AgentWork(settings, approve="allow"))
+
+
 async def test_a_tool_calls_command_shows_its_output_while_it_runs(
     make_app, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
-    command = f"echo live-tool-41; {WAIT_FOR_GO}; echo live-tool-42"
-    scripted_model.add(tool_call("shell", "c1", command=command), answer("Ran it."))
-    settings = make_settings(scripted_model, permissions={"tools": {"shell": "allow"}})
-    app = make_app(work=AgentWork(settings, approve="allow"))
+    app = _shell_call_app(make_app, scripted_model, f"echo live-tool-41; {WAIT_FOR_GO}; echo live-tool-42")
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready)
         await _send(app, pilot, "run the thing")
@@ -182,8 +190,79 @@ def test_the_live_tail_shows_the_last_lines_without_terminal_codes() -> None:
     tail = LiveTail()
     tail.add("".join(f"line {n}\n" for n in range(20)))
     tail.add("\x1b[32mgreen\x1b[0m\ndownload 10%\rdownload 55%\rdownload 90%")
-    shown = tail.view().split("\n")
+    shown = tail.view().plain.split("\n")
     assert shown == [*(f"line {n}" for n in range(14, 20)), "green", "download 90%"]
+
+
+COLOURED = (
+    r"printf '\033[31mred-word\033[0m plain\033[2J\033]0;retitled\007\033[Hstill\n';"
+    f" {WAIT_FOR_GO}; printf 'step 1\\rstep 2\\r\\033[1;32mdone-word\\033[0m\\n'"
+)
+"""A command that colours its output, clears the screen, retitles the terminal and homes the cursor,
+waits, then rewrites a progress line and colours its last state."""
+
+
+def _coloured(content: Content, word: str) -> bool:
+    """Whether `word` in the content is drawn in a colour of its own (not the block's)."""
+    start = content.plain.index(word)
+    return any(
+        span.start <= start and span.end >= start + len(word) and getattr(span.style, "foreground", None)
+        for span in content.spans
+    )
+
+
+async def test_a_shell_lines_colours_show_live_and_at_its_end_and_its_other_codes_never(
+    make_app, workspace: Path
+) -> None:
+    """The live view and the final block show the same text, coloured as in a terminal: the final
+    block used to show every escape (`\\x1b[31m`), while the live view dropped them."""
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "!" + COLOURED)
+        await wait_for(pilot, lambda: app.screen.query(RunningShell), "the command running")
+        tail = app.screen.query_one(RunningShell).tail
+        await wait_for(pilot, lambda: "still" in str(tail.render()), "the first line, live")
+        live = tail.visual
+        assert isinstance(live, Content)
+        (workspace / "go").touch()
+        await wait_for(pilot, lambda: app.screen.query(ShellBlock), "the shell block")
+        block = app.screen.query_one(ShellBlock)
+        final = block.query(Static)[-1].visual
+        assert isinstance(final, Content)
+        assert final.plain == "red-word plainstill\ndone-word"
+        assert final.plain.startswith(live.plain)
+        for content in (live, final):
+            assert "\x1b" not in content.plain and "[31m" not in content.plain
+            assert "retitled" not in content.plain and "[2J" not in content.plain
+            assert _coloured(content, "red-word") and not _coloured(content, "plain")
+        assert _coloured(final, "done-word")
+        (stored,) = [
+            e for e in await app.server.events_after(app.screen.session_id, 0) if e.kind == "shell-line"
+        ]
+        assert stored.body.output.startswith("\x1b[31mred-word\x1b[0m plain\x1b[2J")  # kept as written
+
+
+@pytest.mark.parametrize("attack", [name for name in ATTACKS if "\r" not in ATTACKS[name]])
+def test_a_commands_output_never_holds_a_character_a_terminal_acts_on(attack: str) -> None:
+    """(A carriage return rewrites its line, as in a terminal: the live tail test shows it.)"""
+    shown = terminal_content(f"\x1b[32mbefore\x1b[0m {ATTACKS[attack]} after").plain
+    assert all(ch.isprintable() or ch in "\n\t" for ch in shown), repr(shown)
+    assert shown.startswith("before ") and shown.endswith(" after")
+
+
+async def test_a_tool_calls_coloured_output_shows_its_colours_not_its_codes(
+    make_app, scripted_model: ScriptedModel
+) -> None:
+    app = _shell_call_app(make_app, scripted_model, r"printf '\033[33mwarn-word\033[0m then \033[2Jplain\n'")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await _send(app, pilot, "run the thing")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task ends")
+        result = app.screen.query_one(ToolBlock).query(Static)[-1].visual
+        assert isinstance(result, Content) and result.plain.startswith("warn-word then plain\n")
+        assert _coloured(result, "warn-word") and not _coloured(result, "plain")
+    assert "\\u001b[33mwarn-word" in json.dumps(scripted_model.requests[-1].body)  # the model reads it as is
 
 
 async def test_a_part_added_while_a_tool_block_mounts_is_shown() -> None:
@@ -210,4 +289,4 @@ async def test_a_part_added_while_a_tool_block_mounts_is_shown() -> None:
     async with app.run_test() as pilot:
         await pilot.pause()
         assert [str(w.render()) for w in app.query("ToolBlock .tool-state")] == ["said while mounting"]
-        assert [t.view() for t in app.query(LiveTail)] == ["first line"]  # none left under c2
+        assert [t.view().plain for t in app.query(LiveTail)] == ["first line"]  # none left under c2

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harnez.text import json_line, printable, valid_text
+from harnez.text import json_line, plain_output, printable, terminal_lines, valid_text
 
 ATTACKS = {
     "retitle the terminal": "\x1b]0;pwned\x07",
@@ -61,3 +61,10 @@ def test_valid_text_replaces_lone_surrogates_deep_inside_data() -> None:
     data = {"path\udcff": ["a\ud800b", 1, None, {"k": "\udfff"}], "ok": "😀"}
     assert valid_text(data) == {"path\ufffd": ["a\ufffdb", 1, None, {"k": "\ufffd"}], "ok": "😀"}
     assert json.dumps(valid_text(data), ensure_ascii=False).encode("utf-8")
+
+
+def test_terminal_lines_are_what_a_terminal_leaves_of_rewritten_lines() -> None:
+    assert terminal_lines("a\r\nb") == ["a", "b"]
+    assert terminal_lines("10%\r55%\r100%\r") == ["100%"]  # a last `\r` clears nothing
+    assert terminal_lines("\x1b[31m10%\r\x1b[1m99%") == ["\x1b[31m\x1b[1m99%"]  # its colour still applies
+    assert plain_output("\x1b[31mred\x1b[0m\x1b]0;title\x07 \x1b[2Jok\n1\r2") == "red ok\n2"

@@ -20,6 +20,7 @@ from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
 from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
+from harnez.tui.notices import keep_toasts_above
 from harnez.tui.widgets.blocks import RunningShell
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.delegation import DelegationPanel
@@ -157,6 +158,7 @@ class SessionScreen(Screen[None]):
         status.mode = self.harnez.permission_mode
         self.watch(self.app, "permission_mode", self._show_mode, init=False)
         self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
+        keep_toasts_above(self, self.query_one(CompletionMenu), self.query_one(PromptInput))
         if self.attached:
             self._follow()
         else:

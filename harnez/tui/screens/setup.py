@@ -125,7 +125,16 @@ class SetupScreen(Screen[SetupResult | None]):
 
     CSS_PATH = "setup.tcss"
     AUTO_FOCUS = "#setup-options"
-    BINDINGS = [Binding("escape", "skip", "Skip")]
+    BINDINGS = [
+        Binding("escape", "skip", "Skip"),
+        # Keys that move the focus act with priority: the app runs them as it reads them, before it
+        # gives the next key to the focused widget. Textual's own Tab moves the focus only once the
+        # key has gone through the focused field and back up to the screen, and what was typed
+        # meanwhile went to the field left behind.
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
+        Binding("enter", "choose", "Use", show=False, priority=True),
+    ]
 
     def __init__(
         self,
@@ -250,16 +259,28 @@ class SetupScreen(Screen[SetupResult | None]):
 
     # choosing ---------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Enter chooses from the list; in the form it is the field's (it saves the typed server).
+        return action != "choose" or self.focused is self.query_one("#setup-options", OptionList)
+
+    def action_choose(self) -> None:
+        """Enter on the list: use the highlighted choice."""
+        self._use(self.highlighted_id or "")
+
     @on(OptionList.OptionSelected, "#setup-options")
     def _selected(self, event: OptionList.OptionSelected) -> None:
-        option_id = event.option.id or ""
+        self._use(event.option.id or "")  # a click (Enter is `action_choose`)
+
+    def _use(self, option_id: str) -> None:
+        """Save a choice, or go to the form for a server to type. The focus moves at once
+        (`set_focus`, not `Widget.focus`, which moves it later): the keys typed next go to that field."""
         if option_id in self.choices:
             self.save(self.choices[option_id])
         elif option_id in self._empty_servers:
             self.query_one("#setup-url", Input).value = self._empty_servers[option_id].base_url
-            self.query_one("#setup-model", Input).focus()
+            self.set_focus(self.query_one("#setup-model", Input))
         elif option_id == OTHER:
-            self.query_one("#setup-url", Input).focus()
+            self.set_focus(self.query_one("#setup-url", Input))
 
     @on(Input.Submitted)
     def _submitted(self, _: Input.Submitted) -> None:

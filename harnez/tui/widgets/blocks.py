@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +13,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from harnez.text import printable
+from harnez.text import is_terminal_output, terminal_lines
 from harnez.tui.widgets.sizing import SizedByLayout
+from harnez.tui.widgets.terminal import terminal_content
 
 if TYPE_CHECKING:
     from harnez.tui.widgets.markdown import AnswerMarkdown
@@ -288,8 +288,6 @@ LIVE_KEPT = 8192
 """Characters of a running command's output kept for that (its start is dropped: lines are long)."""
 LIVE_REDRAW = 0.05
 """Seconds between two redraws of a running command's lines."""
-_TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-"""Colour, cursor and title sequences a command writes for a terminal: dropped from the live view."""
 
 
 class LiveTail(Static):
@@ -321,19 +319,16 @@ class LiveTail(Static):
     def _redrawn(self) -> None:
         """Show what is kept, if it changed; then wait `LIVE_REDRAW` before the next redraw."""
         self._redraw = None
-        shown = self.view()
-        if shown != self._shown:
-            self._shown = shown
-            self.update(shown)
+        if self.kept != self._shown:
+            self._shown = self.kept
+            self.update(self.view())
             self._redraw = self.set_timer(LIVE_REDRAW, self._redrawn)
 
-    def view(self) -> str:
-        """The last `LIVE_LINES` lines, terminal codes dropped, a progress bar at its last state."""
-        lines = _TERMINAL_CODES.sub("", self.kept).replace("\r\n", "\n").split("\n")
-        if lines and not lines[-1]:
-            lines.pop()  # the line end of the last complete line
-        shown = [line.rsplit("\r", 1)[-1] for line in lines[-LIVE_LINES:]]  # `\r` rewrites its line
-        return printable("\n".join(shown))
+    def view(self) -> Content:
+        """The last `LIVE_LINES` lines as the command's block shows them when it ends (`terminal_content`:
+        colours rendered, other terminal codes dropped, a progress bar at its last state)."""
+        kept = self.kept.removesuffix("\n")  # the line end of the last complete line
+        return terminal_content(kept, last_lines=LIVE_LINES)
 
 
 class ToolBlock(Vertical):
@@ -441,7 +436,8 @@ class ToolBlock(Vertical):
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2)
         if not text:
             return
-        body = Static(text, markup=False, classes="tool-error" if is_error else "")
+        shown = terminal_content(text) if is_terminal_output(self.tool_name, content) else text
+        body = Static(shown, markup=False, classes="tool-error" if is_error else "")
         long = text.count("\n") >= LONG_RESULT_LINES or bool(details.get("diff"))
         meta = f" (exit {details['exit_code']})" if "exit_code" in details else ""
         self._add(Fold(body, title=f"Result{meta}", collapsed=long))
@@ -490,8 +486,8 @@ class ShellBlock(Vertical):
         yield Static(Content.assemble(("$ ", "bold"), (self.command, "bold"), ("  " + self._end, "dim")))
         if not self.output:
             return
-        body = Static(self.output, markup=False, classes="shell-output")
-        lines = self.output.count("\n") + 1
+        body = Static(terminal_content(self.output), classes="shell-output")
+        lines = len(terminal_lines(self.output))
         if lines > LONG_RESULT_LINES:
             yield Fold(body, title=f"Output ({lines} lines)", collapsed=True)
         else:

@@ -13,7 +13,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 
-from harnez.text import printable_data
+from harnez.text import is_terminal_output, printable_data
 from harnez.tui.bridge import paint_after_batch, paint_without_skipping
 from harnez.tui.widgets.answers import answer_notice, hook_text
 from harnez.tui.widgets.blocks import (
@@ -96,12 +96,20 @@ class Change:
 
 def printable_body(body: EventBody) -> EventBody:
     """The body with every text made safe for the terminal: a prompt, an answer or a tool's output
-    holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen."""
-    from harnez.events import UnknownEvent
+    holding `ESC [2J` shows it as `\\x1b[2J` instead of clearing the screen. A command's output (a `!`
+    line's, the shell tool's result) is left as it is: its block renders its colours and drops the
+    rest of its terminal codes (`terminal_content`)."""
+    from harnez.events import ShellLine, ToolCompleted, UnknownEvent
 
     if isinstance(body, UnknownEvent):
         return body
-    return type(body)(**printable_data(body.to_payload()))
+    payload = body.to_payload()
+    safe = printable_data(payload)
+    if isinstance(body, ShellLine):
+        safe["output"] = payload["output"]
+    elif isinstance(body, ToolCompleted) and is_terminal_output(body.name, body.content):
+        safe["content"] = payload["content"]
+    return type(body)(**safe)
 
 
 class BlockBuilder:

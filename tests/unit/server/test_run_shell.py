@@ -150,3 +150,13 @@ async def test_sessions_show_renders_a_shell_line_with_its_output_and_failure(
     await server.run_shell(draft.id, "echo broken; exit 2")
     text = render_plain(await server.events_after(draft.id))
     assert text == "$ echo fine\nfine\n\n$ echo broken; exit 2\nbroken\n[exit code 2]\n\n"
+
+
+async def test_a_coloured_output_is_stored_as_written_and_plain_in_the_transcript(
+    server: Server, workspace: Path
+) -> None:
+    draft = server.create_session(workspace)
+    event = await server.run_shell(draft.id, r"printf '\033[32mok\033[0m 10%%\r100%%\n'")
+    assert event.body.output == "\x1b[32mok\x1b[0m 10%\r100%"
+    text = render_plain(await server.events_after(draft.id))
+    assert text == "$ printf '\\033[32mok\\033[0m 10%%\\r100%%\\n'\n100%\n\n"

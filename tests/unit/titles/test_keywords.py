@@ -91,6 +91,34 @@ def test_a_prompt_with_nothing_left_after_cleaning_has_no_title() -> None:
         assert excerpt_title(prompt) == ""
 
 
+MENTIONED = {
+    "@src/foo/bar.py fix the parser crash in @tests/test_x.py": "bar.py — parser crash",
+    "fix @src/foo/bar.py": "Fix bar.py",
+    "@src/app.ts the login button does nothing": "app.ts — login button",
+    "why is @tests/test_store.py flaky when the WAL checkpoint runs": "test_store.py — WAL checkpoint runs",
+    "add type hints to @harnez/store/events.py and @harnez/store/db.py": "Add type hints — events.py",
+    'refactor @"My Notes/to do.md" into sections': "Refactor to do.md — sections",
+    "@src/a.py @src/b.py": "a.py b.py",
+    "@dataclass fields are not frozen in @models.py": "@dataclass fields — models.py",
+    "email me@example.com about the outage": "Email me@example.com — outage",
+}
+"""Prompts with `@` mentions and their titles: a mentioned file reads as its name (the `@` and the
+folders go), on its own or after the words before it, never glued to the words after it; a bare
+`@word` is no path and stays; a prompt of mentions only is their names."""
+
+
+@pytest.mark.parametrize("prompt", MENTIONED)
+def test_a_mentioned_file_reads_as_its_name_in_the_title(prompt: str) -> None:
+    assert keyword_title(prompt) == MENTIONED[prompt]
+
+
+def test_an_excerpt_names_mentioned_files_by_their_names() -> None:
+    assert (
+        excerpt_title("hello @src/deep/README.md, @notes/ and @alice!")
+        == "hello README.md, notes and @alice!"
+    )
+
+
 def test_an_excerpt_collapses_whitespace_and_drops_control_characters() -> None:
     assert excerpt_title("  fix\t\tthe\n\nthing\x07 now\u200b  ") == "fix the thing now"
 
