@@ -40,8 +40,7 @@ QUIET_CODES = frozenset({"unpriced-model"})
 """Warnings the text output leaves to --json: they would repeat on every run of a local model."""
 
 NAMING_GRACE = 10.0
-"""Seconds a headless command waits at most, after its task, for the session's excerpt title to be
-stored (a few milliseconds: the keyword or model title is left to a later process, docs/titles.md)."""
+"""Seconds a headless command waits, after its task, for the session's title before exiting."""
 
 EXIT_BY_STOP = {"completed": 0, "failed": 1, "interrupted": 1, "incomplete": 3, "cancelled": 130}
 
@@ -129,9 +128,7 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     database = opts.database if scratch is None else scratch / "harnez.sqlite"
     from harnez.server.factory import open_agent_server
 
-    server = await open_agent_server(
-        database, opts.settings, approve=opts.approve, remember=scratch is None, defer_titles=True
-    )
+    server = await open_agent_server(database, opts.settings, approve=opts.approve, remember=scratch is None)
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
     try:

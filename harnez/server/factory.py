@@ -18,24 +18,16 @@ from harnez.titles.model import make_model_titler
 
 
 async def open_agent_server(
-    database: Path,
-    settings: Settings,
-    *,
-    approve: Policy = "ask",
-    remember: bool = True,
-    defer_titles: bool = False,
+    database: Path, settings: Settings, *, approve: Policy = "ask", remember: bool = True
 ) -> Server:
     """A server whose tasks run the agent (approvals by `approve`) and whose titles may use a model.
 
     With `remember`, its database joins the index of projects (listings across projects); a
-    failure to write the index is one of the server's `notices`. With `defer_titles` (headless runs), a
-    session's first prompt stores only its excerpt title and leaves the rest to a later process
-    (`TitlePolicy.defer`). Settings applied later
+    failure to write the index is one of the server's `notices`. Settings applied later
     (`Server.update_settings`, after the first-run setup) reach the agent and the model titler too.
     """
     work = AgentWork(settings, approve=approve)
     server = await Server.open(database, settings, work)
-    server.titles.defer = defer_titles
     if remember:
         notice = remember_database(server.database)
         if notice:

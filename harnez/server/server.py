@@ -40,7 +40,7 @@ from harnez.server.delegations import Delegations
 from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
-from harnez.settings import Settings, TitleSettings, load_settings, parse_model_ref, reload_settings
+from harnez.settings import Settings, load_settings, parse_model_ref, reload_settings
 from harnez.store import Store
 from harnez.store.commands import boot_id
 from harnez.store.delegations import DelegationLink
@@ -59,8 +59,6 @@ if TYPE_CHECKING:
     from harnez.importers.importer import ImportReport, Progress
 
 REPLAY_PAGE = 2000
-PENDING_TITLES_AT_ONCE = 20
-"""How many sessions left untitled by headless runs one `name_pending_titles` names at most."""
 COMPACT_COMMAND = "/compact"
 """The input recorded for a compaction task (its user-message has mode `command`)."""
 
@@ -302,35 +300,10 @@ class Server(SessionListing):
         except SessionNotFoundError:
             return False  # deleted while naming ran
 
-    async def mark_naming_used(self, session_id: str, *, pending: bool = False) -> bool:
+    async def mark_naming_used(self, session_id: str) -> bool:
         """TitleStore: True only the first time (persisted, so it holds across restarts)."""
         record = await self.get_session(session_id)
-        return await self.store.sessions.mark_naming_used(record.num, pending=pending)
-
-    def _title_settings(self, workspace: str) -> TitleSettings:
-        """The title settings of a session's workspace (this process's when its project file is broken)."""
-        try:
-            return self.settings_for(workspace).session.title
-        except SettingsError:
-            return self.titles.settings
-
-    async def name_pending_titles(self, limit: int = PENDING_TITLES_AT_ONCE) -> int:
-        """Make the titles headless runs left to a later process (docs/titles.md, "Headless runs"),
-        one session at a time, while no task runs here; returns how many sessions were named.
-
-        Each session is claimed first (one write), so two processes never name the same one. A
-        session the person renamed meanwhile is only claimed; its name stays."""
-        named = 0
-        for record in await self.store.sessions.pending_naming(limit):
-            if self.any_running():
-                break  # a task came: the rest waits for the next idle moment (or the next process)
-            if not await self.store.sessions.claim_naming(record.num) or record.title_source == "user":
-                continue
-            prompt = await self.store.tasks.first_prompt(record.num)
-            if prompt:
-                await self.titles.name_pending(record.id, prompt, self._title_settings(record.workspace))
-                named += 1
-        return named
+        return await self.store.sessions.mark_naming_used(record.num)
 
     async def warn(self, session_id: str, code: str, message: str) -> None:
         """TitleStore: a warning event in the session."""

@@ -19,11 +19,6 @@ from harnez.store.documents import Document
 from harnez.store.lookups import Reads, has_table
 from harnez.store.titlefilter import TitleFilter
 
-NAMING_PENDING = 2
-"""`sessions.naming_used` of a session whose first prompt was seen and whose automatic title is still
-to be made (0: no prompt yet; 1: naming done, under way, or not wanted). A value, not a new column:
-a Harnez that predates it reads it as "used" and never names the session twice."""
-
 _COLUMNS = (
     "num, id, workspace, title, title_source, naming_used, model, status, created_at, updated_at, origin"
 )
@@ -45,9 +40,6 @@ class SessionRecord:
     updated_at: float
     origin: str | None = None
     """The harness a session was imported from (`claude-code`, `codex`, `opencode`, `pi`); None for Harnez's own."""
-    naming_pending: bool = False
-    """Whether its first prompt was seen but its automatic title is still to be made (a headless run
-    stored the excerpt and left the rest to a later process: `NAMING_PENDING`)."""
 
     @property
     def display_title(self) -> str:
@@ -83,7 +75,6 @@ def _record(row: sqlite3.Row) -> SessionRecord:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         origin=row["origin"],
-        naming_pending=row["naming_used"] == NAMING_PENDING,
     )
 
 
@@ -291,34 +282,12 @@ class SessionTable:
 
         return await self._db.write(store)
 
-    async def mark_naming_used(self, num: int, *, pending: bool = False) -> bool:
-        """Mark the first prompt as used for naming (`pending`: its title is left to a later process);
-        False when it already was (naming runs once)."""
-        used = NAMING_PENDING if pending else 1
+    async def mark_naming_used(self, num: int) -> bool:
+        """Mark the first prompt as used for naming; False when it already was (naming runs once)."""
         return await self._db.write(
             lambda conn: (
                 conn.execute(
-                    "UPDATE sessions SET naming_used = ? WHERE num = ? AND naming_used = 0", (used, num)
-                ).rowcount
-                == 1
-            )
-        )
-
-    async def pending_naming(self, limit: int) -> list[SessionRecord]:
-        """Up to `limit` sessions whose automatic title is still to be made, oldest first."""
-        rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM sessions WHERE naming_used = ? ORDER BY num LIMIT ?",
-            (NAMING_PENDING, limit),
-        )
-        return [_record(row) for row in rows]
-
-    async def claim_naming(self, num: int) -> bool:
-        """Take a pending session's naming for this process; False when another one took it first."""
-        return await self._db.write(
-            lambda conn: (
-                conn.execute(
-                    "UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = ?",
-                    (num, NAMING_PENDING),
+                    "UPDATE sessions SET naming_used = 1 WHERE num = ? AND naming_used = 0", (num,)
                 ).rowcount
                 == 1
             )

@@ -225,13 +225,6 @@ class TaskTable:
         prompts = await self._prompts(rows)
         return [_task(row, prompts) for row in rows]
 
-    async def first_prompt(self, session_num: int) -> str | None:
-        """The prompt of a session's first task (the one that names it); None when it has none."""
-        row = await self._db.fetchone(
-            f"SELECT {_COLUMNS} FROM tasks WHERE session = ? ORDER BY id LIMIT 1", (session_num,)
-        )
-        return _task(row, await self._prompts([row])).input if row else None
-
     async def _prompts(self, rows: list[sqlite3.Row]) -> dict[tuple[int, int], str]:
         """The prompts of tasks whose input is kept in their user-message event, by (session, seq)."""
         found: dict[tuple[int, int], str] = {}

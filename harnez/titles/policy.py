@@ -30,9 +30,8 @@ class ModelTitler(Protocol):
 class TitleStore(Protocol):
     """What naming needs from the server; every call is keyed by session id."""
 
-    async def mark_naming_used(self, session_id: str, *, pending: bool = False) -> bool:
-        """Record that the first prompt was seen (`pending`: its title is left to a later process);
-        False when it already had been (persisted)."""
+    async def mark_naming_used(self, session_id: str) -> bool:
+        """Record that the first prompt was seen; False when it already had been (persisted)."""
 
     async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
         """Store a title unless the person named the session (checked atomically); False when refused."""
@@ -72,9 +71,6 @@ class TitlePolicy:
     model_titler: ModelTitler | None = None
     keyword_worker: KeywordWorker = field(default_factory=KeywordWorker)
     """Computes keyword titles in a process of its own (never in this interpreter: YAKE holds its lock)."""
-    defer: bool = False
-    """Headless runs: store only the excerpt and leave the session's title to be made by a later
-    process (`name_pending`), so that a run ends with its task instead of waiting for YAKE or a model."""
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
@@ -93,7 +89,7 @@ class TitlePolicy:
         """
         if session_id in self._decided:
             return None  # its first prompt was seen: no read and no write transaction on a later prompt's way
-        used = await self.store.mark_naming_used(session_id, pending=self.defer and self.settings.generated)
+        used = await self.store.mark_naming_used(session_id)
         self._decided[session_id] = None
         if len(self._decided) > DECIDED_KEPT:
             del self._decided[next(iter(self._decided))]
@@ -119,24 +115,11 @@ class TitlePolicy:
         while self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
-    async def name_pending(self, session_id: str, prompt: str, settings: TitleSettings) -> None:
-        """Name a session a deferring policy left with its excerpt, from its first prompt and the
-        title `settings` of its workspace now (the caller has claimed it: `claim_naming`)."""
-        if settings.generated:
-            await self._named(self._name_from_source(session_id, prompt, settings.source), session_id)
-
     async def _name(self, session_id: str, prompt: str, after: asyncio.Event | None) -> None:
         if after is not None:
             await after.wait()
-        if self.defer:
-            await self._named(self._save_excerpt(session_id, prompt), session_id)
-        else:
-            await self._named(self._name_from_source(session_id, prompt, self.settings.source), session_id)
-
-    async def _named(self, naming: Awaitable[object], session_id: str) -> None:
-        """Run `naming`; an unexpected failure is logged and told in the session, never raised."""
         try:
-            await naming
+            await self._name_from_source(session_id, prompt)
         except StoreError:
             return  # saving failed for good: the task and every front end already report it
         except Exception as exc:
@@ -148,7 +131,8 @@ class TitlePolicy:
                     f"Automatic naming failed unexpectedly ({type(exc).__name__}); the title is unchanged.",
                 )
 
-    async def _name_from_source(self, session_id: str, prompt: str, text: str) -> None:
+    async def _name_from_source(self, session_id: str, prompt: str) -> None:
+        text = self.settings.source
         try:
             source = parse_title_source(text)
         except HarnezError as exc:

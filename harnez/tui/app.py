@@ -271,21 +271,9 @@ class HarnezApp(NoticeKeepingApp):
             await self._first_screen()
             if self._server is not None and not warmed:
                 self.run_worker(self._warm_up(), name="warm-up", group="warm-up")
-            if self._server is not None:
-                self.set_timer(PENDING_TITLES_AFTER, self._name_pending_titles, name="pending titles")
         except HarnezError as exc:
             self.failure = exc.message
             self.exit(return_code=exc.exit_code)
-
-    def _name_pending_titles(self) -> None:
-        """Name the sessions headless runs left with their excerpt (docs/titles.md), once no task
-        runs: the keyword worker and a title request then compete with nothing the person waits for."""
-        if self._server is None or self._server_closed:
-            return
-        if self._tasks_run():
-            self.set_timer(PENDING_TITLES_AFTER, self._name_pending_titles, name="pending titles")
-            return
-        self.run_worker(self._server.name_pending_titles(), name="pending titles", exit_on_error=False)
 
     async def _open_and_warm_up(self) -> bool:
         """Import the server side, read the settings, open the server and, for a new session, warm up
@@ -688,10 +676,6 @@ def _prepare_answers() -> None:
 
     warm_up()
 
-
-PENDING_TITLES_AFTER = 5.0
-"""Seconds after start-up (and between checks while a task runs) before the app names the sessions
-headless runs left untitled."""
 
 EARLY_KEYS_CHECK = 0.02
 """Seconds between two looks for the first focused widget while early keys are kept."""

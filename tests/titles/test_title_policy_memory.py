@@ -16,7 +16,7 @@ class FlagStore:
         self.used: set[str] = set()
         self.calls: list[str] = []
 
-    async def mark_naming_used(self, session_id: str, *, pending: bool = False) -> bool:
+    async def mark_naming_used(self, session_id: str) -> bool:
         self.calls.append(session_id)
         first = session_id not in self.used
         self.used.add(session_id)
