@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+from textual.widget import Widget
 from textual.widgets.markdown import MarkdownBlock
 
 from harnez import events as ev
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock
-from harnez.tui.widgets.markdown import AnswerMarkdown, FoldedSpace
+from harnez.tui.widgets.markdown import AnswerMarkdown, FoldedSpace, StreamedBulletList
 from harnez.tui.widgets.transcript import FOLD_AFTER, Transcript
 from tests.tui.helpers import wait_for
 
@@ -122,3 +123,42 @@ async def test_a_new_width_unfolds_and_folds_again_with_the_new_heights(make_app
         await pilot.pause(0.1)
         assert transcript.virtual_size.height == folded_height, "the space is as tall as its paragraphs now"
         assert rows(markdown)["Paragraph 149"] == bottom
+
+
+async def long_list(run: TaskRun) -> TaskOutcome:
+    """One answer that is a list of `PARAGRAPHS` items, streamed an item at a time."""
+    run.emit(ev.TurnStarted(turn=1))
+    run.emit(ev.TextDelta(text="The items:\n\n"))
+    for n in range(PARAGRAPHS):
+        run.emit(ev.TextDelta(text=f"- item {n:03d}\n"))
+        await asyncio.sleep(0.01)
+    await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="end"))
+    return TaskOutcome("completed", 1)
+
+
+async def test_a_long_list_folds_its_first_rows_and_shows_them_again_when_scrolled_to(make_app) -> None:
+    app = make_app(work=long_list)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        await app.server.submit(app.screen.session_id, "List them.")
+        await wait_for(pilot, lambda: transcript.query(TaskEndBlock), "the task ends")
+        the_list = answer_markdown(transcript).query_one(StreamedBulletList)
+
+        def rows() -> list[Widget]:
+            return [row for row in the_list.children if not isinstance(row, FoldedSpace)]
+
+        await wait_for(pilot, lambda: not rows()[0].display, "the first rows folded")
+        await pilot.pause(0.1)
+        assert len(rows()) == PARAGRAPHS
+        hidden_rows = [row for row in rows() if not row.display]
+        assert len(hidden_rows) >= PARAGRAPHS - 3 * transcript.scrollable_content_region.height
+        assert the_list.query_one(FoldedSpace).styles.height.value == len(hidden_rows)
+        height = transcript.virtual_size.height
+
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        assert all(row.display for row in rows()) and not the_list.query(FoldedSpace)
+        assert transcript.virtual_size.height == height
+        tops = [row.region.y for row in rows()]
+        assert tops == list(range(tops[0], tops[0] + PARAGRAPHS)), "one row an item, none missing"

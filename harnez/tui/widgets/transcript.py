@@ -56,9 +56,14 @@ MAX_BLOCKS = 120
 task ends, and during one only once it holds more blocks than this."""
 
 FOLD_AFTER = 40
-"""Displayed blocks of one answer beyond which, while the view follows the end, its blocks above the
-last `KEEP_SCREENS` heights of the view are folded (`AnswerMarkdown.fold_above`) until the person
-scrolls up. A 10,000-word answer is ~250 blocks, and each of its frames laid all of them out."""
+"""Displayed blocks of one answer (with the rows of a list it ends with) beyond which, while the view
+follows the end, those above the last `FOLD_SCREENS` heights of the view are folded
+(`AnswerMarkdown.fold_above`) until the person scrolls up. A 10,000-word answer is ~250 blocks,
+and each of its frames laid all of them out."""
+
+FOLD_SCREENS = 2
+"""Heights of the view, from its bottom, whose blocks are never folded: scrolling up shows the folded
+ones again before the next frame, so one more height than the view is enough."""
 
 EARLY_OUTPUT_CALLS = 8
 """Calls whose live output is kept while their block is not shown yet (the newest ones)."""
@@ -649,13 +654,13 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
 
     async def _fold(self) -> None:
         """While the view is at the end: fold the blocks of answers longer than `FOLD_AFTER` blocks
-        that lie wholly above the last `KEEP_SCREENS` heights of the view. Their place stays, so the
+        that lie wholly above the last `FOLD_SCREENS` heights of the view. Their place stays, so the
         view does not move; scrolling up shows them again (`watch_scroll_y`)."""
         self._fold_asked = False
         if not self.is_attached or not self.is_vertical_scroll_end:
             return
         region = self.scrollable_content_region
-        cutoff = region.bottom - KEEP_SCREENS * max(region.height, 1)
+        cutoff = region.bottom - FOLD_SCREENS * max(region.height, 1)
         long = [b for b in self.children if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
         for block in long:
             if await block.fold_above(cutoff) and block not in self._folded:
