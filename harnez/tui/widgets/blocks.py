@@ -168,8 +168,8 @@ class AssistantBlock(SizedByLayout, Vertical):
         if self._flush_timer is not None:
             self._flush_timer.stop()
         await self._flush()
-        if self._markdown is not None:
-            await self._markdown.settle_fences(every=True)
+        if self._markdown is not None:  # after the frame that shows the last words
+            self.call_after_refresh(self._markdown.settle_fences, True)
 
     @property
     def shown_blocks(self) -> int:
