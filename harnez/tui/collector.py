@@ -16,8 +16,8 @@ During a task Python's own full collections still come, and each walked every ob
 start-up: during a 10,000-word answer 46 of them, growing from 20 to 190 ms as the answer's widgets
 piled up, the lag's worst moments. So a full collection during a task freezes what survived it
 (`after_collection`, a `gc.callbacks` entry): the next one walks only what is newer. What was frozen
-and dies later in a cycle (a dropped block) stays until the first idle moment after the task, when
-everything is unfrozen, collected in full once and frozen again, as at start-up.
+and dies later in a cycle (a dropped block) stays until the first pause of `THAW_AFTER` seconds after
+the task, when everything is unfrozen, collected in full once and frozen again, as at start-up.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ from collections.abc import Callable
 
 IDLE_AFTER = 1.0
 """Seconds without input after which a full collection is unlikely to delay a key the person waits on."""
+
+THAW_AFTER = 5.0
+"""Seconds without input before the collection after a task whose collections froze their survivors
+(`after_collection`): it walks everything, ~140 ms after a short session and ~540 ms after a
+10,000-word answer (load 2), so it waits for a longer pause than the usual one."""
 
 CHECK_EVERY = 2.0
 """Seconds between looks at whether a full collection is due."""
@@ -70,9 +75,12 @@ class IdleCollector:
 
     def collect_if_idle(self) -> bool:
         """Run a full collection if the person is idle, no task runs and one is worth it; whether it ran."""
-        if self._clock() - self._last_input < IDLE_AFTER or self._busy() or not gc.isenabled():
+        idle = self._clock() - self._last_input
+        if idle < IDLE_AFTER or self._busy() or not gc.isenabled():
             return False
         if self._frozen_busy:  # after a task's frozen collections: everything once, then frozen again
+            if idle < THAW_AFTER:
+                return False
             self._frozen_busy = False
             gc.unfreeze()
             gc.collect()

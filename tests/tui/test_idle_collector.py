@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from harnez.tui.collector import IDLE_AFTER, WORTH_COLLECTING, IdleCollector
+from harnez.tui.collector import IDLE_AFTER, THAW_AFTER, WORTH_COLLECTING, IdleCollector
 from tests.tui.helpers import GatedWork, wait_for
 
 
@@ -116,10 +116,14 @@ def test_a_full_collection_during_a_task_freezes_its_survivors_until_the_pause_a
         del kept
         gc.collect()
         assert alive() is not None, "frozen garbage waits for the pause after the task"
-        clock.now += 2 * IDLE_AFTER
+        clock.now += THAW_AFTER
         assert not collector.collect_if_idle()  # still running
         running[0] = False
-        assert collector.collect_if_idle()  # the first pause after it: everything walked once
+        collector.input_seen()
+        clock.now += 2 * IDLE_AFTER
+        assert not collector.collect_if_idle(), "a longer pause than the usual one"
+        clock.now += THAW_AFTER
+        assert collector.collect_if_idle()  # the first long pause after it: everything walked once
         assert alive() is None
         assert gc.get_freeze_count() > 0, "frozen again, as at start-up"
         gc.collect()

@@ -180,11 +180,13 @@ class StreamedFence(MarkdownFence):
         parts = self._split(self._highlighted_code, self.code)
         for chunk, content in zip(self._chunks, parts, strict=False):
             chunk.update(content)
-        if len(parts) > len(self._chunks):
-            added = [Label(content, expand=True) for content in parts[len(self._chunks) :]]
-            self._chunks += added
-            await self.mount_all(added)
+        added = [Label(content, expand=True) for content in parts[len(self._chunks) :]]
+        extra, self._chunks = self._chunks[len(parts) :], self._chunks[: len(parts)] + added
         self._mark_ends()
+        if extra:
+            await self.remove_children(extra)
+        if added:
+            await self.mount_all(added)
 
     def notify_style_update(self) -> None:
         if self._chunks and self.is_attached:  # a new theme: its colours
