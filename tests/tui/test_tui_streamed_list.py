@@ -3,6 +3,7 @@ item again and its new ones, and the list ends as the same list shown whole woul
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from textual.app import App, ComposeResult
@@ -67,6 +68,11 @@ async def test_a_streamed_bullet_list_keeps_its_complete_rows_and_ends_as_one_sh
     first_rows = [row_ids[0] for row_ids in ids if len(row_ids) >= 3]
     assert len(first_rows) > 15 and len(set(first_rows)) == 1
     assert ids[-1][:15] == next(row_ids for row_ids in ids if len(row_ids) >= 16)[:15]
+    # An append that only lengthens the last item's text updates its row in place (one that turns an
+    # empty item, a lone "-", into one with text builds it).
+    same_count = [(a, b) for a, b in itertools.pairwise(ids) if len(a) == len(b) >= 3]
+    in_place = sum(a[-1] == b[-1] for a, b in same_count)
+    assert in_place >= len(same_count) / 2 > 0, (in_place, len(same_count))
 
 
 async def test_a_streamed_numbered_list_is_numbered_and_padded_as_one_shown_whole() -> None:

@@ -331,14 +331,30 @@ class _StreamedList:
             return
         this._copy_context(block)
         this.source_range = block.source_range
+        kept = await self._update_row(rows[-1], items[0]) if items else False
         added = []
-        for index, item in enumerate(items, skipped):
+        for index, item in enumerate(items[kept:], skipped + kept):
             bullet = MarkdownBullet()
             bullet.symbol = self._symbol(index, item, skipped + len(items))
             added.append(Horizontal(bullet, Vertical(*item._blocks)))
         with this.app.batch_update():
-            await rows[-1].remove()
-            await this.mount_all(added)
+            if not kept:
+                await rows[-1].remove()
+            if added:
+                await this.mount_all(added)
+
+    @staticmethod
+    async def _update_row(row: Widget, item: MarkdownListItem) -> bool:
+        """Update the last row in place when its item is still paragraphs only, as many as before
+        (most appends only lengthen the last item's text); whether it was."""
+        body = row.children[-1] if row.children else None
+        old = list(body.children) if isinstance(body, Vertical) else []
+        new = item._blocks
+        if not old or len(old) != len(new) or not all(isinstance(b, _Paragraph) for b in [*old, *new]):
+            return False
+        for shown, parsed in zip(old, new, strict=True):
+            await shown._update_from_block(parsed)  # type: ignore[attr-defined]
+        return True
 
 
 def without_items(tokens: list[Token], skip: int) -> list[Token]:
