@@ -6,6 +6,10 @@ event — and keeps the text itself only when it differs from what its source sa
 otherwise), so conversation text is on disk once. FTS5 forgets a contentless document only when told
 the text it indexed; that text is derived from the source by the same code here when a document is
 added and when it is removed, and a source that changes (a title) loses its document first.
+
+A `!command`'s output is indexed as `plain_output` leaves it, without the escape sequences it wrote
+for a terminal (`\x1b[31merror` is the word `error`, not `31merror`); its event keeps the raw output,
+so such a document keeps its text.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harnez.redaction import redact
 from harnez.store.payloads import loads
+from harnez.text import plain_output
 
 if TYPE_CHECKING:
     import sqlite3
@@ -34,6 +39,9 @@ SEARCHED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """The fields of an event that its document indexes (joined by a line break); for other kinds, every
 text field of the payload."""
+
+TERMINAL_KINDS = frozenset({"shell-line"})
+"""Events whose text holds what a command printed for a terminal: indexed as `plain_output` leaves it."""
 
 SESSION_KINDS = ("workspace", "title")
 """Documents whose text is the session row's column of that name."""
@@ -55,7 +63,8 @@ class Document:
 
 
 def event_text(kind: str, payload: dict[str, Any]) -> str:
-    """The text an event's document indexes, from its stored payload."""
+    """The text an event's document indexes unless it keeps its own, from its stored payload (raw: the
+    documents of databases written before `TERMINAL_KINDS` indexed this, and are removed with it)."""
     fields = SEARCHED_FIELDS.get(kind)
     if fields is None:
         return "\n".join(value for value in payload.values() if isinstance(value, str))
@@ -63,8 +72,9 @@ def event_text(kind: str, payload: dict[str, Any]) -> str:
 
 
 def event_document(session: int, kind: str, seq: int, payload: dict[str, Any], search_text: str) -> Document:
-    """The document of an event appended with `search_text` (kept only when the event says otherwise)."""
-    wanted = redact(search_text)
+    """The document of an event appended with `search_text` (kept only when the event says otherwise);
+    a command's output without its escape sequences."""
+    wanted = redact(plain_output(search_text) if kind in TERMINAL_KINDS else search_text)
     return Document(session, kind, seq, wanted, kept=wanted != event_text(kind, payload))
 
 

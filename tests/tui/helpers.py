@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
+from textual.app import App
+from textual.keys import _character_to_key
 from textual.pilot import Pilot
 
 from harnez import events as ev
@@ -18,6 +21,20 @@ from harnez.server.server import Server
 
 ANSWER_MARKDOWN = ["# Plan\n\n", "I will **edit** `main.py`:\n\n", "- add a greeting\n", "- keep the rest\n"]
 DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hello')\n x = 1\n"
+
+
+def type_at_once(app: App[Any], *keys: str) -> None:
+    """Keys as a fast typist (or a paste) sends them: all in the app's queue before the first is handled
+    (Pilot's `press` waits for the app to go idle after each key). A key is a name ("tab", "enter") or
+    one character ("a", " ", ",")."""
+    named = {"tab": "\t", "shift+tab": None, "enter": "\r", "escape": "\x1b"}
+    for key in keys:
+        if key in named:
+            event = events.Key(key, named[key])
+        else:
+            event = events.Key(_character_to_key(key), key)
+        event.set_sender(app)
+        app._driver.send_message(event)
 
 
 async def answer_work(run: TaskRun) -> TaskOutcome:

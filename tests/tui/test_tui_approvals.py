@@ -23,7 +23,7 @@ from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import type_at_once, wait_for
 
 AgentApp = Callable[..., HarnezApp]
 
@@ -162,6 +162,42 @@ async def test_deny_with_a_reason_skips_the_tool_and_tells_the_model(
         assert (resolved["verdict"], resolved["reason"]) == ("deny", "not now, ask me later")
         told = tool_outputs(scripted_model.requests[-1].body)["c1"]
         assert "denied" in told and "not now, ask me later" in told
+
+
+async def test_a_reason_typed_right_after_n_keeps_every_character(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """`n` moved the focus to the reason input later (`Widget.focus`, once the key had gone through the
+    dialog and back to the screen): the letters typed meanwhile were lost. The reason starts with allow
+    keys: once `n` is read they are letters of the reason, never an answer."""
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Understood."))
+    app = agent_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        type_at_once(app, "n", *"yay, another nix", "enter")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert not (workspace / "out.txt").exists()
+        (resolved,) = await stored(app, "approval-resolved")
+        assert (resolved["verdict"], resolved["reason"]) == ("deny", "yay, another nix")
+
+
+async def test_esc_typed_right_after_n_goes_back_to_the_choices_at_once(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Esc in the reason moves the focus back at once too: the `y` typed after it allows the call
+    (it went to the reason input left behind, and was cleared with it)."""
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
+    app = agent_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await pilot.press("n")
+        type_at_once(app, "escape", "y")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert (workspace / "out.txt").read_text() == "hi\n"
+        (resolved,) = await stored(app, "approval-resolved")
+        assert (resolved["verdict"], resolved["reason"]) == ("allow", None)
 
 
 async def test_esc_denies_without_a_reason_and_the_task_goes_on(

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual import events
 from textual.widgets import Input
 
 from harnez import paths
@@ -30,7 +29,7 @@ from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.wires.discovery import LocalServer, probe_local_servers
 from tests.agent.helpers import answer
-from tests.tui.helpers import seed_session, wait_for
+from tests.tui.helpers import seed_session, type_at_once, wait_for
 
 SetupApp = Callable[..., HarnezApp]
 FAKE_KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -434,16 +433,6 @@ async def test_model_after_skipping_setup_shows_it_again_for_this_session(
         await wait_for(pilot, lambda: session.model == "ollama/qwen3:8b", "the model chosen for this session")
         finished = await send(pilot, "Say hello")
     assert finished["stop"] == "completed"
-
-
-def type_at_once(app: HarnezApp, *keys: str) -> None:
-    """Keys as a fast typist (or a paste) sends them: all in the app's queue before the first is handled
-    (Pilot's `press` waits for the app to go idle after each key)."""
-    named = {"tab": "\t", "shift+tab": None, "enter": "\r"}
-    for key in keys:
-        event = events.Key(key, named.get(key, key))
-        event.set_sender(app)
-        app._driver.send_message(event)
 
 
 async def test_keys_typed_right_after_tab_or_enter_land_in_the_field_it_moved_to(setup_app) -> None:

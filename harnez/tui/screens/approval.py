@@ -56,8 +56,13 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
     BINDINGS = [
         Binding("y,enter", "answer('allow')", "Allow once"),
         Binding("a", "answer('allow-session')", "Allow for this session"),
-        Binding("n", "ask_reason", "Deny with a reason"),
-        Binding("escape", "escape", "Deny"),
+        # The keys that move the focus act with priority: the app runs them as it reads the key, before
+        # it hands the next one to the focused widget, so a reason typed fast after `n` lands whole in
+        # the input (a plain binding ran only once `n` had gone through the dialog and back up to the
+        # screen, and the letters typed meanwhile were lost). Disabled by `check_action`, they fall
+        # through to the input: an `n` in the reason is a letter.
+        Binding("n", "ask_reason", "Deny with a reason", priority=True),
+        Binding("escape", "escape", "Deny", priority=True),
         Binding("x", "stop_task", "Stop the task"),
     ]
 
@@ -152,9 +157,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
         self.set_class(asking_reason, "-reason")
         self.query_one("#approval-keys", Static).update(REASON_HINTS if asking_reason else CHOICE_HINTS)
         why = self.query_one("#approval-why", Input)
+        # `set_focus` moves the focus at once (`Widget.focus` does it later): the next key goes there.
         if asking_reason:
-            why.focus()
+            self.set_focus(why)
         else:
             why.value = ""
-            self.query_one("#approval-dialog").focus()
+            self.set_focus(self.query_one("#approval-dialog"))
         self.refresh_bindings()

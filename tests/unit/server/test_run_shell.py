@@ -14,6 +14,7 @@ from harnez.agent.work import AgentWork
 from harnez.errors import HarnezError
 from harnez.server import Server, TaskOutcome, TaskRun
 from harnez.settings import PermissionSettings, Settings
+from harnez.store import documents
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.transcript import render_plain
 from tests.agent.helpers import answer, make_settings
@@ -41,6 +42,47 @@ async def test_output_and_exit_code_are_stored_and_the_draft_is_saved(
     assert [e.kind for e in await server.events_after(draft.id)] == ["shell-line"]
     found = await server.list_sessions("zebra-token-81")
     assert [s.id for s in found.sessions] == [draft.id]
+
+
+async def test_coloured_output_is_found_by_its_words_and_stored_raw(server: Server, workspace: Path) -> None:
+    """The index had the output's escape sequences in its words: `\x1b[31merror` was `31merror`."""
+    # The words are in the output only (the command is indexed, and the session titled with it).
+    (workspace / "colours.sh").write_text(
+        r"printf '\033[31merror\033[0m: disk \033[1;33mfull\033[0m\n\033]0;title\007'" + "\n"
+    )
+    draft = server.create_session(workspace)
+    event = await server.run_shell(draft.id, "sh colours.sh")
+    assert event.body.output == "\x1b[31merror\x1b[0m: disk \x1b[1;33mfull\x1b[0m\n\x1b]0;title\x07"
+    (stored,) = await server.events_after(draft.id)
+    assert stored.body.output == event.body.output  # the event keeps what the command wrote
+    for word in ("error", "full", "disk full"):
+        assert [s.id for s in (await server.list_sessions(word)).sessions] == [draft.id], word
+    assert (await server.list_sessions("31merror")).sessions == []
+    (hit,) = (await server.store.search.search("error")).hits
+    assert (hit.kind, hit.snippet) == ("shell-line", "sh colours.sh [error:] disk full")
+    await server.delete_session(draft.id)  # the document is removed with the text it indexed
+    assert await indexed_terms(server) == []
+
+
+async def test_a_command_indexed_raw_before_keeps_its_words_and_is_removed_whole(
+    server: Server, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database written before the output was indexed plain: its documents derive the raw text from
+    the event, as they did, so deleting the session forgets every word FTS5 was given."""
+    (workspace / "colours.sh").write_text(r"printf '\033[31merror\033[0m\n'" + "\n")
+    draft = server.create_session(workspace)
+    with monkeypatch.context() as before:
+        before.setattr(documents, "TERMINAL_KINDS", frozenset())
+        await server.run_shell(draft.id, "sh colours.sh")
+    assert "31merror" in await indexed_terms(server)
+    assert [s.id for s in (await server.list_sessions("31merror")).sessions] == [draft.id]
+    await server.delete_session(draft.id)
+    assert await indexed_terms(server) == []
+
+
+async def indexed_terms(server: Server) -> list[str]:
+    """The words of the full-text index (`search_terms`: its fts5vocab table)."""
+    return [row[0] for row in await server.store.db.fetchall("SELECT term FROM search_terms")]
 
 
 async def test_the_command_runs_in_the_session_workspace(server: Server, workspace: Path) -> None:
