@@ -143,23 +143,33 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         assert (workspace / "out.txt").exists()
 
 
+async def shell_call_prompted(pilot, app) -> None:
+    """Send a prompt whose shell call `c1` the scripted model makes, and wait for its approval prompt."""
+    await send(pilot, "make a file")
+    await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+
+
+async def resolution(pilot, app) -> tuple[str, str | None]:
+    """The task's approval (verdict, reason), once the task completed."""
+    await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+    (resolved,) = await stored(app, "approval-resolved")
+    return resolved["verdict"], resolved["reason"]
+
+
 async def test_deny_with_a_reason_skips_the_tool_and_tells_the_model(
     agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Understood."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("n")
         assert app.screen.query_one("#approval-why").has_focus
         await pilot.press(*"not now, ask me later")  # the letters go to the reason, not to y / a / n
         assert isinstance(app.screen, ApprovalScreen)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert await resolution(pilot, app) == ("deny", "not now, ask me later")
         assert not (workspace / "out.txt").exists()
-        (resolved,) = await stored(app, "approval-resolved")
-        assert (resolved["verdict"], resolved["reason"]) == ("deny", "not now, ask me later")
         told = tool_outputs(scripted_model.requests[-1].body)["c1"]
         assert "denied" in told and "not now, ask me later" in told
 
@@ -173,13 +183,10 @@ async def test_a_reason_typed_right_after_n_keeps_every_character(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Understood."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         type_at_once(app, "n", *"yay, another nix", "enter")
-        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert await resolution(pilot, app) == ("deny", "yay, another nix")
         assert not (workspace / "out.txt").exists()
-        (resolved,) = await stored(app, "approval-resolved")
-        assert (resolved["verdict"], resolved["reason"]) == ("deny", "yay, another nix")
 
 
 async def test_esc_typed_right_after_n_goes_back_to_the_choices_at_once(
@@ -190,14 +197,11 @@ async def test_esc_typed_right_after_n_goes_back_to_the_choices_at_once(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("n")
         type_at_once(app, "escape", "y")
-        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert await resolution(pilot, app) == ("allow", None)
         assert (workspace / "out.txt").read_text() == "hi\n"
-        (resolved,) = await stored(app, "approval-resolved")
-        assert (resolved["verdict"], resolved["reason"]) == ("allow", None)
 
 
 async def test_esc_denies_without_a_reason_and_the_task_goes_on(
@@ -206,15 +210,12 @@ async def test_esc_denies_without_a_reason_and_the_task_goes_on(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Fine, I will not."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("n", "escape")  # Esc while typing a reason goes back to the choices
         assert isinstance(app.screen, ApprovalScreen) and not app.screen.asking_reason
         await pilot.press("escape")
-        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert await resolution(pilot, app) == ("deny", None)
         assert not (workspace / "out.txt").exists()
-        (resolved,) = await stored(app, "approval-resolved")
-        assert (resolved["verdict"], resolved["reason"]) == ("deny", None)
 
 
 async def test_allow_for_the_session_covers_the_next_task(
