@@ -27,6 +27,13 @@ async def send(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+async def task_running(pilot, app, prompt: str) -> None:
+    """Once the app is ready, send `prompt` and wait until its task runs."""
+    await wait_for(pilot, lambda: app.ready)
+    await send(pilot, prompt)
+    await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+
+
 async def test_an_empty_session_leaves_no_picker_entry(make_app, db_path: Path) -> None:
     app = make_app()
     async with app.run_test() as pilot:
@@ -83,9 +90,7 @@ async def test_ctrl_s_sends_a_steering_message_into_the_running_task(make_app) -
     work = GatedWork()
     app = make_app(work)
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await send(pilot, "first")
-        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await task_running(pilot, app, "first")
         app.screen.query_one(PromptInput).load_text("use tabs")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen.query("UserBlock.-steering"), "steering block")
@@ -98,9 +103,7 @@ async def test_escape_cancels_the_running_task(make_app) -> None:
     work = GatedWork()
     app = make_app(work)
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await send(pilot, "long job")
-        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await task_running(pilot, app, "long job")
         await pilot.press("escape")
         await wait_for(pilot, lambda: ends(app), "task end")
         assert ends(app)[0].stop == "cancelled"
@@ -111,9 +114,7 @@ async def test_prompts_queued_behind_a_cancelled_task_show_they_were_dropped(mak
     work = GatedWork()
     app = make_app(work)
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await send(pilot, "long job")
-        await wait_for(pilot, lambda: app.screen.query_one(PromptInput).running)
+        await task_running(pilot, app, "long job")
         await send(pilot, "next job")
         await wait_for(pilot, lambda: app.screen.query("UserBlock.-queued"), "queued block")
         await pilot.press("escape")

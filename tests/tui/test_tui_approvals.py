@@ -88,14 +88,26 @@ def text_of(app: HarnezApp) -> str:
     return "\n".join(str(widget.render()) for widget in app.screen.query("Static"))
 
 
+async def shell_call_prompted(pilot, app) -> None:
+    """Send a prompt whose shell call `c1` the scripted model makes, and wait for its approval prompt."""
+    await send(pilot, "make a file")
+    await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+
+
+async def resolution(pilot, app) -> tuple[str, str | None]:
+    """The task's approval (verdict, reason), once the task completed."""
+    await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+    (resolved,) = await stored(app, "approval-resolved")
+    return resolved["verdict"], resolved["reason"]
+
+
 async def test_allow_once_runs_the_shell_command_and_the_answer_follows(
     agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Wrote out.txt."))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         shown = text_of(app)
         assert "$ echo hi > out.txt" in shown and "Shell commands need approval in ask mode." in shown
         assert app.screen.focused is not None, "the prompt takes the keyboard at once"
@@ -141,19 +153,6 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         assert (workspace / "out.txt").exists()
-
-
-async def shell_call_prompted(pilot, app) -> None:
-    """Send a prompt whose shell call `c1` the scripted model makes, and wait for its approval prompt."""
-    await send(pilot, "make a file")
-    await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
-
-
-async def resolution(pilot, app) -> tuple[str, str | None]:
-    """The task's approval (verdict, reason), once the task completed."""
-    await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
-    (resolved,) = await stored(app, "approval-resolved")
-    return resolved["verdict"], resolved["reason"]
 
 
 async def test_deny_with_a_reason_skips_the_tool_and_tells_the_model(
@@ -272,8 +271,7 @@ async def test_x_stops_the_task_from_the_prompt(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("x")
         await wait_for(pilot, lambda: ends(app) == ["cancelled"], "task cancelled")
         assert isinstance(app.screen, SessionScreen)
@@ -288,8 +286,7 @@ async def test_a_call_stopped_while_it_waits_no_longer_says_it_waits(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("x")
         await wait_for(pilot, lambda: ends(app) == ["cancelled"], "task cancelled")
         (block,) = app.screen.query(ToolBlock)
@@ -341,8 +338,7 @@ async def test_a_task_cancelled_elsewhere_closes_the_prompt(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("never sent"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await app.server.cancel(session_screen(app).session_id)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "prompt withdrawn")
         await wait_for(pilot, lambda: ends(app) == ["cancelled"], "task cancelled")
@@ -355,8 +351,7 @@ async def test_an_answer_given_elsewhere_closes_the_prompt(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("done"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         app.server.answer_approval(session_screen(app).session_id, "c1", "allow")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "prompt withdrawn")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
@@ -427,8 +422,7 @@ async def test_reopening_a_session_after_its_calls_were_answered_asks_nothing(
     scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("done"))
     app = agent_app()
     async with app.run_test(size=(100, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "approval prompt")
+        await shell_call_prompted(pilot, app)
         await pilot.press("y")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         session_id = app.screen.session_id
