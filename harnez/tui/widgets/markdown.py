@@ -283,8 +283,10 @@ class _StreamedList:
 
     @property
     def shown_rows(self) -> int:
-        rows = len(self._rows())
-        return rows - len(self._row_folds.hidden) if self._row_folds is not None else rows
+        """How many of its rows are displayed (read at every streamed event: no walk of the rows)."""
+        this: MarkdownBlock = self  # type: ignore[assignment]
+        rows = len(this.children)  # with the folded space, which `Folds.shown` counts out
+        return rows if self._row_folds is None else self._row_folds.shown(rows)
 
     async def fold_rows(self, bottom: int) -> int:
         """Fold its first rows that end at or above the screen's row `bottom` (`Folds`)."""
