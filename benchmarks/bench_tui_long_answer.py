@@ -9,7 +9,8 @@ thread's CPU in ms per second; the reference, from the same stream, is its first
 the ratio says what the answer's length costs.
 
 `--fence` streams the same words as lines of code in one fenced block (eight words a line), the
-shape of an answer that writes out a whole file.
+shape of an answer that writes out a whole file; `--table` as the rows of one Markdown table (four
+cells of four words a row: as many lines a second as the fence's), a long comparison or listing.
 
 `--before DIR` runs the code of another tree (`git archive <commit> | tar -x -C DIR`) the same way,
 alternating, in a fresh interpreter each (this script is copied into the tree's benchmarks/ and run
@@ -34,34 +35,47 @@ RATE = 200
 """Words a second."""
 
 
-def fenced_work(base: type) -> type:
-    """`bench_tui_lag`'s work (`base`), its words written as lines of code in one fence."""
+SHAPES = {
+    "paragraphs": ("in paragraphs", "", ()),
+    "fence": ("as lines of one code fence", "The whole file:\n\n```text\n", (" ",) * 7 + ("\n",)),
+    "table": (
+        "as rows of one table",
+        "The results:\n\n| a | b | c | d |\n|---|---|---|---|\n| ",
+        ((" ", " ", " ", " | ") * 3 + (" ", " ", " ", " |\n| ")),
+    ),
+}
+"""Per shape: its name, the text before the words, and what follows each word, in turn."""
 
-    class FencedWork(base):  # type: ignore[valid-type,misc]
+
+def shaped_work(base: type, shape: str) -> type:
+    """`bench_tui_lag`'s work (`base`), its words written in another `shape` (`SHAPES`)."""
+    _, before, after = SHAPES[shape]
+
+    class ShapedWork(base):  # type: ignore[valid-type,misc]
         async def __call__(self, run: Any) -> Any:
             from harnez import events as ev
             from harnez.server.runner import TaskOutcome
 
             run.emit(ev.TurnStarted(turn=1))
-            run.emit(ev.TextDelta(text="The whole file:\n\n```text\n"))
+            run.emit(ev.TextDelta(text=before))
             begun = time.perf_counter()
             for index in range(self.count):
                 self.emitted.append(time.perf_counter())
-                run.emit(ev.TextDelta(text=f"w{index:06d}" + ("\n" if index % 8 == 7 else " ")))
+                run.emit(ev.TextDelta(text=f"w{index:06d}" + after[index % len(after)]))
                 await asyncio.sleep(max(0.0, begun + (index + 1) / self.rate - time.perf_counter()))
             await run.emit_now(ev.TurnCompleted(turn=1, stop_reason="end"))
             return TaskOutcome("completed", 1)
 
-    return FencedWork
+    return ShapedWork
 
 
-async def child(seconds: float, fence: bool) -> dict[str, Any]:
+async def child(seconds: float, shape: str) -> dict[str, Any]:
     """One stream in this interpreter: per-word lags, and (words emitted, CPU s, wall s) samples."""
     import bench_tui_lag as lag
     import bench_tui_lib as tui
 
-    if fence:
-        lag.NumberedWork = fenced_work(lag.NumberedWork)  # type: ignore[misc]
+    if shape != "paragraphs":
+        lag.NumberedWork = shaped_work(lag.NumberedWork, shape)  # type: ignore[misc]
     samples: list[tuple[int, float, float]] = []
     emitted: list[list[float]] = []
     original = lag.NumberedWork.__init__
@@ -93,13 +107,13 @@ async def child(seconds: float, fence: bool) -> dict[str, Any]:
     return {"lags": lags, "samples": samples}
 
 
-def run_child(seconds: float, fence: bool, tree: Path | None) -> dict[str, Any]:
+def run_child(seconds: float, shape: str, tree: Path | None) -> dict[str, Any]:
     script = Path(__file__)
     if tree is not None:
         script = tree / "benchmarks" / script.name
         shutil.copyfile(__file__, script)
     done = subprocess.run(
-        [sys.executable, str(script), "--child", str(seconds)] + (["--fence"] if fence else []),
+        [sys.executable, str(script), "--child", str(seconds), "--shape", shape],
         capture_output=True,
         text=True,
         cwd=tree or lib.REPO,
@@ -154,24 +168,28 @@ def report(name: str, result: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=50.0, help="length of the stream (default 50 s)")
-    parser.add_argument("--fence", action="store_true", help="the words as lines of one code fence")
+    parser.add_argument(
+        "--shape", choices=sorted(SHAPES), default="paragraphs", help="how the words are written"
+    )
+    parser.add_argument("--fence", dest="shape", action="store_const", const="fence", help="--shape fence")
+    parser.add_argument("--table", dest="shape", action="store_const", const="table", help="--shape table")
     parser.add_argument("--runs", type=int, default=1, help="streams per code tree (default 1)")
     parser.add_argument("--before", type=Path, help="another tree's code, run alternately")
     parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(child(args.child, args.fence))))
+        print(json.dumps(asyncio.run(child(args.child, args.shape))))
         return
-    shape = "as lines of one code fence" if args.fence else "in paragraphs"
     lib.header(
-        f"A very long streamed answer {shape}: lag and CPU per thousand words (in process, 200 words/s)"
+        f"A very long streamed answer {SHAPES[args.shape][0]}: lag and CPU per thousand words"
+        " (in process, 200 words/s)"
     )
     trees: list[tuple[str, Path | None]] = [("this checkout", None)]
     if args.before:
         trees.append((f"before ({args.before})", args.before.resolve()))
     for run in range(args.runs):
         for name, tree in trees:
-            report(f"{name}, run {run + 1}", run_child(args.seconds, args.fence, tree))
+            report(f"{name}, run {run + 1}", run_child(args.seconds, args.shape, tree))
 
 
 if __name__ == "__main__":

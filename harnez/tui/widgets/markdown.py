@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from typing import cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -22,6 +23,7 @@ from textual.widgets._markdown import MarkdownBullet, MarkdownListItem  # not ex
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from harnez.tui.widgets.sizing import SizedByLayout
+from harnez.tui.widgets.tables import StreamedTable, shift_maps
 
 _PARSERS = threading.local()
 
@@ -401,10 +403,14 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         "code_block": StreamedFence,
         "bullet_list_open": StreamedBulletList,
         "ordered_list_open": StreamedOrderedList,
+        "table_open": StreamedTable,
     }
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(parser_factory=markdown_parser)
+        # `parse` is the shared parser's, with a table's complete rows left out.
+        super().__init__(parser_factory=lambda: cast(MarkdownIt, self))
+        self._rows_left_out = 0
+        """Complete rows of the last table that the last `parse` left out (`parse`)."""
         self._text_at_mount = text
         self._open_at_mount = False
         self._folds = Folds(self)
@@ -414,20 +420,43 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         self.open_fences: set[StreamedFence] = set()
         """Fences drawn chunk by chunk while their code streamed, not yet highlighted whole."""
 
+    def parse(self, source: str) -> list[Token]:
+        """Parse an append's (or the document's) `source`, as this thread's parser does. Textual parses
+        an append from the last block's first line on: when that block is a table, the lines of its
+        complete rows are left out (the parse and the blocks built of it grew with every row) and
+        `_parse_markdown` marks the table parsed without them."""
+        parser = markdown_parser()
+        table = self._last_block()
+        rows = 0
+        if self._appending and isinstance(table, StreamedTable):
+            cut, rows = table.without_complete_rows(source)
+            if rows:
+                tokens = parser.parse(cut)
+                if tokens and tokens[0].type == "table_open":
+                    shift_maps(tokens, rows)
+                    self._rows_left_out = rows
+                    return tokens
+        return parser.parse(source)
+
     def append(self, markdown: str) -> AwaitComplete:
         self._appending = True  # its parse (later, under the document's lock) may extend a list
         return super().append(markdown)
 
     def _parse_markdown(self, tokens: Iterable[Token]) -> Iterable[MarkdownBlock]:
-        # An append that extends the list this ends with: the items whose rows stay are not built.
+        # An append that extends the list this ends with: the items whose rows stay are not built;
+        # one that extends the table it ends with was parsed without its complete rows (`parse`).
         tokens = list(tokens)
         appending, self._appending = self._appending, False
+        rows, self._rows_left_out = self._rows_left_out, 0
         last = self.children[-1] if self.children else None
-        skip = last.items_to_skip(tokens) if appending and isinstance(last, _StreamedList) else 0
-        for block in super()._parse_markdown(without_items(tokens, skip) if skip else tokens):
-            if skip:
-                block.skipped_items = skip  # type: ignore[attr-defined]  # see _StreamedList
-                skip = 0
+        items = last.items_to_skip(tokens) if appending and isinstance(last, _StreamedList) else 0
+        for index, block in enumerate(
+            super()._parse_markdown(without_items(tokens, items) if items else tokens)
+        ):
+            if index == 0 and items:
+                block.skipped_items = items  # type: ignore[attr-defined]  # see _StreamedList
+            elif index == 0 and isinstance(block, StreamedTable):
+                block.skipped_rows = rows
             yield block
 
     async def settle_fences(self, every: bool = False) -> None:
