@@ -161,3 +161,21 @@ async def test_text_selected_in_a_table_is_its_lines_text() -> None:
         assert (
             app.screen.get_selected_text() == "│ row 0 │   0   │ a note about row 0 │\n├───────┼───────┼───"
         )
+
+
+async def test_a_cell_s_bold_and_code_are_styled_as_in_a_paragraph() -> None:
+    app = Answers()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await app.query_one(AnswerMarkdown).append(
+            "| a | b |\n|---|---|\n| **strong** | `code` |\n\n**strong** `code`\n"
+        )
+        await pilot.pause()
+        styles: dict[str, list[Any]] = {"strong": [], "code": []}
+        for strip in app.screen._compositor.render_strips():
+            for segment in strip:
+                if segment.text.strip() in styles:
+                    style = segment.style
+                    styles[segment.text.strip()].append(style and (style.bold, style.color, style.bgcolor))
+        (in_cell, in_paragraph), (code_in_cell, code_in_paragraph) = styles["strong"], styles["code"]
+        assert in_cell[0] and in_cell == in_paragraph  # bold, same colours
+        assert code_in_cell[2] != in_cell[2] and code_in_cell == code_in_paragraph  # code's background

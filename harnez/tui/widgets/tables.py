@@ -18,6 +18,7 @@ from bisect import bisect_right
 
 from markdown_it.token import Token
 from rich.cells import cell_len
+from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.selection import Selection
@@ -238,7 +239,12 @@ class StreamedTable(_Table):  # type: ignore[valid-type,misc]
             if selection is not None and (span := selection.get_span(y)) is not None:
                 start, end = span
                 line = line.stylize(self.screen.get_visual_style("screen--selection"), start, end)
-            strip = Strip(line.render_segments(self.visual_style), line.cell_length)
+            # Styles named by class (`.strong`, `.code_inline`) are the Markdown's: `_get_style`.
+            segments = [
+                Segment(text, style.rich_style if style else None)
+                for text, style in line.render(self.visual_style, "", self._get_style)
+            ]
+            strip = Strip(segments, line.cell_length)
             strip = strip.crop_extend(0, width, self.visual_style.rich_style).apply_offsets(0, y)
             if selection is None:
                 self._strips[y] = strip
