@@ -35,3 +35,19 @@ async def make_app(db_path: Path, workspace: Path) -> AsyncIterator[AppFactory]:
     yield build
     for server in opened:
         await server.close()
+
+
+@pytest.fixture
+def markdown_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources Markdown is parsed from (every parser's, while the test runs)."""
+    from markdown_it import MarkdownIt
+
+    sources: list[str] = []
+    parse = MarkdownIt.parse
+
+    def recording(self: MarkdownIt, source: str, env: Any = None) -> Any:
+        sources.append(source)
+        return parse(self, source, env)
+
+    monkeypatch.setattr(MarkdownIt, "parse", recording)
+    return sources

@@ -7,10 +7,11 @@ import itertools
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBullet
 from textual.widgets.markdown import MarkdownBlock
 
-from harnez.tui.widgets.markdown import AnswerMarkdown, StreamedBulletList, StreamedOrderedList
+from harnez.tui.widgets.markdown import AnswerMarkdown, BulletRow, StreamedBulletList, StreamedOrderedList
 
 
 class Answers(App[None]):
@@ -21,11 +22,14 @@ class Answers(App[None]):
 def drawn(markdown: AnswerMarkdown) -> list[tuple[str, ...]]:
     """Each list row as its bullet and its text, nested rows included, in order."""
     rows = []
-    for bullet in markdown.query(MarkdownBullet):
-        row = bullet.parent
-        assert row is not None
-        texts = [str(block._content) for block in row.query(MarkdownBlock) if not block.query(MarkdownBlock)]
-        rows.append((bullet.symbol, *texts))
+    for widget in markdown.query("MarkdownBullet, BulletRow"):
+        if isinstance(widget, BulletRow):
+            rows.append((widget.symbol, str(widget._content)))
+            continue
+        assert isinstance(widget, MarkdownBullet) and widget.parent is not None
+        blocks = widget.parent.query(MarkdownBlock)
+        texts = [str(block._content) for block in blocks if not block.query(MarkdownBlock)]
+        rows.append((widget.symbol, *texts))
     return rows
 
 
@@ -75,6 +79,15 @@ async def test_a_streamed_bullet_list_keeps_its_complete_rows_and_ends_as_one_sh
     assert in_place >= len(same_count) / 2 > 0, (in_place, len(same_count))
 
 
+async def test_a_streamed_list_is_parsed_from_its_last_item_on(markdown_parses: list[str]) -> None:
+    text = "Steps:\n\n" + item_lines(40, "{n}.") + "\nDone.\n"
+    rows, _ = await streamed(text, 13)
+    assert rows == await whole(text)
+    # Textual parsed the list from its first item at every append: 40 items at the end.
+    items_parsed = [source.count("item number") for source in markdown_parses[: len(markdown_parses) - 1]]
+    assert max(items_parsed[len(items_parsed) // 3 :]) <= 2, items_parsed
+
+
 async def test_a_streamed_numbered_list_is_numbered_and_padded_as_one_shown_whole() -> None:
     text = item_lines(12, "{n}.") + "\n" + item_lines(3, "{n})")  # a second list: another delimiter
     rows, _ = await streamed(text, 9)
@@ -96,3 +109,53 @@ async def test_nested_and_loose_items_stream_as_they_show_whole() -> None:
 def test_the_mixin_comes_first_so_the_lists_keep_textuals_css_names() -> None:
     names: Any = StreamedBulletList._css_type_names
     assert "MarkdownBulletList" in names and "MarkdownOrderedList" in StreamedOrderedList._css_type_names
+
+
+class Both(App[None]):
+    """Textual's own Markdown above, the answer's below, showing the same text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Markdown(self.text)
+        yield AnswerMarkdown(self.text)
+
+
+async def test_a_row_of_one_paragraph_is_one_widget_drawn_as_textuals_row_of_four() -> None:
+    text = (
+        "- first item with **strong** words, enough of them to wrap over the end of the line\n"
+        "- second, with `code` and a [link](https://example.org)\n  - nested one\n- third\n\n"
+        "9. nine\n10. ten\n"
+    )
+    app = Both(text)
+    async with app.run_test(size=(44, 40)) as pilot:
+        await pilot.pause(0.3)
+        ours = app.query_one(AnswerMarkdown)
+        lists = [
+            block for block in ours.children if isinstance(block, StreamedBulletList | StreamedOrderedList)
+        ]
+        # Rows of one paragraph: one widget each (Textual's are a row, the symbol, a column, the
+        # paragraph); the row holding a nested list stays Textual's.
+        assert [type(row).__name__ for row in lists[0].children] == ["BulletRow", "Horizontal", "BulletRow"]
+        assert all(isinstance(row, BulletRow) for row in lists[1].children)
+        theirs = app.query_one(Markdown)
+        strips = app.screen._compositor.render_strips()
+
+        def region_lines(widget: Any) -> list[str]:
+            return [
+                "".join(s.text for s in strip) for strip in strips[widget.region.y : widget.region.bottom]
+            ]
+
+        def symbols(widget: Any) -> list[tuple[str, Any]]:
+            drawn = [s for strip in strips[widget.region.y : widget.region.bottom] for s in strip]
+            return [
+                (s.text.strip(), s.style and s.style.color)
+                for s in drawn
+                if s.text.strip() in ("•", "▪", "9.", "10.")
+            ]
+
+        assert region_lines(ours) == region_lines(theirs)
+        assert any(line.startswith("    of them to wrap over the end") for line in region_lines(ours))
+        assert len(symbols(ours)) == 6 and symbols(ours) == symbols(theirs)  # the same colour

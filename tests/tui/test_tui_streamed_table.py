@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from markdown_it import MarkdownIt
 from textual.app import App, ComposeResult
 from textual.geometry import Offset
 from textual.selection import Selection
@@ -92,22 +90,8 @@ def test_columns_get_their_text_width_when_it_fits_and_at_least_their_longest_wo
     assert column_widths([50, 50], [50, 50], 4) == [3, 3]  # never under one cell of text
 
 
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sources the shared Markdown parser is given."""
-    sources: list[str] = []
-    parse = MarkdownIt.parse
-
-    def recording(self: MarkdownIt, source: str, env: Any = None) -> Any:
-        sources.append(source)
-        return parse(self, source, env)
-
-    monkeypatch.setattr(MarkdownIt, "parse", recording)
-    return sources
-
-
 async def test_a_streamed_table_is_parsed_from_its_last_row_on_and_ends_as_the_table_shown_whole(
-    parses: list[str],
+    markdown_parses: list[str],
 ) -> None:
     text = "Before.\n\n" + table_text(30) + "\nAfter.\n"
     app = Answers()
@@ -121,7 +105,7 @@ async def test_a_streamed_table_is_parsed_from_its_last_row_on_and_ends_as_the_t
         table = app.query_one(StreamedTable)
         assert [row[0].plain for row in table.rows] == [f"row {n}" for n in range(30)]
     # Textual parsed the whole table again at every append: 30 rows at the end.
-    rows_parsed = [source.count("| row ") for source in parses]
+    rows_parsed = [source.count("| row ") for source in markdown_parses]
     assert max(rows_parsed[len(rows_parsed) // 2 :]) <= 2, rows_parsed
 
     app = Answers()

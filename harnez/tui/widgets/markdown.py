@@ -12,11 +12,13 @@ from typing import cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Label, Markdown
 from textual.widgets._markdown import MarkdownBullet, MarkdownListItem  # not exported by name
@@ -260,6 +262,49 @@ class Folds:
         return children - len(self.hidden) - (self.space is not None)
 
 
+class BulletRow(StreamedParagraph):
+    """A list's row whose item is one paragraph (most are), drawn by one widget: its symbol, then
+    the text wrapped beside it.
+
+    Textual's row is four widgets (a row, the symbol, a column, the paragraph), and every layout
+    walks each of them: a list of a hundred items cost a frame four hundred widgets.
+    """
+
+    DEFAULT_CSS = """
+    BulletRow > .list--symbol { color: $text-primary; }
+    BulletRow:light > .list--symbol { color: $text-secondary; }
+    """
+    COMPONENT_CLASSES = {*_Paragraph.COMPONENT_CLASSES, "list--symbol"}
+
+    def __init__(self, markdown: Markdown, token: Token, symbol: str, content: Content) -> None:
+        super().__init__(markdown, token)
+        self.symbol = symbol
+        self._drawn: tuple[int, Content, Content] | None = None
+        """The last width drawn at, the text drawn and what it drew."""
+        self.set_content(content)
+
+    def _draw(self, width: int) -> Content:
+        """The symbol, then the text wrapped to what is left of `width`, its lines indented by as much."""
+        if self._drawn is not None and self._drawn[0] == width and self._drawn[1] is self._content:
+            return self._drawn[2]
+        indent = cell_len(self.symbol)
+        lines = self._content.wrap(max(1, width - indent), overflow="fold") or [Content("")]
+        symbol = Content.styled(self.symbol, ".list--symbol")
+        drawn = Content("\n").join([symbol + lines[0], *(line.pad_left(indent) for line in lines[1:])])
+        self._drawn = (width, self._content, drawn)
+        return drawn
+
+    def set_symbol(self, symbol: str) -> None:
+        self.symbol, self._drawn = symbol, None
+        self.refresh(layout=True)
+
+    def render(self) -> Content:
+        return self._draw(self.content_size.width)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self._draw(width).plain.count("\n") + 1
+
+
 _BulletList: type[MarkdownBlock] = Markdown.BLOCKS["bullet_list_open"]
 _OrderedList: type[MarkdownBlock] = Markdown.BLOCKS["ordered_list_open"]
 
@@ -272,12 +317,18 @@ class _StreamedList:
     every item built and mounted again (four widgets an item): a list of 150 items streamed at 20 a
     second took 41 s to show, 39 s of CPU. An item followed by another one is complete (a tight and
     a loose list look the same), so its row stays: `AnswerMarkdown._parse_markdown` leaves out the
-    tokens of the rows kept (`items_to_skip`), and the new block holds the rest. The whole list is
-    built again when its items' markers change width (item 10 of a numbered list pads items 1-9) or
-    the block is no longer the same list.
+    tokens of the rows kept (`items_to_skip`), and the new block holds the rest. Better, the source
+    is parsed without the lines of the complete items (`without_complete_items`, from
+    `AnswerMarkdown.parse`): markdown-it's parse of the whole list grew with every item. When the
+    markers widen (item 10 of a numbered list pads items 1-9) the rows kept are renumbered. The
+    whole list is built again when the block is no longer the same list.
     """
 
     _row_folds: Folds | None = None
+    _item_starts: list[int] | None = None
+    """The first line of each of its items, counted from the list's first line."""
+    _head: str | None = None
+    """The list's first line (its source), once complete."""
 
     def _rows(self) -> list[Widget]:
         this: MarkdownBlock = self  # type: ignore[assignment]  # a mixin of Markdown lists
@@ -314,9 +365,37 @@ class _StreamedList:
             if token.level == 0:
                 break  # the list's end
             items += token.type == "list_item_open" and token.level == 1
-        if items < rows or self._width(items) != self._width(rows):
-            return 0
-        return rows - 1
+        return rows - 1 if items >= rows else 0
+
+    def without_complete_items(self, source: str) -> tuple[str, int, int]:
+        """An append's `source` (from the list's first line on) without the lines of the items whose
+        rows are complete (all but the last, which may have grown): the source left, how many items
+        and lines were left out; `source`, 0, 0 if it does not begin with this list."""
+        this: MarkdownBlock = self  # type: ignore[assignment]
+        complete = len(self._rows()) - 1
+        starts = self._item_starts
+        if complete < 1 or starts is None or len(starts) <= complete:
+            return source, 0, 0
+        if self._head is None:
+            head = this._markdown.source.splitlines(keepends=True)[this.source_range[0] :][:1]
+            if not head or not head[0].endswith("\n"):
+                return source, 0, 0
+            self._head = head[0]
+        lines = source.splitlines(keepends=True)
+        start = starts[complete]
+        if not source.startswith(self._head) or not 0 < start < len(lines):
+            return source, 0, 0
+        return "".join(lines[start:]), complete, start
+
+    def _note_items(self, block: MarkdownBlock, kept: int) -> None:
+        """Keep where the items of `block` (parsed, after the first `kept`) begin."""
+        first = block._token.map[0] if block._token.map else 0
+        items = [item for item in block._blocks if isinstance(item, MarkdownListItem)]
+        starts = [item._token.map[0] - first for item in items if item._token.map]
+        self._item_starts = [*(self._item_starts or [])[:kept], *starts]
+
+    def _renumber(self, rows: list[Widget], items: int) -> None:
+        """Give the `rows` kept the markers of a list of `items` items (numbered lists)."""
 
     def _width(self, items: int) -> int:
         """The width of the markers of a list of `items` items (the same for bullets)."""
@@ -324,6 +403,24 @@ class _StreamedList:
 
     def _symbol(self, index: int, item: MarkdownListItem, items: int) -> str:
         return item.bullet
+
+    def _row(self, symbol: str, item: MarkdownListItem) -> Widget:
+        """The row of an `item`: one widget for a paragraph, else Textual's row of widgets."""
+        this: MarkdownBlock = self  # type: ignore[assignment]
+        blocks = item._blocks
+        if len(blocks) == 1 and isinstance(blocks[0], _Paragraph) and not isinstance(blocks[0], BulletRow):
+            return BulletRow(this._markdown, blocks[0]._token, symbol, blocks[0]._content)
+        bullet = MarkdownBullet()
+        bullet.symbol = symbol
+        return Horizontal(bullet, Vertical(*blocks))
+
+    def compose(self) -> ComposeResult:
+        this: MarkdownBlock = self  # type: ignore[assignment]
+        items = [block for block in this._blocks if isinstance(block, MarkdownListItem)]
+        self._note_items(this, 0)
+        for index, item in enumerate(items):
+            yield self._row(self._symbol(index, item, len(items)), item)
+        this._blocks.clear()
 
     async def _update_from_block(self, block: MarkdownBlock) -> None:
         this: MarkdownBlock = self  # type: ignore[assignment]
@@ -333,14 +430,15 @@ class _StreamedList:
         if not skipped or type(block) is not type(this) or skipped != len(rows) - 1:
             await super()._update_from_block(block)  # type: ignore[misc]
             return
-        this._copy_context(block)
+        # Its own token stays: a list parsed from its last item on numbers from that item.
         this.source_range = block.source_range
+        self._note_items(block, skipped)
+        if self._width(skipped + len(items)) != self._width(len(rows)):
+            self._renumber(rows, skipped + len(items))
         kept = await self._update_row(rows[-1], items[0]) if items else False
         added = []
         for index, item in enumerate(items[kept:], skipped + kept):
-            bullet = MarkdownBullet()
-            bullet.symbol = self._symbol(index, item, skipped + len(items))
-            added.append(Horizontal(bullet, Vertical(*item._blocks)))
+            added.append(self._row(self._symbol(index, item, skipped + len(items)), item))
         with this.app.batch_update():
             if not kept:
                 await rows[-1].remove()
@@ -351,9 +449,14 @@ class _StreamedList:
     async def _update_row(row: Widget, item: MarkdownListItem) -> bool:
         """Update the last row in place when its item is still paragraphs only, as many as before
         (most appends only lengthen the last item's text); whether it was."""
+        new = item._blocks
+        if isinstance(row, BulletRow):
+            if len(new) != 1 or not isinstance(new[0], _Paragraph):
+                return False
+            row.set_content(new[0]._content)
+            return True
         body = row.children[-1] if row.children else None
         old = list(body.children) if isinstance(body, Vertical) else []
-        new = item._blocks
         if not old or len(old) != len(new) or not all(isinstance(b, _Paragraph) for b in [*old, *new]):
             return False
         for shown, parsed in zip(old, new, strict=True):
@@ -382,8 +485,17 @@ class StreamedOrderedList(_StreamedList, _OrderedList):  # type: ignore[valid-ty
     def _width(self, items: int) -> int:
         return len(f"{self._start() + items - 1}. ") + 1
 
-    def _symbol(self, index: int, item: MarkdownListItem, items: int) -> str:
+    def _symbol(self, index: int, item: MarkdownListItem | None, items: int) -> str:
         return f"{self._start() + index}. ".rjust(self._width(items))
+
+    def _renumber(self, rows: list[Widget], items: int) -> None:
+        for index, row in enumerate(rows):
+            symbol = self._symbol(index, None, items)
+            if isinstance(row, BulletRow):
+                row.set_symbol(symbol)
+            elif row.children and isinstance(bullet := row.children[0], MarkdownBullet):
+                bullet.symbol = symbol
+                bullet.refresh(layout=True)
 
 
 class AnswerMarkdown(SizedByLayout, Markdown):
@@ -409,8 +521,8 @@ class AnswerMarkdown(SizedByLayout, Markdown):
     def __init__(self, text: str = "") -> None:
         # `parse` is the shared parser's, with a table's complete rows left out.
         super().__init__(parser_factory=lambda: cast(MarkdownIt, self))
-        self._rows_left_out = 0
-        """Complete rows of the last table that the last `parse` left out (`parse`)."""
+        self._left_out = 0
+        """The complete rows of the last table, or items of the last list, the last `parse` left out."""
         self._text_at_mount = text
         self._open_at_mount = False
         self._folds = Folds(self)
@@ -426,16 +538,24 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         complete rows are left out (the parse and the blocks built of it grew with every row) and
         `_parse_markdown` marks the table parsed without them."""
         parser = markdown_parser()
-        table = self._last_block()
-        rows = 0
-        if self._appending and isinstance(table, StreamedTable):
-            cut, rows = table.without_complete_rows(source)
-            if rows:
-                tokens = parser.parse(cut)
-                if tokens and tokens[0].type == "table_open":
-                    shift_maps(tokens, rows)
-                    self._rows_left_out = rows
-                    return tokens
+        last = self._last_block()
+        if self._appending and isinstance(last, StreamedTable):
+            cut, rows = last.without_complete_rows(source)
+            if rows and (tokens := parser.parse(cut)) and tokens[0].type == "table_open":
+                shift_maps(tokens, rows)
+                self._left_out = rows
+                return tokens
+        elif self._appending and isinstance(last, _StreamedList):
+            cut, items, lines = last.without_complete_items(source)
+            opened: Token = last._token
+            tokens = parser.parse(cut) if items else []
+            if tokens and (tokens[0].type, tokens[0].markup) == (opened.type, opened.markup):
+                for token in tokens:  # lines numbered as if the items left out were there
+                    if token.map:
+                        start, end = token.map
+                        token.map = [start if token is tokens[0] else start + lines, end + lines]
+                self._left_out = items
+                return tokens
         return parser.parse(source)
 
     def append(self, markdown: str) -> AwaitComplete:
@@ -443,20 +563,22 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         return super().append(markdown)
 
     def _parse_markdown(self, tokens: Iterable[Token]) -> Iterable[MarkdownBlock]:
-        # An append that extends the list this ends with: the items whose rows stay are not built;
-        # one that extends the table it ends with was parsed without its complete rows (`parse`).
+        # An append that extends the list or the table this ends with was parsed without their
+        # complete items or rows (`parse`), or the tokens of the list's complete items are left out.
         tokens = list(tokens)
         appending, self._appending = self._appending, False
-        rows, self._rows_left_out = self._rows_left_out, 0
-        last = self.children[-1] if self.children else None
-        items = last.items_to_skip(tokens) if appending and isinstance(last, _StreamedList) else 0
-        for index, block in enumerate(
-            super()._parse_markdown(without_items(tokens, items) if items else tokens)
-        ):
+        left_out, self._left_out = self._left_out, 0
+        last = self._last_block()
+        items = 0
+        if isinstance(last, _StreamedList):
+            items = left_out or (last.items_to_skip(tokens) if appending else 0)
+            if items and not left_out:
+                tokens = without_items(tokens, items)
+        for index, block in enumerate(super()._parse_markdown(tokens)):
             if index == 0 and items:
                 block.skipped_items = items  # type: ignore[attr-defined]  # see _StreamedList
             elif index == 0 and isinstance(block, StreamedTable):
-                block.skipped_rows = rows
+                block.skipped_rows = left_out
             yield block
 
     async def settle_fences(self, every: bool = False) -> None:
