@@ -17,6 +17,7 @@ from harnez.http.errors import ApiError
 from harnez.server.harnesses import Refusal
 from harnez.server.uhp import HarnessHost
 
+JSON_TYPE = b"application/json; charset=utf-8"
 PUBLIC_PATHS = frozenset({"/v1/uhp"})
 """Served without a token: a client must learn what a server is before presenting credentials."""
 
@@ -40,8 +41,10 @@ class ProtocolGate:
 
         async def stamped(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"uhp-version", version.encode())]
+                message["headers"] = [
+                    *(_with_charset(name, value) for name, value in message.get("headers", [])),
+                    (b"uhp-version", version.encode()),
+                ]
             await send(message)
 
         refusal = self._refusal(asked, scope["path"], headers.get("authorization", ""))
@@ -69,6 +72,13 @@ class ProtocolGate:
         if not hmac.compare_digest(presented.strip().encode(), self._token):
             return ApiError("invalid_credential", "The bearer token is not valid for this server.")
         return None
+
+
+def _with_charset(name: bytes, value: bytes) -> tuple[bytes, bytes]:
+    """UHP's JSON bodies are `application/json; charset=utf-8` (Architecture §4), said in the header."""
+    if name.lower() == b"content-type" and value == b"application/json":
+        return name, JSON_TYPE
+    return name, value
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:

@@ -1,15 +1,23 @@
-"""The public `uhp` client (PyPI) drives `harnez serve`: run, stream, continue, sessions, cancel, files, delete."""
+"""UHP clients drive `harnez serve`: the public `uhp` client (PyPI), and a small client written from the
+specification alone (`SpecClient`) that walks every operation and checks every answer against the
+protocol: headers, the error envelope, the schema of each body, and the order of each stream."""
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 import threading
+import zipfile
+from collections.abc import Iterator
+from typing import Any
 
+import httpx
 import pytest
 import uhp
 
-from tests.http.helpers import TOKEN, Served, answer, wait_for_requests, writes
+from tests.http.helpers import TOKEN, Served, answer, validate, validate_response, wait_for_requests, writes
 
 
 @pytest.fixture
@@ -114,3 +122,178 @@ def test_two_uhp_clients_at_once_both_finish(served: Served) -> None:
     for thread in threads:
         thread.join(30)
     assert sorted(uhp.output_text(r) for r in results) == ["one", "two"]
+
+
+# a client from the specification alone -----------------------------------------------------------
+
+TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+class SpecClient:
+    """What the protocol text asks of a client, and what it promises one: a bearer token and
+    `UHP-Version` on each request; every answer checked by `validate_response`; every stream read
+    frame by frame, each event checked against the schema and its `id:` against its number."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(
+            base_url=url,
+            headers={"Authorization": f"Bearer {TOKEN}", "UHP-Version": "2026-08-11"},
+            timeout=30,
+            event_hooks={"response": [validate_response]},
+        )
+
+    def ok(self, method: str, path: str, **options: Any) -> Any:
+        """A request that must succeed; its JSON body."""
+        answered = self.http.request(method, path, **options)
+        assert answered.status_code == 200, answered.text
+        return answered.json()
+
+    def refused(self, method: str, path: str, status: int, code: str, **options: Any) -> dict[str, Any]:
+        """A request that must fail with `status` and `code`; the envelope's `error`."""
+        answered = self.http.request(method, path, **options)
+        assert (answered.status_code, answered.json()["error"]["code"]) == (status, code), answered.text
+        return answered.json()["error"]
+
+    def events(self, method: str, path: str, **options: Any) -> list[dict[str, Any]]:
+        """The events of a stream (Streaming §1): `text/event-stream`, `Cache-Control: no-cache`."""
+        with self.http.stream(method, path, **options) as answered:
+            assert answered.status_code == 200, answered.read()
+            assert answered.headers["content-type"].startswith("text/event-stream")
+            assert answered.headers["cache-control"] == "no-cache"
+            return list(_frames(answered.iter_lines()))
+
+
+def _frames(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """SSE frames: comments skipped; `data:` lines joined; `id:` and `event:` must agree with the data."""
+    fields: dict[str, list[str]] = {}
+    for line in lines:
+        if line.startswith(":"):
+            continue
+        if line:
+            name, _, value = line.partition(":")
+            fields.setdefault(name, []).append(value[1:] if value.startswith(" ") else value)
+            continue
+        if "data" in fields:
+            event = json.loads("\n".join(fields["data"]))
+            validate(event, "Event")
+            assert fields.get("id", [str(event["sequence_number"])]) == [str(event["sequence_number"])]
+            assert fields.get("event", [event["type"]]) == [event["type"]]
+            yield event
+        fields = {}
+
+
+def check_order(events: list[dict[str, Any]], first: int = 0) -> None:
+    """Streaming §3: numbered from `first` by one; `response.created` opens a whole stream; exactly one
+    terminal event, the last; an item's `added` precedes every event about it, its `done` follows them."""
+    assert [e["sequence_number"] for e in events] == list(range(first, first + len(events)))
+    if first == 0:
+        assert events[0]["type"] == "response.created"
+    assert [e["type"] in TERMINAL for e in events].count(True) == 1 and events[-1]["type"] in TERMINAL
+    opened: set[int] = set()
+    closed: set[int] = set()
+    for event in events:
+        index = event.get("output_index")
+        if index is None:
+            continue
+        assert index not in closed, event
+        if event["type"] == "response.output_item.added":
+            opened.add(index)
+        assert index in opened or first > 0, event
+        if event["type"] == "response.output_item.done":
+            closed.add(index)
+
+
+@pytest.fixture
+def spec(served: Served) -> Iterator[SpecClient]:
+    client = SpecClient(served.url)
+    yield client
+    client.http.close()
+
+
+def test_a_client_from_the_specification_walks_every_operation(served: Served, spec: SpecClient) -> None:
+    public = spec.http.get("/v1/uhp", headers={"Authorization": ""})  # served without a token
+    discovery = public.json()
+    assert uhp.check_discovery(discovery) == (True, [])
+    spec.refused("GET", "/v1/harnesses", 401, "missing_credential", headers={"Authorization": ""})
+    spec.refused("GET", "/v1/uhp", 400, "unsupported_protocol_version", headers={"UHP-Version": "2000-01-01"})
+    spec.ok("GET", "/v1/models")
+    skill = {
+        "name": "notes",
+        "files": [{"path": "SKILL.md", "content": "---\nname: notes\n---\nTake notes."}],
+    }
+    made = spec.ok("POST", "/v1/harnesses", json={"name": "Walker", "base": "harnez", "skills": [skill]})
+    renamed = spec.ok("PUT", f"/v1/harnesses/{made['id']}", json={**made, "name": "Walker 2"})
+    assert renamed["name"] == "Walker 2" and renamed["skills"] == made["skills"]
+    assert made["id"] in [h["id"] for h in spec.ok("GET", "/v1/harnesses")["harnesses"]]
+    assert spec.ok("GET", f"/v1/harnesses/{made['id']}") == renamed
+    spec.ok("GET", f"/v1/harnesses/{made['id']}/models")
+    spec.ok("GET", f"/v1/harnesses/{made['id']}/skills/notes/files")
+
+    upload = spec.ok("POST", "/v1/files", files={"file": ("brief.txt", b"the brief", "text/plain")})
+    served.model.add(*writes("out.md", "# Out\n", "Wrote out.md."))
+    first = spec.ok(
+        "POST",
+        "/v1/responses",
+        json={
+            "input": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "write out.md"},
+                        {"type": "input_file", "file_id": upload["id"]},
+                    ],
+                }
+            ],
+            "metadata": {"harness_id": made["id"]},
+        },
+        headers={"Idempotency-Key": "walk-1"},
+    )
+    assert first["status"] == "completed" and first["metadata"]["harness_id"] == made["id"]
+    session = first["metadata"]["session_id"]
+    assert spec.ok("GET", f"/v1/responses/{first['id']}") == first
+    assert spec.ok("GET", f"/v1/responses/{first['id']}/input_items")["data"]
+    served.model.add(answer("Streamed on."))
+    events = spec.events(
+        "POST", "/v1/responses", json={"input": "go on", "previous_response_id": first["id"], "stream": True}
+    )
+    check_order(events)
+    second = events[-1]["response"]
+    assert second["metadata"]["session_id"] == session and second["previous_response_id"] == first["id"]
+    assert spec.ok("GET", f"/v1/responses/{second['id']}")["output"] == second["output"]
+
+    assert session in [
+        s["id"] for s in spec.ok("GET", "/v1/sessions", params={"harness": made["id"]})["sessions"]
+    ]
+    assert spec.ok("GET", f"/v1/sessions/{session}")["harness_id"] == made["id"]
+    assert [t["response_id"] for t in spec.ok("GET", f"/v1/sessions/{session}/turns")["turns"]] == [
+        first["id"],
+        second["id"],
+    ]
+    files = spec.ok("GET", f"/v1/sessions/{session}/files")["files"]
+    out = next(f for f in files if f["filename"] == "out.md")
+    downloaded = spec.http.get(f"/v1/containers/{out['container_id']}/files/{out['id']}/content")
+    assert downloaded.content == b"# Out\n" and downloaded.headers["x-content-type-options"] == "nosniff"
+    spec.refused(
+        "GET", f"/v1/containers/{out['container_id']}/files/{out['id']}/pdf", 501, "preview_unavailable"
+    )
+    archive = spec.http.get(f"/v1/sessions/{session}/files/archive")
+    assert "out.md" in zipfile.ZipFile(io.BytesIO(archive.content)).namelist()
+
+    shared = spec.ok("POST", f"/v1/sessions/{session}/share")
+    assert spec.ok("GET", f"/v1/sessions/{session}/share")["id"] == shared["id"]
+    spec.ok("GET", f"/v1/shares/{shared['id']}")
+    spec.ok("DELETE", f"/v1/sessions/{session}/share")
+    assert spec.ok("POST", f"/v1/responses/{second['id']}/cancel")["status"] == "completed"
+    spec.ok("POST", f"/v1/sessions/{session}/cancel")
+    spec.ok("DELETE", f"/v1/responses/{second['id']}")
+    spec.refused("GET", f"/v1/responses/{second['id']}", 404, "response_not_found")
+    spec.ok("DELETE", f"/v1/traces/{session}")
+    spec.refused("GET", f"/v1/sessions/{session}", 404, "session_not_found")
+    spec.ok("DELETE", f"/v1/harnesses/{made['id']}")
+    spec.refused("GET", f"/v1/harnesses/{made['id']}", 404, "harness_not_found")
+
+
+def test_json_answers_say_their_charset(spec: SpecClient) -> None:
+    """Architecture §4: bodies are `application/json; charset=utf-8` (errors too)."""
+    for path in ("/v1/uhp", "/v1/harnesses", "/v1/sessions/hsessnosuch"):
+        assert spec.http.get(path).headers["content-type"] == "application/json; charset=utf-8"
