@@ -93,10 +93,13 @@ async def _refused(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
+    if exc.status_code == 405:  # HTTP asks a 405 to name the methods that are allowed
+        allowed = ", ".join(sorted(dict(exc.headers or {}).get("Allow", "").split(", "))).strip(", ")
         return ApiError(
-            "harnez_method_not_allowed", f"{request.method} is not allowed on this endpoint."
-        ).response()
+            "harnez_method_not_allowed",
+            f"{request.method} is not allowed on this endpoint" + (f"; use {allowed}." if allowed else "."),
+            detail={"allowed": allowed.split(", ")} if allowed else None,
+        ).response(headers={"Allow": allowed} if allowed else None)
     return ApiError(
         "harnez_unknown_endpoint",
         "There is no such endpoint on this server; see GET /v1/uhp.",

@@ -207,6 +207,11 @@ async def delete_response(request: Request) -> Response:
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
 
+async def response(request: Request) -> Response:
+    """One route per path, so that a 405 names every method the path allows."""
+    return await (delete_response if request.method == "DELETE" else get_response)(request)
+
+
 async def input_items(request: Request) -> Response:
     row = await _host(request).response(request.path_params["response_id"])
     return JSONResponse({"object": "list", "data": row.input})
@@ -214,8 +219,7 @@ async def input_items(request: Request) -> Response:
 
 routes = [
     Route("/v1/responses", create_response, methods=["POST"]),
-    Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
-    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route("/v1/responses/{response_id}", response, methods=["GET", "DELETE"]),
     Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
 ]

@@ -297,3 +297,16 @@ def test_json_answers_say_their_charset(spec: SpecClient) -> None:
     """Architecture §4: bodies are `application/json; charset=utf-8` (errors too)."""
     for path in ("/v1/uhp", "/v1/harnesses", "/v1/sessions/hsessnosuch"):
         assert spec.http.get(path).headers["content-type"] == "application/json; charset=utf-8"
+
+
+def test_a_405_names_the_methods_its_path_allows(spec: SpecClient) -> None:
+    """HTTP: a 405 carries `Allow`; the paths served by one handler per method name all of them."""
+    cases = {
+        ("PUT", "/v1/responses/resp_nosuch"): "DELETE, GET, HEAD",
+        ("DELETE", "/v1/harnesses"): "GET, HEAD, POST",
+        ("POST", "/v1/uhp"): "GET, HEAD",
+    }
+    for (method, path), allowed in cases.items():
+        error = spec.refused(method, path, 405, "harnez_method_not_allowed")
+        assert spec.http.request(method, path).headers["allow"] == allowed
+        assert error["detail"] == {"allowed": allowed.split(", ")}
