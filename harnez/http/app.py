@@ -100,6 +100,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
             f"{request.method} is not allowed on this endpoint" + (f"; use {allowed}." if allowed else "."),
             detail={"allowed": allowed.split(", ")} if allowed else None,
         ).response(headers={"Allow": allowed} if allowed else None)
+    if exc.status_code == 400:  # a body Starlette could not read (a malformed multipart form)
+        return ApiError.invalid(f"The request body could not be read: {exc.detail}").response()
     return ApiError(
         "harnez_unknown_endpoint",
         "There is no such endpoint on this server; see GET /v1/uhp.",

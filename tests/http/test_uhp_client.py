@@ -310,3 +310,18 @@ def test_a_405_names_the_methods_its_path_allows(spec: SpecClient) -> None:
         error = spec.refused(method, path, 405, "harnez_method_not_allowed")
         assert spec.http.request(method, path).headers["allow"] == allowed
         assert error["detail"] == {"allowed": allowed.split(", ")}
+
+
+def test_a_malformed_upload_is_invalid_input(spec: SpecClient) -> None:
+    """A multipart body that cannot be read is the request's fault, said with `invalid_input`."""
+    for content_type in ("multipart/form-data; boundary=xyz", "multipart/form-data"):
+        spec.refused(
+            "POST",
+            "/v1/files",
+            400,
+            "invalid_input",
+            content=b"garbage",
+            headers={"content-type": content_type},
+        )
+    two = [("file", ("a.txt", b"a")), ("file", ("b.txt", b"b"))]
+    spec.refused("POST", "/v1/files", 400, "invalid_input", files=two)
