@@ -22,10 +22,12 @@ from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost, container_ref, too_
 
 DOWNLOAD_HEADERS = {
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "sandbox",
+    "Content-Security-Policy": "sandbox; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
     "Cache-Control": "private, no-store",
 }
-"""Artifacts are attacker-influenced: never sniffed, never run as a page of this origin."""
+"""Artifacts are attacker-influenced: never sniffed, never run as a page of this origin, never framed
+(an `.html` artifact is HTML this server serves: UHP Security §7 asks for `X-Frame-Options: DENY`)."""
 
 
 def _host(request: Request) -> HarnessHost:

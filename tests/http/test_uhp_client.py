@@ -325,3 +325,14 @@ def test_a_malformed_upload_is_invalid_input(spec: SpecClient) -> None:
         )
     two = [("file", ("a.txt", b"a")), ("file", ("b.txt", b"b"))]
     spec.refused("POST", "/v1/files", 400, "invalid_input", files=two)
+
+
+def test_an_html_artifact_is_served_so_that_it_cannot_be_framed(served: Served, spec: SpecClient) -> None:
+    """Security §7: a server serving any HTML sends `X-Frame-Options: DENY` or `frame-ancestors 'none'`."""
+    served.model.add(*writes("page.html", "<html><body>hi</body></html>"))
+    done = spec.ok("POST", "/v1/responses", json={"input": "write page.html"})
+    cited = uhp.artifacts(done)[0]
+    page = spec.http.get(cited["download_url"])
+    assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
