@@ -35,9 +35,11 @@ async def create_response(request: Request) -> Response:
     if "input" not in body:
         raise ApiError.invalid("input is required: the work to do, as text or input items.", "input")
     task = await _task_request(host, body, request.headers.get("idempotency-key"))
-    row, _ = await host.start(task)
+    row, replayed = await host.start(task)
     if body.get("stream") is True:
-        return stream_response(follow(host, row, str(request.base_url)))
+        # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
+        after = _resume_after(request) if replayed else -1
+        return stream_response(follow(host, row, str(request.base_url)), after)
     if body.get("background") is True:
         return JSONResponse(await snapshot(host, row, str(request.base_url)))
     return JSONResponse(await final(host, row, str(request.base_url)))
@@ -182,13 +184,22 @@ async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> A
 
 
 async def get_response(request: Request) -> Response:
-    """A Response as it stands; `?stream=true` replays its events and follows it live (Last-Event-ID resumes)."""
+    """A Response as it stands; `?stream=true` replays its events and follows it live (resumed after
+    `Last-Event-ID` or `?starting_after=N`)."""
     host = _host(request)
     row = await host.response(request.path_params["response_id"])
     if request.query_params.get("stream") == "true":
-        last = request.headers.get("last-event-id", "")
-        return stream_response(follow(host, row, str(request.base_url)), int(last) if last.isdigit() else -1)
+        return stream_response(follow(host, row, str(request.base_url)), _resume_after(request))
     return JSONResponse(await snapshot(host, row, str(request.base_url)))
+
+
+def _resume_after(request: Request) -> int:
+    """The sequence number a client has seen (-1: none): SSE's `Last-Event-ID` header, or the
+    `starting_after` query parameter (the Responses API's cursor); the stream resumes after it."""
+    for given in (request.headers.get("last-event-id", ""), request.query_params.get("starting_after", "")):
+        if given.strip().isdigit():
+            return int(given.strip())
+    return -1
 
 
 async def cancel_response(request: Request) -> Response:

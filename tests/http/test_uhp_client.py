@@ -336,3 +336,22 @@ def test_an_html_artifact_is_served_so_that_it_cannot_be_framed(served: Served, 
     assert page.headers["content-type"].startswith("text/html")
     assert page.headers["x-frame-options"] == "DENY"
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+
+
+def test_a_retried_stream_resumes_after_the_last_event_seen(served: Served, spec: SpecClient) -> None:
+    """Streaming §5: with `Last-Event-ID` (or the `starting_after` cursor) a stream resumes after that
+    event and replays none the client saw: retried with its Idempotency-Key, or read back by GET."""
+    served.model.add(answer("Resumable words."))
+    body = {"input": "say words", "stream": True}
+    whole = spec.events("POST", "/v1/responses", json=body, headers={"Idempotency-Key": "resume-1"})
+    check_order(whole)
+    retried = spec.events(
+        "POST", "/v1/responses", json=body, headers={"Idempotency-Key": "resume-1", "Last-Event-ID": "3"}
+    )
+    assert retried == whole[4:]
+    check_order(retried, first=4)
+    response_id = whole[0]["response"]["id"]
+    read_back = f"/v1/responses/{response_id}?stream=true"
+    assert spec.events("GET", read_back, headers={"Last-Event-ID": "5"}) == whole[6:]
+    assert spec.events("GET", f"{read_back}&starting_after=2") == whole[3:]
+    assert spec.events("GET", read_back) == whole
