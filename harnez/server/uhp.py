@@ -222,7 +222,7 @@ class HarnessHost:
     async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:
         """(session id, harness, previous response id): a continued session's, or a new one's harness."""
         if request.previous_response_id is None:
-            return "", await self.harnesses.get(request.harness_id), None
+            return "", await self.harnesses.get(request.harness_id, "metadata.harness_id"), None
         previous = await self.tables.response(request.previous_response_id)
         if previous is None or previous.deleted:
             raise Refusal(

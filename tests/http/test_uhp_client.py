@@ -355,3 +355,18 @@ def test_a_retried_stream_resumes_after_the_last_event_seen(served: Served, spec
     assert spec.events("GET", read_back, headers={"Last-Event-ID": "5"}) == whole[6:]
     assert spec.events("GET", f"{read_back}&starting_after=2") == whole[3:]
     assert spec.events("GET", read_back) == whole
+
+
+def test_error_params_name_only_fields_of_the_request(spec: SpecClient) -> None:
+    """`param` is the dotted path to the offending field of the request, when there is one."""
+    assert spec.refused("GET", "/v1/harnesses/chrn_nosuch", 404, "harness_not_found")["param"] is None
+    named = spec.refused(
+        "POST",
+        "/v1/responses",
+        404,
+        "harness_not_found",
+        json={"input": "x", "metadata": {"harness_id": "chrn_no"}},
+    )
+    assert named["param"] == "metadata.harness_id"
+    baseless = spec.refused("POST", "/v1/harnesses", 422, "unsupported_base", json={"name": "no base"})
+    assert baseless["param"] == "base" and "None" not in baseless["message"]
