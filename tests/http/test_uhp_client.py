@@ -370,3 +370,38 @@ def test_error_params_name_only_fields_of_the_request(spec: SpecClient) -> None:
     assert named["param"] == "metadata.harness_id"
     baseless = spec.refused("POST", "/v1/harnesses", 422, "unsupported_base", json={"name": "no base"})
     assert baseless["param"] == "base" and "None" not in baseless["message"]
+
+
+def test_streams_with_reasoning_tools_failure_and_cancel_keep_the_order(
+    served: Served, spec: SpecClient
+) -> None:
+    """Streaming §2–§4 on every kind of stream: reasoning, a tool call and its output, a provider
+    failure (`response.failed`, `error` non-null), a cancel (`response.failed`, status `cancelled`)."""
+    call = {"tool_call": {"id": "call_r", "name": "read", "arguments": {"path": "missing.txt"}}}
+    served.model.add(
+        {"reply": [{"reasoning": "Look first."}, {"text": "Reading."}, call]}, answer("Read it.")
+    )
+    tools = spec.events("POST", "/v1/responses", json={"input": "read missing.txt", "stream": True})
+    check_order(tools)
+    kinds = [item["type"] for item in tools[-1]["response"]["output"]]
+    assert kinds == ["reasoning", "message", "function_call", "function_call_output", "message"]
+    calls = tools[-1]["response"]["output"]
+    assert calls[2]["call_id"] == calls[3]["call_id"] == "call_r" and json.loads(calls[2]["arguments"])
+
+    served.model.add({"status": 400, "body": {"error": {"message": "no such model"}}})
+    failed = spec.events("POST", "/v1/responses", json={"input": "fail", "stream": True})
+    check_order(failed)
+    assert failed[-1]["type"] == "response.failed" and failed[-1]["response"]["status"] == "failed"
+    assert failed[-1]["response"]["error"]["type"] == "harness_error"
+
+    served.model.add(answer("never", hold="spec-cancel"))
+    calls_before = len(served.model.requests)
+    started = spec.ok("POST", "/v1/responses", json={"input": "wait", "background": True})
+    wait_for_requests(served.model, calls_before + 1)
+    spec.ok("POST", f"/v1/responses/{started['id']}/cancel")
+    cancelled = spec.events("GET", f"/v1/responses/{started['id']}?stream=true")
+    served.model.release("spec-cancel")
+    check_order(cancelled)
+    final = cancelled[-1]
+    assert final["type"] == "response.failed" and final["response"]["status"] == "cancelled"
+    assert final["response"]["error"] is None
