@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -74,8 +74,11 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
     )
 
 
-async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[dict[str, Any], None]:
-    """The UHP events of a response's task, from `response.created` to its terminal event (live)."""
+async def follow(
+    host: HarnessHost, row: Any, base_url: str, *, hide: bool = True
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The UHP events of a response's task, from `response.created` to its terminal event (live);
+    `hide` False leaves a finished `store: false` response to the request that made it."""
     facts, stream = response_facts(row), TaskStream(row.task)
     opening = response_object(facts, stream, status="in_progress")
     yield {"type": "response.created", "response": opening}
@@ -96,7 +99,8 @@ async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[d
     for translated in stream.finish(await _annotations(host, row, stream, base_url)):
         yield translated
     response = response_object(facts, stream)
-    await host.hide_unstored(row)
+    if hide:
+        await host.hide_unstored(row)
     yield terminal_event(response)
 
 
@@ -202,6 +206,49 @@ def _resume_after(request: Request) -> int:
     return -1
 
 
+async def harness_events(request: Request) -> Response:
+    """A live feed of the harness's work (Streaming §5): the events of each of its responses that
+    runs now or starts while the feed is open, from `response.created` to its terminal event, each
+    naming its `response_id`; numbered per connection, open until the client leaves."""
+    host = _host(request)
+    harness = await host.harnesses.get(request.path_params["harness_id"])
+    # watched from now, before the answer's headers: a response started after them is in the feed
+    return stream_response(_feed(host, host.watch_responses(harness.id), str(request.base_url)))
+
+
+async def _feed(
+    host: HarnessHost, watch: tuple[list[Any], asyncio.Queue[Any], Callable[[], None]], base_url: str
+) -> AsyncGenerator[dict[str, Any], None]:
+    merged: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    running, started, stop = watch
+    relays: set[asyncio.Task[None]] = set()
+
+    async def relay(row: Any) -> None:
+        async for event in follow(host, row, base_url, hide=False):
+            await merged.put({**event, "response_id": row.id})
+
+    def begin(row: Any) -> None:
+        task = asyncio.ensure_future(relay(row))
+        relays.add(task)
+        task.add_done_callback(relays.discard)
+
+    async def admit() -> None:
+        while True:
+            begin(await started.get())
+
+    for row in running:
+        begin(row)
+    admitting = asyncio.ensure_future(admit())
+    try:
+        while True:
+            yield await merged.get()
+    finally:
+        stop()
+        for task in (admitting, *relays):
+            task.cancel()
+        await asyncio.gather(admitting, *relays, return_exceptions=True)
+
+
 async def cancel_response(request: Request) -> Response:
     """Stop the task if it runs (answer within a second); a finished one is returned unchanged."""
     host = _host(request)
@@ -233,4 +280,5 @@ routes = [
     Route("/v1/responses/{response_id}", response, methods=["GET", "DELETE"]),
     Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
+    Route("/v1/harnesses/{harness_id}/events", harness_events, methods=["GET"]),
 ]

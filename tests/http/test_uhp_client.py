@@ -405,3 +405,41 @@ def test_streams_with_reasoning_tools_failure_and_cancel_keep_the_order(
     final = cancelled[-1]
     assert final["type"] == "response.failed" and final["response"]["status"] == "cancelled"
     assert final["response"]["error"] is None
+
+
+def test_a_harness_event_feed_follows_its_running_and_new_responses(served: Served, spec: SpecClient) -> None:
+    """Streaming §5: `GET /v1/harnesses/{id}/events` is a live feed of the harness's work — what a
+    client follows after `background: true`. Each response's events run from `response.created` to
+    its terminal event and name the response; the feed is numbered from 0 for the connection."""
+    harness = spec.ok("POST", "/v1/harnesses", json={"name": "Fed", "base": "harnez"})["id"]
+    spec.refused("GET", "/v1/harnesses/chrn_nosuch/events", 404, "harness_not_found")
+    served.model.add(answer("First, held.", hold="feed"))
+    calls = len(served.model.requests)
+    body = {"input": "work", "background": True, "metadata": {"harness_id": harness}}
+    first = spec.ok("POST", "/v1/responses", json=body)
+    wait_for_requests(served.model, calls + 1)
+    events: list[dict[str, Any]] = []
+    with spec.http.stream("GET", f"/v1/harnesses/{harness}/events") as feed:
+        assert feed.status_code == 200 and feed.headers["content-type"].startswith("text/event-stream")
+        served.model.release("feed")
+        second = None
+        for event in _frames(feed.iter_lines()):
+            events.append(event)
+            if event["type"] in TERMINAL and second is None:
+                served.model.add(answer("Second."))
+                second = spec.ok("POST", "/v1/responses", json={**body, "background": False})
+            elif event["type"] in TERMINAL:
+                break
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert second is not None
+    for response in (first, second):
+        own = [
+            {**e, "sequence_number": n}
+            for n, e in enumerate(e for e in events if e["response_id"] == response["id"])
+        ]
+        check_order(own)
+        assert own[-1]["response"]["status"] == "completed"
+        assert uhp.output_text(own[-1]["response"]) == uhp.output_text(
+            spec.ok("GET", f"/v1/responses/{response['id']}")
+        )
+    assert uhp.output_text(second) == "Second."
