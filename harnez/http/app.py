@@ -35,6 +35,10 @@ class ProtocolGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["path"].endswith("/") and scope["path"].strip("/"):
+            # `/v1/harnesses/` is `/v1/harnesses`: served, not redirected with an empty 307 (every
+            # non-2xx carries the error envelope), and `/v1/uhp/` stays public
+            scope = {**scope, "path": scope["path"].rstrip("/"), "raw_path": scope["raw_path"].rstrip(b"/")}
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         asked = headers.get("uhp-version", "").strip()
         version = asked or DEFAULT_VERSION

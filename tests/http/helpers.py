@@ -170,7 +170,7 @@ def validate_response(response: httpx.Response) -> None:
         validate(body, "ErrorEnvelope")
         assert response.status_code in ERROR_STATUSES[body["error"]["type"]], body
         return
-    path, method = response.request.url.path, response.request.method
+    path, method = response.request.url.path.rstrip("/"), response.request.method  # `/x/` is `/x`
     for methods, pattern, schema in OPERATIONS:
         if method in methods.split("|") and re.fullmatch(pattern, path):
             validate_schema(body, schema)

@@ -443,3 +443,12 @@ def test_a_harness_event_feed_follows_its_running_and_new_responses(served: Serv
             spec.ok("GET", f"/v1/responses/{response['id']}")
         )
     assert uhp.output_text(second) == "Second."
+
+
+def test_a_trailing_slash_is_the_same_endpoint(served: Served, spec: SpecClient) -> None:
+    """Every non-2xx carries the envelope (Errors §1): no empty 307 redirect for `/v1/harnesses/`, and
+    `/v1/uhp/` stays public."""
+    assert spec.ok("GET", "/v1/harnesses/") == spec.ok("GET", "/v1/harnesses")
+    assert spec.http.get("/v1/uhp/", headers={"Authorization": ""}).json()["object"] == "uhp.discovery"
+    served.model.add(answer("slashed"))
+    assert uhp.output_text(spec.ok("POST", "/v1/responses/", json={"input": "x"})) == "slashed"
