@@ -21,6 +21,8 @@ from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
 
 KEEPALIVE_SECONDS = 15.0
 """A comment line is sent when a stream has been quiet this long (UHP asks for at least every 30 s)."""
+MAX_KEY_LENGTH = 255
+"""The longest Idempotency-Key (the OpenAPI document's `maxLength`)."""
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -34,7 +36,14 @@ async def create_response(request: Request) -> Response:
     body = await json_body(request)
     if "input" not in body:
         raise ApiError.invalid("input is required: the work to do, as text or input items.", "input")
-    task = await _task_request(host, body, request.headers.get("idempotency-key"))
+    key = request.headers.get("idempotency-key") or None
+    if key is not None and len(key) > MAX_KEY_LENGTH:
+        raise ApiError.invalid(
+            f"Idempotency-Key must be at most {MAX_KEY_LENGTH} characters; a longer one is not cut, "
+            "since two keys cut alike would share one task.",
+            "Idempotency-Key",
+        )
+    task = await _task_request(host, body, key)
     row, replayed = await host.start(task)
     if body.get("stream") is True:
         # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
@@ -70,7 +79,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         timeout=optional_int(body, "timeout_seconds"),
         store=body.get("store") is not False,
         metadata={k: v for k, v in metadata.items() if k != "harness_id"},
-        idempotency_key=key[:255] if key else None,
+        idempotency_key=key,
     )
 
 

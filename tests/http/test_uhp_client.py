@@ -452,3 +452,19 @@ def test_a_trailing_slash_is_the_same_endpoint(served: Served, spec: SpecClient)
     assert spec.http.get("/v1/uhp/", headers={"Authorization": ""}).json()["object"] == "uhp.discovery"
     served.model.add(answer("slashed"))
     assert uhp.output_text(spec.ok("POST", "/v1/responses/", json={"input": "x"})) == "slashed"
+
+
+def test_an_idempotency_key_past_its_length_is_refused_not_cut(served: Served, spec: SpecClient) -> None:
+    """The OpenAPI document bounds `Idempotency-Key` at 255 characters. Cutting longer keys made two
+    keys that share their first 255 characters one task: the second got the first one's answer."""
+    served.model.add(answer("one"))
+    spec.ok("POST", "/v1/responses", json={"input": "one"}, headers={"Idempotency-Key": "k" * 255})
+    error = spec.refused(
+        "POST",
+        "/v1/responses",
+        400,
+        "invalid_input",
+        json={"input": "two"},
+        headers={"Idempotency-Key": "k" * 256},
+    )
+    assert error["param"] == "Idempotency-Key"
