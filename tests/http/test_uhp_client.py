@@ -279,6 +279,17 @@ def test_a_client_from_the_specification_walks_every_operation(served: Served, s
     archive = spec.http.get(f"/v1/sessions/{session}/files/archive")
     assert "out.md" in zipfile.ZipFile(io.BytesIO(archive.content)).namelist()
 
+    # Architecture §3: every id says what it points at, and every object says its type
+    for kind, found in {
+        "harness": made,
+        "response": first,
+        "session": spec.ok("GET", f"/v1/sessions/{session}"),
+        "file": out,
+    }.items():
+        assert uhp.object_type_for_id(found["id"]) == kind and found["object"] == kind, found
+    assert uhp.object_type_for_id(upload["id"]) == "file"
+    assert uhp.object_type_for_id(out["container_id"]) == "container"
+
     shared = spec.ok("POST", f"/v1/sessions/{session}/share")
     assert spec.ok("GET", f"/v1/sessions/{session}/share")["id"] == shared["id"]
     spec.ok("GET", f"/v1/shares/{shared['id']}")
