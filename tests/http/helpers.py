@@ -59,33 +59,24 @@ _DELETED = {
 }
 _OBJECT: dict[str, Any] = {"type": "object"}
 
+
+def _list_of(key: str, definition: str) -> dict[str, Any]:
+    """An object whose `key` is an array of `$defs/<definition>` (the OpenAPI document's list bodies)."""
+    items = {"type": "array", "items": {"$ref": f"#/$defs/{definition}"}}
+    return {"type": "object", "required": [key], "properties": {key: items}}
+
+
 OPERATIONS: list[tuple[str, str, str | dict[str, Any]]] = [
     # (methods, path pattern, the 2xx JSON body's schema: a `$defs` name of the UHP JSON Schema, or
     # the OpenAPI document's inline schema). Every JSON answer must match one row: an endpoint
     # missing here fails the hook, so that no body goes unchecked.
     ("GET", r"/v1/uhp", "Discovery"),
-    (
-        "GET",
-        r"/v1/harnesses",
-        {
-            "type": "object",
-            "required": ["harnesses"],
-            "properties": {"harnesses": {"type": "array", "items": {"$ref": "#/$defs/Harness"}}},
-        },
-    ),
+    ("GET", r"/v1/harnesses", _list_of("harnesses", "Harness")),
     ("POST", r"/v1/harnesses", "Harness"),
     ("GET|PUT", r"/v1/harnesses/[^/]+", "Harness"),
     ("DELETE", r"/v1/harnesses/[^/]+", _DELETED),
     ("GET", r"/v1/harnesses/[^/]+/models", "HarnessModels"),
-    (
-        "GET",
-        r"/v1/harnesses/[^/]+/skills/[^/]+/files",
-        {
-            "type": "object",
-            "required": ["files"],
-            "properties": {"files": {"type": "array", "items": {"$ref": "#/$defs/SkillFile"}}},
-        },
-    ),
+    ("GET", r"/v1/harnesses/[^/]+/skills/[^/]+/files", _list_of("files", "SkillFile")),
     ("GET", r"/v1/models", "ModelCatalog"),
     ("POST", r"/v1/responses", "Response"),
     ("GET", r"/v1/responses/[^/]+", "Response"),
@@ -129,15 +120,7 @@ OPERATIONS: list[tuple[str, str, str | dict[str, Any]]] = [
     ("GET", r"/v1/shares/[^/]+", _OBJECT),
     ("DELETE", r"/v1/traces/[^/]+", _DELETED),
     ("POST", r"/v1/files", "File"),
-    (
-        "GET",
-        r"/v1/sessions/[^/]+/files",
-        {
-            "type": "object",
-            "required": ["files"],
-            "properties": {"files": {"type": "array", "items": {"$ref": "#/$defs/File"}}},
-        },
-    ),
+    ("GET", r"/v1/sessions/[^/]+/files", _list_of("files", "File")),
 ]
 
 ERROR_STATUSES = {  # Errors §2: the HTTP statuses of each error type
