@@ -115,7 +115,9 @@ async def download(request: Request) -> Response:
         request.path_params["container_id"], request.path_params["file_id"]
     )
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    disposition = f"attachment; filename*=UTF-8''{quote(path.name)}"
+    # RFC 6266: a plain `filename` for clients that read only that, `filename*` for the exact name
+    plain = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in path.name)
+    disposition = f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(path.name)}"
     return FileResponse(
         path, media_type=media_type, headers={**DOWNLOAD_HEADERS, "Content-Disposition": disposition}
     )

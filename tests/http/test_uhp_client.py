@@ -479,3 +479,15 @@ def test_an_idempotency_key_past_its_length_is_refused_not_cut(served: Served, s
         headers={"Idempotency-Key": "k" * 256},
     )
     assert error["param"] == "Idempotency-Key"
+
+
+def test_a_download_names_its_file_for_every_client(served: Served, spec: SpecClient) -> None:
+    """Files §3: `Content-Disposition` with the original filename — RFC 6266's plain `filename` (the
+    one most clients read) and `filename*` (the exact name, any characters)."""
+    served.model.add(*writes("résumé notes.md", "# CV\n"))
+    cited = uhp.artifacts(spec.ok("POST", "/v1/responses", json={"input": "write it"}))[0]
+    disposition = spec.http.get(cited["download_url"]).headers["content-disposition"]
+    assert (
+        disposition
+        == "attachment; filename=\"r_sum_ notes.md\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20notes.md"
+    )
