@@ -17,6 +17,7 @@ from harnez.http.errors import ApiError
 from harnez.server.harnesses import Refusal
 from harnez.server.uhp import HarnessHost
 
+JSON_TYPE = b"application/json; charset=utf-8"
 PUBLIC_PATHS = frozenset({"/v1/uhp"})
 """Served without a token: a client must learn what a server is before presenting credentials."""
 
@@ -34,14 +35,20 @@ class ProtocolGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["path"].endswith("/") and scope["path"].strip("/"):
+            # `/v1/harnesses/` is `/v1/harnesses`: served, not redirected with an empty 307 (every
+            # non-2xx carries the error envelope), and `/v1/uhp/` stays public
+            scope = {**scope, "path": scope["path"].rstrip("/"), "raw_path": scope["raw_path"].rstrip(b"/")}
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         asked = headers.get("uhp-version", "").strip()
         version = asked or DEFAULT_VERSION
 
         async def stamped(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"uhp-version", version.encode())]
+                message["headers"] = [
+                    *(_with_charset(name, value) for name, value in message.get("headers", [])),
+                    (b"uhp-version", version.encode()),
+                ]
             await send(message)
 
         refusal = self._refusal(asked, scope["path"], headers.get("authorization", ""))
@@ -71,6 +78,13 @@ class ProtocolGate:
         return None
 
 
+def _with_charset(name: bytes, value: bytes) -> tuple[bytes, bytes]:
+    """UHP's JSON bodies are `application/json; charset=utf-8` (Architecture §4), said in the header."""
+    if name.lower() == b"content-type" and value == b"application/json":
+        return name, JSON_TYPE
+    return name, value
+
+
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     return exc.response()
@@ -83,10 +97,15 @@ async def _refused(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
+    if exc.status_code == 405:  # HTTP asks a 405 to name the methods that are allowed
+        allowed = ", ".join(sorted(dict(exc.headers or {}).get("Allow", "").split(", "))).strip(", ")
         return ApiError(
-            "harnez_method_not_allowed", f"{request.method} is not allowed on this endpoint."
-        ).response()
+            "harnez_method_not_allowed",
+            f"{request.method} is not allowed on this endpoint" + (f"; use {allowed}." if allowed else "."),
+            detail={"allowed": allowed.split(", ")} if allowed else None,
+        ).response(headers={"Allow": allowed} if allowed else None)
+    if exc.status_code == 400:  # a body Starlette could not read (a malformed multipart form)
+        return ApiError.invalid(f"The request body could not be read: {exc.detail}").response()
     return ApiError(
         "harnez_unknown_endpoint",
         "There is no such endpoint on this server; see GET /v1/uhp.",

@@ -22,10 +22,12 @@ from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost, container_ref, too_
 
 DOWNLOAD_HEADERS = {
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "sandbox",
+    "Content-Security-Policy": "sandbox; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
     "Cache-Control": "private, no-store",
 }
-"""Artifacts are attacker-influenced: never sniffed, never run as a page of this origin."""
+"""Artifacts are attacker-influenced: never sniffed, never run as a page of this origin, never framed
+(an `.html` artifact is HTML this server serves: UHP Security §7 asks for `X-Frame-Options: DENY`)."""
 
 
 def _host(request: Request) -> HarnessHost:
@@ -113,7 +115,9 @@ async def download(request: Request) -> Response:
         request.path_params["container_id"], request.path_params["file_id"]
     )
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    disposition = f"attachment; filename*=UTF-8''{quote(path.name)}"
+    # RFC 6266: a plain `filename` for clients that read only that, `filename*` for the exact name
+    plain = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in path.name)
+    disposition = f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(path.name)}"
     return FileResponse(
         path, media_type=media_type, headers={**DOWNLOAD_HEADERS, "Content-Disposition": disposition}
     )

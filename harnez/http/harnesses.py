@@ -97,6 +97,11 @@ async def create_harness(request: Request) -> Response:
     return JSONResponse(harness_json(harness))
 
 
+async def harnesses(request: Request) -> Response:
+    """One route per path, so that a 405 names every method the path allows."""
+    return await (create_harness if request.method == "POST" else list_harnesses)(request)
+
+
 async def harness(request: Request) -> Response:
     """GET one, PUT (replace the fields given), DELETE (its sessions and responses stay)."""
     host = _host(request)
@@ -168,8 +173,7 @@ async def harness_models(request: Request) -> Response:
 
 routes = [
     Route("/v1/uhp", discovery, methods=["GET"]),
-    Route("/v1/harnesses", list_harnesses, methods=["GET"]),
-    Route("/v1/harnesses", create_harness, methods=["POST"]),
+    Route("/v1/harnesses", harnesses, methods=["GET", "POST"]),
     Route("/v1/harnesses/{harness_id}", harness, methods=["GET", "PUT", "DELETE"]),
     Route("/v1/harnesses/{harness_id}/models", harness_models, methods=["GET"]),
     Route("/v1/harnesses/{harness_id}/skills/{skill}/files", skill_files, methods=["GET"]),

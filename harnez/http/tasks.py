@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -21,6 +21,8 @@ from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
 
 KEEPALIVE_SECONDS = 15.0
 """A comment line is sent when a stream has been quiet this long (UHP asks for at least every 30 s)."""
+MAX_KEY_LENGTH = 255
+"""The longest Idempotency-Key (the OpenAPI document's `maxLength`)."""
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -34,10 +36,19 @@ async def create_response(request: Request) -> Response:
     body = await json_body(request)
     if "input" not in body:
         raise ApiError.invalid("input is required: the work to do, as text or input items.", "input")
-    task = await _task_request(host, body, request.headers.get("idempotency-key"))
-    row, _ = await host.start(task)
+    key = request.headers.get("idempotency-key") or None
+    if key is not None and len(key) > MAX_KEY_LENGTH:
+        raise ApiError.invalid(
+            f"Idempotency-Key must be at most {MAX_KEY_LENGTH} characters; a longer one is not cut, "
+            "since two keys cut alike would share one task.",
+            "Idempotency-Key",
+        )
+    task = await _task_request(host, body, key)
+    row, replayed = await host.start(task)
     if body.get("stream") is True:
-        return stream_response(follow(host, row, str(request.base_url)))
+        # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
+        after = _resume_after(request) if replayed else -1
+        return stream_response(follow(host, row, str(request.base_url)), after)
     if body.get("background") is True:
         return JSONResponse(await snapshot(host, row, str(request.base_url)))
     return JSONResponse(await final(host, row, str(request.base_url)))
@@ -68,12 +79,15 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         timeout=optional_int(body, "timeout_seconds"),
         store=body.get("store") is not False,
         metadata={k: v for k, v in metadata.items() if k != "harness_id"},
-        idempotency_key=key[:255] if key else None,
+        idempotency_key=key,
     )
 
 
-async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[dict[str, Any], None]:
-    """The UHP events of a response's task, from `response.created` to its terminal event (live)."""
+async def follow(
+    host: HarnessHost, row: Any, base_url: str, *, hide: bool = True
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The UHP events of a response's task, from `response.created` to its terminal event (live);
+    `hide` False leaves a finished `store: false` response to the request that made it."""
     facts, stream = response_facts(row), TaskStream(row.task)
     opening = response_object(facts, stream, status="in_progress")
     yield {"type": "response.created", "response": opening}
@@ -94,7 +108,8 @@ async def follow(host: HarnessHost, row: Any, base_url: str) -> AsyncGenerator[d
     for translated in stream.finish(await _annotations(host, row, stream, base_url)):
         yield translated
     response = response_object(facts, stream)
-    await host.hide_unstored(row)
+    if hide:
+        await host.hide_unstored(row)
     yield terminal_event(response)
 
 
@@ -182,13 +197,65 @@ async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> A
 
 
 async def get_response(request: Request) -> Response:
-    """A Response as it stands; `?stream=true` replays its events and follows it live (Last-Event-ID resumes)."""
+    """A Response as it stands; `?stream=true` replays its events and follows it live (resumed after
+    `Last-Event-ID` or `?starting_after=N`)."""
     host = _host(request)
     row = await host.response(request.path_params["response_id"])
     if request.query_params.get("stream") == "true":
-        last = request.headers.get("last-event-id", "")
-        return stream_response(follow(host, row, str(request.base_url)), int(last) if last.isdigit() else -1)
+        return stream_response(follow(host, row, str(request.base_url)), _resume_after(request))
     return JSONResponse(await snapshot(host, row, str(request.base_url)))
+
+
+def _resume_after(request: Request) -> int:
+    """The sequence number a client has seen (-1: none): SSE's `Last-Event-ID` header, or the
+    `starting_after` query parameter (the Responses API's cursor); the stream resumes after it."""
+    for given in (request.headers.get("last-event-id", ""), request.query_params.get("starting_after", "")):
+        if given.strip().isdigit():
+            return int(given.strip())
+    return -1
+
+
+async def harness_events(request: Request) -> Response:
+    """A live feed of the harness's work (Streaming §5): the events of each of its responses that
+    runs now or starts while the feed is open, from `response.created` to its terminal event, each
+    naming its `response_id`; numbered per connection, open until the client leaves."""
+    host = _host(request)
+    harness = await host.harnesses.get(request.path_params["harness_id"])
+    # watched from now, before the answer's headers: a response started after them is in the feed
+    return stream_response(_feed(host, host.watch_responses(harness.id), str(request.base_url)))
+
+
+async def _feed(
+    host: HarnessHost, watch: tuple[list[Any], asyncio.Queue[Any], Callable[[], None]], base_url: str
+) -> AsyncGenerator[dict[str, Any], None]:
+    merged: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    running, started, stop = watch
+    relays: set[asyncio.Task[None]] = set()
+
+    async def relay(row: Any) -> None:
+        async for event in follow(host, row, base_url, hide=False):
+            await merged.put({**event, "response_id": row.id})
+
+    def begin(row: Any) -> None:
+        task = asyncio.ensure_future(relay(row))
+        relays.add(task)
+        task.add_done_callback(relays.discard)
+
+    async def admit() -> None:
+        while True:
+            begin(await started.get())
+
+    for row in running:
+        begin(row)
+    admitting = asyncio.ensure_future(admit())
+    try:
+        while True:
+            yield await merged.get()
+    finally:
+        stop()
+        for task in (admitting, *relays):
+            task.cancel()
+        await asyncio.gather(admitting, *relays, return_exceptions=True)
 
 
 async def cancel_response(request: Request) -> Response:
@@ -207,6 +274,11 @@ async def delete_response(request: Request) -> Response:
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
 
+async def response(request: Request) -> Response:
+    """One route per path, so that a 405 names every method the path allows."""
+    return await (delete_response if request.method == "DELETE" else get_response)(request)
+
+
 async def input_items(request: Request) -> Response:
     row = await _host(request).response(request.path_params["response_id"])
     return JSONResponse({"object": "list", "data": row.input})
@@ -214,8 +286,8 @@ async def input_items(request: Request) -> Response:
 
 routes = [
     Route("/v1/responses", create_response, methods=["POST"]),
-    Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
-    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route("/v1/responses/{response_id}", response, methods=["GET", "DELETE"]),
     Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
+    Route("/v1/harnesses/{harness_id}/events", harness_events, methods=["GET"]),
 ]

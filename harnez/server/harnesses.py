@@ -115,17 +115,16 @@ class HarnessCatalog:
         """Every configured harness, the default one included."""
         return [await self._assemble(row) for row in await self._tables.harnesses()]
 
-    async def get(self, harness_id: str | None) -> Harness:
-        """A harness by id (the default one for None); Refusal `harness_not_found` otherwise."""
+    async def get(self, harness_id: str | None, param: str | None = None) -> Harness:
+        """A harness by id (the default one for None); Refusal `harness_not_found` (naming the request
+        field `param` it came from, if any) otherwise."""
         row = (
             await self._tables.builtin_harness()
             if harness_id is None
             else await self._tables.harness(harness_id)
         )
         if row is None:
-            raise Refusal(
-                "harness_not_found", f"No harness with id {harness_id!r}.", param="metadata.harness_id"
-            )
+            raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.", param=param)
         return await self._assemble(row)
 
     async def create(self, body: dict[str, Any]) -> Harness:
@@ -133,7 +132,8 @@ class HarnessCatalog:
         if base not in BASES:
             raise Refusal(
                 "unsupported_base",
-                f"The base {base!r} is not supported here; use one of {', '.join(BASES)}.",
+                (f"The base {base!r} is not supported here" if base is not None else "base is required")
+                + f"; use one of {', '.join(BASES)}.",
                 param="base",
                 detail={"supported": list(BASES)},
             )

@@ -75,6 +75,10 @@ class HarnessHost:
         server.watch_settings(self._follow_settings)
         self._starting: dict[str, asyncio.Future[ResponseRow]] = {}
         self._session_locks: dict[str, asyncio.Lock] = {}
+        self._live: dict[str, ResponseRow] = {}
+        """Responses started by this process whose task may still run (pruned as they end)."""
+        self._watchers: dict[str, set[asyncio.Queue[ResponseRow]]] = {}
+        """Per harness id: the queues of the event feeds following its responses."""
 
     def _follow_settings(self, settings: Settings) -> None:
         """The catalogue answers with the settings in use (read again when their files changed)."""
@@ -95,7 +99,7 @@ class HarnessHost:
         """
         key = request.idempotency_key
         if key is None:
-            return await self._start(request, "resp_" + uuid.uuid4().hex), False
+            return self._started(await self._start(request, "resp_" + uuid.uuid4().hex)), False
         if key in self._starting:
             return await asyncio.shield(self._starting[key]), True
         response_id = "resp_" + uuid.uuid4().hex
@@ -105,7 +109,7 @@ class HarnessHost:
         pending: asyncio.Future[ResponseRow] = asyncio.get_running_loop().create_future()
         self._starting[key] = pending
         try:
-            row = await self._start(request, response_id)
+            row = self._started(await self._start(request, response_id))
             pending.set_result(row)
             return row, False
         except BaseException as exc:
@@ -115,6 +119,27 @@ class HarnessHost:
             raise
         finally:
             self._starting.pop(key, None)
+
+    def _started(self, row: ResponseRow) -> ResponseRow:
+        """A new response: remembered while it runs, and announced to the feeds of its harness."""
+        self._live = {key: live for key, live in self._live.items() if self._runs(live)}
+        self._live[row.id] = row
+        for queue in self._watchers.get(row.harness, ()):
+            queue.put_nowait(row)
+        return row
+
+    def _runs(self, row: ResponseRow) -> bool:
+        return row.task is not None and self.running_task(row.session_id) == row.task
+
+    def watch_responses(
+        self, harness_id: str
+    ) -> tuple[list[ResponseRow], asyncio.Queue[ResponseRow], Callable[[], None]]:
+        """Follow a harness's work: (its responses whose task runs now, a queue of the responses
+        it starts from now on, the function that ends the watch)."""
+        queue: asyncio.Queue[ResponseRow] = asyncio.Queue()
+        self._watchers.setdefault(harness_id, set()).add(queue)
+        running = [row for row in self._live.values() if row.harness == harness_id and self._runs(row)]
+        return running, queue, lambda: self._watchers.get(harness_id, set()).discard(queue)
 
     async def follow_settings(self) -> None:
         """Settings files edited since they were read apply now (the default harness follows the
@@ -222,7 +247,7 @@ class HarnessHost:
     async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:
         """(session id, harness, previous response id): a continued session's, or a new one's harness."""
         if request.previous_response_id is None:
-            return "", await self.harnesses.get(request.harness_id), None
+            return "", await self.harnesses.get(request.harness_id, "metadata.harness_id"), None
         previous = await self.tables.response(request.previous_response_id)
         if previous is None or previous.deleted:
             raise Refusal(

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 
 from harnez.testing.scripted_model import ScriptedModel
-from tests.shared_files import validate_uhp
+from tests.shared_files import uhp_schema, validate_uhp
 
 SECRET = "sk-test-PLANTED-serve-0123456789abcdef"
 TOKEN = "uhp-test-token-5d1c0ffee"
@@ -51,43 +52,123 @@ def validate(instance: Any, definition: str) -> None:
     validate_uhp(instance, definition)
 
 
-SCHEMA_OF = [  # (method, path pattern, definition of the body or of each item of `key`, key)
-    ("GET", r"/v1/uhp", "Discovery", None),
-    ("*", r"/v1/responses(/resp_\w+(/cancel)?)?", "Response", None),
-    ("GET", r"/v1/harnesses", "Harness", "harnesses"),
-    ("POST", r"/v1/harnesses", "Harness", None),
-    ("GET|PUT", r"/v1/harnesses/chrn_\w+", "Harness", None),
-    ("GET", r"/v1/harnesses/chrn_\w+/models", "HarnessModels", None),
-    ("GET", r"/v1/models", "ModelCatalog", None),
-    ("GET", r"/v1/sessions", "SessionList", None),
-    ("GET", r"/v1/sessions/hsess\w+", "Session", None),
-    ("POST", r"/v1/sessions/hsess\w+/cancel", "Session", None),
-    ("GET", r"/v1/sessions/hsess\w+/files", "File", "files"),
-    ("POST", r"/v1/files", "File", None),
+_DELETED = {
+    "type": "object",
+    "required": ["id", "deleted"],
+    "properties": {"id": {"type": "string"}, "deleted": {"const": True}},
+}
+_OBJECT: dict[str, Any] = {"type": "object"}
+
+
+def _list_of(key: str, definition: str) -> dict[str, Any]:
+    """An object whose `key` is an array of `$defs/<definition>` (the OpenAPI document's list bodies)."""
+    items = {"type": "array", "items": {"$ref": f"#/$defs/{definition}"}}
+    return {"type": "object", "required": [key], "properties": {key: items}}
+
+
+OPERATIONS: list[tuple[str, str, str | dict[str, Any]]] = [
+    # (methods, path pattern, the 2xx JSON body's schema: a `$defs` name of the UHP JSON Schema, or
+    # the OpenAPI document's inline schema). Every JSON answer must match one row: an endpoint
+    # missing here fails the hook, so that no body goes unchecked.
+    ("GET", r"/v1/uhp", "Discovery"),
+    ("GET", r"/v1/harnesses", _list_of("harnesses", "Harness")),
+    ("POST", r"/v1/harnesses", "Harness"),
+    ("GET|PUT", r"/v1/harnesses/[^/]+", "Harness"),
+    ("DELETE", r"/v1/harnesses/[^/]+", _DELETED),
+    ("GET", r"/v1/harnesses/[^/]+/models", "HarnessModels"),
+    ("GET", r"/v1/harnesses/[^/]+/skills/[^/]+/files", _list_of("files", "SkillFile")),
+    ("GET", r"/v1/models", "ModelCatalog"),
+    ("POST", r"/v1/responses", "Response"),
+    ("GET", r"/v1/responses/[^/]+", "Response"),
+    ("DELETE", r"/v1/responses/[^/]+", _DELETED),
+    (
+        "GET",
+        r"/v1/responses/[^/]+/input_items",
+        {
+            "type": "object",
+            "required": ["data"],
+            "properties": {
+                "object": {"const": "list"},
+                "data": {"type": "array", "items": {"type": "object"}},
+            },
+        },
+    ),
+    ("POST", r"/v1/responses/[^/]+/cancel", "Response"),
+    ("GET", r"/v1/sessions", "SessionList"),
+    ("GET", r"/v1/sessions/[^/]+", "Session"),
+    (
+        "GET",
+        r"/v1/sessions/[^/]+/turns",
+        {
+            "type": "object",
+            "required": ["turns"],
+            "properties": {
+                "turns": {"type": "array", "items": {"type": "object", "required": ["response_id"]}}
+            },
+        },
+    ),
+    (
+        "POST",
+        r"/v1/sessions/[^/]+/cancel",
+        {
+            "type": "object",
+            "required": ["id", "status"],
+            "properties": {"id": {"type": "string"}, "status": {"type": "string"}},
+        },
+    ),
+    ("GET|POST|DELETE", r"/v1/sessions/[^/]+/share", _OBJECT),  # Full class; the protocol gives no shape
+    ("GET", r"/v1/shares/[^/]+", _OBJECT),
+    ("DELETE", r"/v1/traces/[^/]+", _DELETED),
+    ("POST", r"/v1/files", "File"),
+    ("GET", r"/v1/sessions/[^/]+/files", _list_of("files", "File")),
 ]
+
+ERROR_STATUSES = {  # Errors §2: the HTTP statuses of each error type
+    "invalid_request_error": {400, 404, 405, 409, 413, 422},  # 405: a harnez_ code, the request was wrong
+    "authentication_error": {401},
+    "permission_error": {403},
+    "rate_limit_error": {429},
+    "server_error": {500, 501, 502, 503, 504},
+}
 
 
 def validate_response(response: httpx.Response) -> None:
-    """An httpx response hook: every JSON body from the server matches the UHP JSON Schema.
+    """An httpx response hook: what the protocol says of every answer, checked on each one.
 
-    Errors match ErrorEnvelope; the objects of the endpoints above match their definition.
-    Event streams are left to `stream_task` (every event is validated there).
+    Every answer carries `UHP-Version`; a JSON body is `application/json; charset=utf-8`
+    (Architecture §4); an error is the envelope with a `type` that fits its status; a 2xx JSON body
+    matches the schema of its operation (OPERATIONS). Event streams are left to `stream_task`.
     """
-    if not response.headers.get("content-type", "").startswith("application/json"):
+    assert response.headers.get("uhp-version") == "2026-08-11", response.request.url
+    kind = response.headers.get("content-type", "")
+    if not kind.startswith("application/json"):
+        assert response.status_code < 400, f"an error without the JSON envelope: {kind}"
+        return
+    assert kind == "application/json; charset=utf-8", kind
+    if response.request.method == "HEAD":
         return
     response.read()
     body = response.json()
     if response.status_code >= 400:
         validate(body, "ErrorEnvelope")
+        assert response.status_code in ERROR_STATUSES[body["error"]["type"]], body
         return
-    path, method = response.request.url.path, response.request.method
-    for methods, pattern, definition, key in SCHEMA_OF:
-        if (methods == "*" or method in methods.split("|")) and re.fullmatch(pattern, path):
-            if path.endswith("/v1/responses/" + path.rsplit("/", 1)[-1]) and method == "DELETE":
-                return
-            for item in body[key] if key else [body]:
-                validate(item, definition)
+    path, method = response.request.url.path.rstrip("/"), response.request.method  # `/x/` is `/x`
+    for methods, pattern, schema in OPERATIONS:
+        if method in methods.split("|") and re.fullmatch(pattern, path):
+            validate_schema(body, schema)
             return
+    raise AssertionError(f"no schema to check {method} {path} against")
+
+
+def validate_schema(instance: Any, schema: str | dict[str, Any]) -> None:
+    """`instance` against a `$defs` name, or an inline schema that may `$ref` the definitions."""
+    if isinstance(schema, str):
+        validate(instance, schema)
+        return
+    whole = uhp_schema()
+    if whole is not None:
+        jsonschema.Draft202012Validator({**whole, **schema}).validate(instance)
 
 
 def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
