@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -24,10 +25,12 @@ from typing import Any
 
 from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey
+from harnez.importers.jsonl import MAX_RECORD_BYTES
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
     Entry,
+    Integrity,
     ModelCall,
     Notice,
     Reasoning,
@@ -45,6 +48,8 @@ from harnez.importers.normalized import (
 HARNESS = "opencode"
 DATABASE = "opencode.db"
 RESULT_STATES = ("completed", "error")
+OWNER_PREFIX = 4096
+"""Bytes read from the start of an over-large flat part file to find the message it belongs to."""
 
 
 def data_dir(home: Path) -> Path:
@@ -88,11 +93,12 @@ class OpenCodeReader(Reader):
     ) -> Iterator[tuple[StreamKey, Entry]]:
         source: _DatabaseCopy | _Store = self._store(ref.path) if ref.path.is_dir() else self._copy(ref.path)
         info = infos[None] = SessionInfo(HARNESS, str(ref.path), session_id=ref.key)
+        skips = Skips(ref.label, info.integrity, strict)
         try:
             _describe(info, source.session(str(ref.key)))
-            for message in source.messages(str(ref.key)):
+            for message in source.messages(str(ref.key), skips):
                 info.integrity.records += 1
-                parts = source.parts(message)
+                parts = source.parts(message, skips)
                 info.integrity.records += len(parts)
                 for entry in _message_entries(info, message, parts):
                     yield None, entry
@@ -113,6 +119,34 @@ class OpenCodeReader(Reader):
         if path not in self._stores:
             self._stores[path] = _Store(path)
         return self._stores[path]
+
+
+class Skips:
+    """The records of one session that are not read: too large (over `MAX_RECORD_BYTES`, left unread,
+    counted and named) or not a JSON object (counted); with `strict`, either is an error naming it."""
+
+    def __init__(self, source: str, integrity: Integrity, strict: bool) -> None:
+        self.source, self.integrity, self.strict = source, integrity, strict
+
+    def too_large(self, name: str, size: int) -> None:
+        if self.strict:
+            raise SessionFormatError(
+                f"{name} of {self.source} is {size:,} bytes, longer than the {MAX_RECORD_BYTES:,} bytes "
+                "Harnez reads as one record; run without --strict to skip and count such records."
+            )
+        self.integrity.oversized_records.append((name, size))
+        self._skip()
+
+    def unparsable(self, name: str) -> None:
+        if self.strict:
+            raise SessionFormatError(
+                f"{name} of {self.source} is not a JSON object; run without --strict to skip and count such records."
+            )
+        self._skip()
+
+    def _skip(self) -> None:
+        self.integrity.records += 1
+        self.integrity.unparsed_records += 1
 
 
 def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
@@ -271,11 +305,16 @@ def _int(value: Any) -> int | None:
 
 
 def _json(text: Any) -> dict[str, Any]:
+    return _json_object(text) or {}
+
+
+def _json_object(text: Any) -> dict[str, Any] | None:
+    """A JSON object from text (None when the text is not one)."""
     try:
         data = json.loads(text) if isinstance(text, (str, bytes)) else None
     except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return None
+    return data if isinstance(data, dict) else None
 
 
 # the database ---------------------------------------------------------------------------------------
@@ -344,19 +383,47 @@ class _DatabaseCopy:
         row = self.db.execute("SELECT * FROM session WHERE id = ?", (key,)).fetchone()
         return dict(row) if row else None
 
-    def messages(self, key: str) -> Iterator[dict[str, Any]]:
+    def messages(self, key: str, skips: Skips) -> Iterator[dict[str, Any]]:
         for row in self.db.execute(
-            "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (key,),
+            f"SELECT id, time_created, {CAPPED_DATA} FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (MAX_RECORD_BYTES, key),
         ):
-            data = _json(row["data"])
-            data["id"] = row["id"]
-            data.setdefault("time", {"created": row["time_created"]})
-            yield data
+            data = _row_data(row, f"message {row['id']}", skips)
+            if data is not None:
+                data["id"] = row["id"]
+                data.setdefault("time", {"created": row["time_created"]})
+                yield data
 
-    def parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT id, data FROM part WHERE message_id = ? ORDER BY id", (message["id"],))
-        return [{**_json(row["data"]), "id": row["id"]} for row in rows]
+    def parts(self, message: dict[str, Any], skips: Skips) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            f"SELECT id, {CAPPED_DATA} FROM part WHERE message_id = ? ORDER BY id",
+            (MAX_RECORD_BYTES, message["id"]),
+        )
+        found = []
+        for row in rows:
+            data = _row_data(row, f"part {row['id']} (message {message['id']})", skips)
+            if data is not None:
+                found.append({**data, "id": row["id"]})
+        return found
+
+
+CAPPED_DATA = (
+    "length(CAST(data AS BLOB)) AS size, CASE WHEN length(CAST(data AS BLOB)) <= ? THEN data END AS data"
+)
+"""A row's JSON and its size in bytes; the JSON only when it is at most `MAX_RECORD_BYTES` (a larger
+one never reaches Python)."""
+
+
+def _row_data(row: sqlite3.Row, name: str, skips: Skips) -> dict[str, Any] | None:
+    """The JSON object of a message or part row; None (counted, named) when too large or not an object."""
+    size = row["size"]
+    if isinstance(size, int) and size > MAX_RECORD_BYTES:
+        skips.too_large(name, size)
+        return None
+    data = _json_object(row["data"])
+    if data is None:
+        skips.unparsable(name)
+    return data
 
 
 def _fold_wal(copy: Path) -> None:
@@ -420,35 +487,74 @@ class _Store:
                 self._sessions[_str(_json_file(path).get("id")) or path.stem] = path
         return self._sessions
 
-    def messages(self, key: str) -> Iterator[dict[str, Any]]:
-        loaded = [(_json_file(p), p) for p in sorted((self.root / "message" / key).glob("*.json"))]
+    def messages(self, key: str, skips: Skips) -> Iterator[dict[str, Any]]:
+        loaded = [
+            (data, path)
+            for path in sorted((self.root / "message" / key).glob("*.json"))
+            if (data := _capped_file(path, skips)) is not None
+        ]
         loaded.sort(key=lambda pair: (_created(pair[0]), pair[1].name))
         for data, path in loaded:
             data.setdefault("id", path.stem)
             yield data
 
-    def parts(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+    def parts(self, message: dict[str, Any], skips: Skips) -> list[dict[str, Any]]:
         message_id = str(message.get("id"))
         folder = self.root / "part" / message_id
         paths = sorted(folder.glob("*.json")) if folder.is_dir() else self._flat().get(message_id, [])
-        return [_json_file(path) for path in paths]
+        return [data for path in paths if (data := _capped_file(path, skips)) is not None]
 
     def _flat(self) -> dict[str, list[Path]]:
         """Parts kept flat in `part/` (the oldest layout), by message id."""
         if self._flat_parts is None:
             self._flat_parts = {}
             for path in sorted((self.root / "part").glob("*.json")):
-                owner = _json_file(path).get("messageID")
+                owner = _owner(path)
                 if isinstance(owner, str):
                     self._flat_parts.setdefault(owner, []).append(path)
         return self._flat_parts
 
 
 def _json_file(path: Path) -> dict[str, Any]:
+    """A small JSON file of the store (a session's), {} when unreadable or too large to read."""
     try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return {}
         return _json(path.read_bytes())
     except OSError:
         return {}
+
+
+def _capped_file(path: Path, skips: Skips) -> dict[str, Any] | None:
+    """A message or part file's JSON object; None (counted, named) when too large, unreadable or not one."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            skips.too_large(str(path), size)
+            return None
+        data = _json_object(path.read_bytes())
+    except OSError:
+        data = None
+    if data is None:
+        skips.unparsable(str(path))
+    return data
+
+
+OWNER = re.compile(rb'"messageID"\s*:\s*"([^"\\]+)"')
+
+
+def _owner(path: Path) -> str | None:
+    """The message a flat part file belongs to; an over-large file is not parsed, its `messageID` is
+    found near its start (OpenCode writes the ids first), so it is still counted with its message."""
+    try:
+        if path.stat().st_size <= MAX_RECORD_BYTES:
+            owner = _json(path.read_bytes()).get("messageID")
+            return owner if isinstance(owner, str) else None
+        with open(path, "rb") as handle:
+            found = OWNER.search(handle.read(OWNER_PREFIX))
+    except OSError:
+        return None
+    return found.group(1).decode("utf-8", "replace") if found else None
 
 
 def _created(message: dict[str, Any]) -> float:
