@@ -1,5 +1,10 @@
 """Codex CLI sessions: rollouts in `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (and `archived_sessions/`).
 
+The first Codex CLI (TypeScript, spring 2025) kept each session as one JSON document instead,
+`~/.codex/sessions/rollout-YYYY-MM-DD-<id>.json`: `{"session": {"id", "timestamp", "instructions"},
+"items": [response items]}`, rewritten whole as the session went on; it is read as a rollout whose
+items have no envelope (and no token counts: it recorded none).
+
 A rollout interleaves `response_item`s (what went to and came from the model), `event_msg`s (what
 the CLI showed: typed prompts, token counts, task start and end), `turn_context` (the model of each
 turn) and `compacted`. A model call is a `token_count` whose running total changed; the items the
@@ -14,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
-from harnez.importers.jsonl import MISSHAPEN, misshapen, records
+from harnez.importers.jsonl import MAX_RECORD_BYTES, MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -52,8 +58,9 @@ class CodexReader(Reader):
     def locate(self, home: Path) -> Iterator[SourceRef]:
         for folder in (home / ".codex" / "sessions", home / ".codex" / "archived_sessions"):
             if folder.is_dir():
-                for path in sorted(folder.rglob("rollout-*.jsonl")):
-                    yield file_ref(HARNESS, path)
+                for path in sorted([*folder.rglob("rollout-*.jsonl"), *folder.rglob("rollout-*.json")]):
+                    if path.suffix == ".jsonl" or is_json_rollout(path):
+                        yield file_ref(HARNESS, path)
 
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path)]
@@ -64,7 +71,12 @@ class CodexReader(Reader):
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         rollout = _Rollout(info)
         out = rollout.out
-        for record in records(ref.path, info.integrity, strict=strict):
+        source = (
+            _json_rollout(ref.path, info, strict)
+            if ref.path.suffix == ".json"
+            else records(ref.path, info.integrity, strict=strict)
+        )
+        for record in source:
             try:
                 rollout.feed(record)
             except MISSHAPEN as error:
@@ -76,6 +88,59 @@ class CodexReader(Reader):
         rollout.settle()
         for entry in out:
             yield None, entry
+
+
+def is_json_rollout(path: Path) -> bool:
+    """A rollout of the TypeScript Codex CLI: one JSON document with `session` and `items`."""
+    if path.suffix != ".json":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"session"' in head
+
+
+def _json_rollout(path: Path, info: SessionInfo, strict: bool) -> Iterator[dict[str, Any]]:
+    """The records of a TypeScript-era rollout: its `session` object (the bare first line of a
+    rollout of that time), then its items. A file over `MAX_RECORD_BYTES` is one record too large
+    to read: skipped unread, counted and named (its id taken from the file name)."""
+    integrity = info.integrity
+    size = path.stat().st_size
+    if size > MAX_RECORD_BYTES:
+        if strict:
+            raise SessionFormatError(
+                f"{path} is {size:,} bytes, longer than the {MAX_RECORD_BYTES:,} bytes Harnez reads "
+                "as one record; run without --strict to skip and count such records."
+            )
+        integrity.records += 1
+        integrity.unparsed_records += 1
+        integrity.oversized_records.append((str(path), size))
+        info.session_id = path.stem.split("-", 4)[-1] if path.stem.count("-") >= 4 else path.stem
+        return
+    try:
+        document = json.loads(path.read_bytes())
+    except ValueError:
+        document = None
+    if not isinstance(document, dict) or not isinstance(document.get("session"), dict):
+        if strict:
+            raise SessionFormatError(f"{path} is not a Codex rollout Harnez can read (no `session` object).")
+        integrity.records += 1
+        integrity.unparsed_records += 1
+        return
+    items = document.get("items")
+    integrity.records += 1
+    yield {k: v for k, v in document["session"].items() if k != "type"}
+    for number, item in enumerate(items if isinstance(items, list) else [], 1):
+        integrity.records += 1
+        integrity.line = number
+        if isinstance(item, dict):
+            yield item
+        elif strict:
+            raise SessionFormatError(f"Item {number} of {path} is not a JSON object.")
+        else:
+            integrity.unparsed_records += 1
 
 
 def is_injected(text: str) -> bool:

@@ -1,0 +1,131 @@
+"""Versions and layouts of each harness's format that the fixtures lack, written small inside the tests
+from the shapes in each harness's own source (docs/importers.md lists them)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from harnez.importers import Readers, detect
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def summaries(path: Path) -> list[dict]:
+    with Readers() as readers:
+        return [s.to_json() for ref in readers.refs_for(path) for s in readers[ref.harness].summarize(ref)]
+
+
+def sessions(path: Path) -> list[dict]:
+    with Readers() as readers:
+        return [s.to_json() for ref in readers.refs_for(path) for s in readers[ref.harness].read(ref)]
+
+
+def located(home: Path, harness: str) -> list[Path]:
+    with Readers() as readers:
+        return [ref.path for ref in readers.locate(home, [harness])]
+
+
+# Codex ----------------------------------------------------------------------------------------------
+
+TS_ROLLOUT_ID = "5e3f2a10-4b7c-4d8e-9f01-23456789abcd"
+
+
+def _ts_rollout(home: Path) -> Path:
+    """A session of the TypeScript Codex CLI (spring 2025): one pretty-printed JSON document
+    `{"session": {...}, "items": [...]}` in `~/.codex/sessions/rollout-<date>-<id>.json`."""
+    path = home / ".codex" / "sessions" / f"rollout-2025-04-20-{TS_ROLLOUT_ID}.json"
+    path.parent.mkdir(parents=True)
+    items = [
+        {"role": "user", "type": "message", "content": [{"type": "input_text", "text": "what is in src?"}]},
+        {
+            "id": "rs_1",
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": "List it."}],
+        },
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "shell",
+            "arguments": '{"command": ["ls", "src"]}',
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": '{"output": "main.py\\n", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}',
+        },
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "One file: main.py.", "annotations": []}],
+        },
+        {"role": "user", "type": "message", "content": [{"type": "input_text", "text": "thanks"}]},
+    ]
+    document = {
+        "session": {"timestamp": "2025-04-20T09:15:00.000Z", "id": TS_ROLLOUT_ID, "instructions": ""},
+        "items": items,
+    }
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return path
+
+
+def test_a_typescript_codex_cli_json_rollout_is_found_recognised_and_read(tmp_path: Path) -> None:
+    path = _ts_rollout(tmp_path)
+    assert located(tmp_path, "codex") == [path]
+    assert detect(path) == "codex"
+    [summary] = summaries(path)
+    assert summary["session_id"] == TS_ROLLOUT_ID
+    assert (summary["user_messages"], summary["tool_calls"], summary["tool_results"]) == (2, 1, 1)
+    assert summary["usage"] is None  # that CLI recorded no token counts
+    assert summary["started_at"] == "2025-04-20T09:15:00.000Z"
+    assert summary["integrity"]["records"] == 7 and summary["integrity"]["unparsed_records"] == 0
+    [session] = sessions(path)
+    texts = [e.get("text") for e in session["entries"] if e["type"] == "user"]
+    assert texts == ["what is in src?", "thanks"]
+    [result] = [e for e in session["entries"] if e["type"] == "tool_result"]
+    assert result["content"] == "main.py\n"
+
+
+def test_a_typescript_codex_cli_rollout_imports(tmp_path: Path) -> None:
+    _ts_rollout(tmp_path / "home")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "harnez", "import", "--home", str(tmp_path / "home"), "--json"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["imported"] == 1, report
+    db = sqlite3.connect(workspace / ".harnez" / "harnez.sqlite")
+    try:
+        [(original,)] = db.execute("SELECT original_id FROM imported_sessions").fetchall()
+    finally:
+        db.close()
+    assert original == TS_ROLLOUT_ID
+
+
+def test_a_typescript_codex_cli_rollout_over_the_record_cap_is_skipped_counted_and_named(
+    tmp_path: Path,
+) -> None:
+    path = _ts_rollout(tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["items"].append({"type": "function_call_output", "call_id": "c2", "output": "x" * (16 * 2**20)})
+    path.write_text(json.dumps(document), encoding="utf-8")
+    [summary] = summaries(path)
+    assert summary["session_id"] == TS_ROLLOUT_ID  # from the file name: the file is not read
+    assert summary["integrity"]["oversized_records"] == [{"record": str(path), "bytes": path.stat().st_size}]
+    assert (summary["integrity"]["records"], summary["integrity"]["unparsed_records"]) == (1, 1)
