@@ -2,6 +2,13 @@
 JSON store `~/.local/share/opencode/storage/` (`session/<project>/<id>.json`, `message/<session>/*.json`,
 `part/<message>/*.json`; the oldest keeps parts flat in `part/` with their `messageID`).
 
+Before that (summer 2025) each project had its own store, `~/.local/share/opencode/project/<project>/storage/`
+with `session/info/<id>.json`, `session/message/<session>/<id>.json` and
+`session/part/<session>/<message>/<id>.json`; OpenCode's migration copied it to the newer store but
+skipped some projects (`global`, worktrees gone) and never deleted it. Its first messages held their
+parts inline with the model, tokens and times under `metadata` (`tool-invocation` parts): they are
+read as the later shape.
+
 The database is never opened in place: it is copied (with its WAL) into a private folder, made
 read-only, and read from there. Only the `session`, `message` and `part` tables are read (the
 `event` table replays intermediate states; account and credential tables are never touched).
@@ -48,6 +55,8 @@ from harnez.importers.normalized import (
 HARNESS = "opencode"
 DATABASE = "opencode.db"
 RESULT_STATES = ("completed", "error")
+OUTPUT_PARTS = ("text", "reasoning", "tool")
+"""Parts holding what the model produced."""
 OWNER_PREFIX = 4096
 """Bytes read from the start of an over-large flat part file to find the message it belongs to."""
 
@@ -57,8 +66,14 @@ def data_dir(home: Path) -> Path:
 
 
 def is_store(path: Path) -> bool:
-    """A JSON store folder: it has `session/` and `message/` folders."""
-    return (path / "session").is_dir() and (path / "message").is_dir()
+    """A JSON store folder: it has `session/` and `message/` folders (in the per-project store of
+    summer 2025, `session/info/` and `session/message/`)."""
+    return (path / "session").is_dir() and ((path / "message").is_dir() or is_project_store(path))
+
+
+def is_project_store(path: Path) -> bool:
+    """The per-project store of summer 2025: `session/info/` and `session/message/`."""
+    return (path / "session" / "info").is_dir() and (path / "session" / "message").is_dir()
 
 
 class OpenCodeReader(Reader):
@@ -82,6 +97,11 @@ class OpenCodeReader(Reader):
             yield from self.refs_for(folder / DATABASE)
         if is_store(folder / "storage"):
             yield from self.refs_for(folder / "storage")
+        projects = folder / "project"
+        if projects.is_dir():
+            for store in sorted(projects.glob("*/storage")):
+                if is_project_store(store):
+                    yield from self.refs_for(store)
 
     def refs_for(self, path: Path) -> list[SourceRef]:
         if path.is_dir():
@@ -168,6 +188,10 @@ def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
 def _message_entries(
     info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]
 ) -> Iterator[Entry]:
+    if isinstance(message.get("metadata"), dict) and isinstance(message.get("parts"), list):
+        message, parts = _from_first_shape(message)
+    if info.cwd is None:
+        info.cwd = _str(as_object(message.get("path")).get("cwd"))
     times = as_object(message.get("time"))
     created = iso_from_ms(times.get("created"))
     info.span.see(created)
@@ -178,6 +202,43 @@ def _message_entries(
     elif role == "assistant":
         yield from _assistant(info, message, parts, created)
         yield from _message_end(message, times, created)
+
+
+def _from_first_shape(message: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A message of OpenCode's first shape (parts inline; time, error, model and tokens under
+    `metadata`; tools as `tool-invocation` parts) in the later shape the reader takes."""
+    metadata = as_object(message["metadata"])
+    assistant = as_object(metadata.get("assistant"))
+    converted = {
+        "id": message.get("id"),
+        "role": message.get("role"),
+        "time": metadata.get("time"),
+        "error": metadata.get("error"),
+        "providerID": assistant.get("providerID"),
+        "modelID": assistant.get("modelID"),
+        "tokens": assistant.get("tokens"),
+        "cost": assistant.get("cost"),
+        "path": assistant.get("path"),
+    }
+    parts = []
+    for part in message["parts"]:
+        if not isinstance(part, dict):
+            continue
+        invocation = as_object(part.get("toolInvocation"))
+        if part.get("type") == "tool-invocation":
+            done = invocation.get("state") == "result"
+            result = invocation.get("result")
+            state = {"status": "completed" if done else "running", "input": invocation.get("args")}
+            if done:
+                state["output"] = result if isinstance(result, str) else json.dumps(result)
+            part = {
+                "type": "tool",
+                "callID": invocation.get("toolCallId"),
+                "tool": invocation.get("toolName"),
+            }
+            part["state"] = state
+        parts.append(part)
+    return converted, parts
 
 
 def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None) -> Iterator[Entry]:
@@ -206,8 +267,15 @@ def _assistant(
     info.add_model(model)
     results: list[Entry] = []
     turn, steps = AssistantTurn(time=time, source_id=_str(message.get("id"))), 0
+    stepped = any(part.get("type") == "step-finish" for part in parts)
     for part in parts:
         kind = part.get("type")
+        if not stepped and results and kind in OUTPUT_PARTS:
+            # No steps recorded (OpenCode's first message shape, a message cut short): output after
+            # a tool's result answers it, so the results come before it; the call stays one.
+            yield turn
+            yield from results
+            turn, results = AssistantTurn(time=time), []
         if kind == "step-finish":
             steps += 1
             turn.call = ModelCall(
@@ -446,21 +514,24 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 
 class _Store:
-    """The JSON store of OpenCode before 1.2."""
+    """The JSON store of OpenCode before 1.2 (or the per-project store before it)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._flat_parts: dict[str, list[Path]] | None = None
         self._sessions: dict[str, Path] | None = None
+        self.per_project = is_project_store(root) and not (root / "message").is_dir()
+        self.message_root = root / "session" / "message" if self.per_project else root / "message"
+        self.session_glob = "info/*.json" if self.per_project else "*/*.json"
 
     def refs(self) -> list[SourceRef]:
         sessions: dict[str, Path] = dict(self._session_files())
-        for folder in (self.root / "message").iterdir():
+        for folder in self.message_root.iterdir():
             if folder.is_dir():
                 sessions.setdefault(folder.name, folder)
         refs = []
         for session, path in sorted(sessions.items()):
-            messages = self.root / "message" / session
+            messages = self.message_root / session
             listed = sorted(messages.glob("*.json")) if messages.is_dir() else []
             newest = max([path.stat().st_mtime_ns, *(m.stat().st_mtime_ns for m in listed)])
             refs.append(
@@ -483,23 +554,31 @@ class _Store:
         """Session files by the id they hold (the file name when they hold none)."""
         if self._sessions is None:
             self._sessions = {}
-            for path in sorted((self.root / "session").glob("*/*.json")):
+            for path in sorted((self.root / "session").glob(self.session_glob)):
                 self._sessions[_str(_json_file(path).get("id")) or path.stem] = path
         return self._sessions
 
     def messages(self, key: str, skips: Skips) -> Iterator[dict[str, Any]]:
         loaded = [
             (data, path)
-            for path in sorted((self.root / "message" / key).glob("*.json"))
+            for path in sorted((self.message_root / key).glob("*.json"))
             if (data := _capped_file(path, skips)) is not None
         ]
         loaded.sort(key=lambda pair: (_created(pair[0]), pair[1].name))
         for data, path in loaded:
             data.setdefault("id", path.stem)
+            data.setdefault("sessionID", key)
             yield data
 
     def parts(self, message: dict[str, Any], skips: Skips) -> list[dict[str, Any]]:
         message_id = str(message.get("id"))
+        if self.per_project:
+            folder = self.root / "session" / "part" / str(message.get("sessionID")) / message_id
+            return [
+                data
+                for path in sorted(folder.glob("*.json"))
+                if (data := _capped_file(path, skips)) is not None
+            ]
         folder = self.root / "part" / message_id
         paths = sorted(folder.glob("*.json")) if folder.is_dir() else self._flat().get(message_id, [])
         return [data for path in paths if (data := _capped_file(path, skips)) is not None]

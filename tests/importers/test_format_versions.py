@@ -129,3 +129,125 @@ def test_a_typescript_codex_cli_rollout_over_the_record_cap_is_skipped_counted_a
     assert summary["session_id"] == TS_ROLLOUT_ID  # from the file name: the file is not read
     assert summary["integrity"]["oversized_records"] == [{"record": str(path), "bytes": path.stat().st_size}]
     assert (summary["integrity"]["records"], summary["integrity"]["unparsed_records"]) == (1, 1)
+
+
+# OpenCode -------------------------------------------------------------------------------------------
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def _project_store(home: Path) -> Path:
+    """OpenCode's per-project store of summer 2025: `project/<p>/storage/session/{info,message,part}`;
+    one session of the first message shape (parts inline, `metadata`), one of the later one."""
+    store = home / ".local" / "share" / "opencode" / "project" / "home-me-app" / "storage"
+    _write_json(store / "session" / "info" / "ses_old.json", {"id": "ses_old", "title": "First shape"})
+    _write_json(
+        store / "session" / "message" / "ses_old" / "msg_1.json",
+        {
+            "id": "msg_1",
+            "role": "user",
+            "parts": [{"type": "text", "text": "what does main.py do?"}],
+            "metadata": {"time": {"created": 1750000000000}, "sessionID": "ses_old", "tool": {}},
+        },
+    )
+    _write_json(
+        store / "session" / "message" / "ses_old" / "msg_2.json",
+        {
+            "id": "msg_2",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {
+                    "type": "tool-invocation",
+                    "toolInvocation": {
+                        "state": "result",
+                        "toolCallId": "call_1",
+                        "toolName": "read",
+                        "args": {"filePath": "main.py"},
+                        "result": "print('hi')",
+                    },
+                },
+                {"type": "text", "text": "It prints hi."},
+            ],
+            "metadata": {
+                "time": {"created": 1750000001000, "completed": 1750000002000},
+                "sessionID": "ses_old",
+                "tool": {"call_1": {"title": "main.py", "time": {"start": 1, "end": 2}}},
+                "assistant": {
+                    "system": [],
+                    "modelID": "claude-sonnet-4",
+                    "providerID": "anthropic",
+                    "path": {"cwd": "/home/me/app", "root": "/home/me/app"},
+                    "cost": 0.01,
+                    "tokens": {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 2, "write": 0}},
+                },
+            },
+        },
+    )
+    _write_json(store / "session" / "info" / "ses_new.json", {"id": "ses_new", "title": "Later shape"})
+    _write_json(
+        store / "session" / "message" / "ses_new" / "msg_3.json",
+        {"id": "msg_3", "role": "user", "sessionID": "ses_new", "time": {"created": 1751000000000}},
+    )
+    _write_json(
+        store / "session" / "part" / "ses_new" / "msg_3" / "prt_1.json",
+        {"id": "prt_1", "messageID": "msg_3", "sessionID": "ses_new", "type": "text", "text": "hello"},
+    )
+    _write_json(
+        store / "session" / "message" / "ses_new" / "msg_4.json",
+        {
+            "id": "msg_4",
+            "role": "assistant",
+            "sessionID": "ses_new",
+            "providerID": "openai",
+            "modelID": "gpt-4.1",
+            "path": {"cwd": "/home/me/app", "root": "/home/me/app"},
+            "time": {"created": 1751000001000, "completed": 1751000002000},
+            "tokens": {"input": 3, "output": 1, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+        },
+    )
+    _write_json(
+        store / "session" / "part" / "ses_new" / "msg_4" / "prt_2.json",
+        {"id": "prt_2", "messageID": "msg_4", "sessionID": "ses_new", "type": "text", "text": "Hi."},
+    )
+    return store
+
+
+def test_opencode_per_project_stores_of_summer_2025_are_found_and_both_message_shapes_read(
+    tmp_path: Path,
+) -> None:
+    store = _project_store(tmp_path)
+    with Readers() as readers:
+        refs = list(readers.locate(tmp_path, ["opencode"]))
+    assert [(ref.path, ref.key) for ref in refs] == [(store, "ses_new"), (store, "ses_old")]
+    by_id = {s["session_id"]: s for s in summaries(store)}
+    old, new = by_id["ses_old"], by_id["ses_new"]
+    assert (old["title"], old["cwd"], old["user_messages"], old["model_calls"]) == (
+        "First shape",
+        "/home/me/app",
+        1,
+        1,
+    )
+    assert (old["tool_calls"], old["tool_results"], old["models"]) == (1, 1, ["anthropic/claude-sonnet-4"])
+    assert old["usage"] == {
+        "input": 10,
+        "output": 5,
+        "cache_read": 2,
+        "cache_write": 0,
+        "reasoning": 0,
+        "cost": 0.01,
+    }
+    assert old["ending"] == {"status": "completed"}
+    assert (new["user_messages"], new["model_calls"], new["models"], new["cwd"]) == (
+        1,
+        1,
+        ["openai/gpt-4.1"],
+        "/home/me/app",
+    )
+    [session] = [s for s in sessions(store) if s["session_id"] == "ses_old"]
+    kinds = [e["type"] for e in session["entries"]]
+    assert kinds[:3] == ["user", "assistant", "tool_result"]
+    assert session["entries"][0]["text"] == "what does main.py do?"
