@@ -41,6 +41,11 @@ CAVEAT = "<local-command-caveat>"
 INTERRUPTED = "[Request interrupted by user"
 SYNTHETIC_MODEL = "<synthetic>"
 """The model name of the stand-in message Claude Code writes when an API call failed."""
+SERVER_TOOL_BLOCKS = ("server_tool_use", "mcp_tool_use")
+"""Tools the API ran itself (web search, web fetch, code execution, MCP connector): the call and its
+result are both in the assistant's content, so neither is a tool call of the session (nothing answers
+it in a user record, and the counting rules count `tool_use` blocks). Both are kept as provider
+items: replayed on Anthropic's wire, where the call must stay beside its result."""
 TITLE_RECORDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 """Record types naming the session, in order of preference."""
 
@@ -212,9 +217,9 @@ class _Response:
                         },
                     )
                 )
-        elif kind == "redacted_thinking":
+        elif kind == "redacted_thinking" or kind in SERVER_TOOL_BLOCKS or _is_server_result(kind):
             turn.opaque.append((WIRE, dict(block)))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind == "tool_use":
             call_id = str(block.get("id") or "")
             if not call_id or call_id not in self.tool_ids:
                 self.tool_ids.add(call_id)
@@ -230,6 +235,12 @@ class _Response:
             self.stop,
         )
         return self.turn
+
+
+def _is_server_result(kind: Any) -> bool:
+    """A server tool's result block (`web_search_tool_result`, `web_fetch_tool_result`,
+    `code_execution_tool_result`, `mcp_tool_result`, …): it comes in the assistant's own content."""
+    return isinstance(kind, str) and kind.endswith("_tool_result")
 
 
 def claude_usage(raw: dict[str, Any] | None) -> Usage | None:

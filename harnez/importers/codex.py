@@ -45,6 +45,8 @@ CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell
 """Response items that are tool calls, and the field holding their input."""
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
+IMAGE_INPUTS = ("image", "local_image", "input_image")
+"""User input items that are images (a 0.158+ `item_completed` UserMessage's content)."""
 TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
 REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
 """The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
@@ -315,16 +317,14 @@ class _Rollout:
     def _event(self, payload: dict[str, Any], time: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message":
-            self._typed(
-                _str(payload.get("message")) or "",
-                time,
-                "event",
-                len(payload.get("images") or []) if isinstance(payload.get("images"), list) else 0,
-            )
+            images = len(as_list(payload.get("images"))) + len(as_list(payload.get("local_images")))
+            self._typed(_str(payload.get("message")) or "", time, "event", images)
         elif kind == "item_completed":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("type") == "UserMessage" and self.prompts != "event":
-                self._typed(message_text(item.get("content")), time, "item", 0)
+                content = as_list(item.get("content"))
+                images = sum(1 for c in content if isinstance(c, dict) and c.get("type") in IMAGE_INPUTS)
+                self._typed(message_text(content), time, "item", images)
         elif kind == "token_count":
             self._token_count(payload, time)
         elif kind in TURN_EVENTS:

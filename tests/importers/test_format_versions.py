@@ -251,3 +251,74 @@ def test_opencode_per_project_stores_of_summer_2025_are_found_and_both_message_s
     kinds = [e["type"] for e in session["entries"]]
     assert kinds[:3] == ["user", "assistant", "tool_result"]
     assert session["entries"][0]["text"] == "what does main.py do?"
+
+
+# Claude Code ----------------------------------------------------------------------------------------
+
+
+def _claude(uuid: str, kind: str, content, *, message: dict | None = None, **extra) -> dict:
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "sessionId": "s-1",
+        "timestamp": f"2025-10-01T00:00:{len(uuid):02d}.000Z",
+        "message": {"role": kind, "content": content, **(message or {})},
+        **extra,
+    }
+
+
+def test_claude_server_tool_blocks_are_provider_items_not_unanswered_tool_calls(tmp_path: Path) -> None:
+    """A server tool (web search, web fetch, code execution) puts its call and its result in the
+    assistant's own content: no user record answers it, and it is not a `tool_use` block."""
+    response = {"id": "msg_1", "model": "claude-x", "usage": {"input_tokens": 4, "output_tokens": 3}}
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+    found = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://example.org", "title": "Example"}],
+    }
+    path = write_jsonl(
+        tmp_path / "s-1.jsonl",
+        [
+            _claude("u1", "user", "search the web for q"),
+            _claude("a1", "assistant", [search], message=response, requestId="req_1"),
+            _claude("a2", "assistant", [found], message=response, requestId="req_1"),
+            _claude(
+                "a3",
+                "assistant",
+                [{"type": "text", "text": "Found it."}],
+                message=response,
+                requestId="req_1",
+            ),
+        ],
+    )
+    [summary] = summaries(path)
+    assert (summary["model_calls"], summary["tool_calls"], summary["tool_results"]) == (1, 0, 0)
+    assert summary["ending"] == {"status": "completed"}
+    [session] = sessions(path)
+    [turn] = [e for e in session["entries"] if e["type"] == "assistant"]
+    assert [o["item"]["type"] for o in turn["opaque"]] == ["server_tool_use", "web_search_tool_result"]
+    assert turn["parts"] == [{"type": "text", "text": "Found it."}]
+
+
+def test_codex_prompt_images_attached_from_files_are_counted(tmp_path: Path) -> None:
+    """Codex 0.4x+ lists images attached from a file as `local_images` of the prompt event."""
+    path = write_jsonl(
+        tmp_path / "rollout-2025-10-01T00-00-00-c1.jsonl",
+        [
+            {"timestamp": "2025-10-01T00:00:00Z", "type": "session_meta", "payload": {"id": "c1"}},
+            {
+                "timestamp": "2025-10-01T00:00:01Z",
+                "type": "event_msg",
+                "payload": {
+                    "type": "user_message",
+                    "message": "what is in these?",
+                    "images": ["data:image/png;base64,AAAA"],
+                    "local_images": ["/home/me/a.png", "/home/me/b.png"],
+                },
+            },
+        ],
+    )
+    [session] = sessions(path)
+    [prompt] = [e for e in session["entries"] if e["type"] == "user" and e["kind"] == "prompt"]
+    assert (prompt["text"], prompt["images"]) == ("what is in these?", 3)
