@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from harnez.importers import Readers, detect
+from harnez.importers.to_context import context_records
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -322,3 +323,43 @@ def test_codex_prompt_images_attached_from_files_are_counted(tmp_path: Path) -> 
     [session] = sessions(path)
     [prompt] = [e for e in session["entries"] if e["type"] == "user" and e["kind"] == "prompt"]
     assert (prompt["text"], prompt["images"]) == ("what is in these?", 3)
+
+
+# pi -------------------------------------------------------------------------------------------------
+
+
+def test_a_pi_version_1_compaction_keeps_the_entries_from_its_first_kept_index(tmp_path: Path) -> None:
+    """Version 1 entries have no ids; a compaction names the first entry it keeps by its position in
+    the file (`firstKeptEntryIndex`, the header being 0), which pi's migration turns into an id."""
+
+    def message(role: str, text: str) -> dict:
+        return {
+            "type": "message",
+            "timestamp": "2025-06-01T10:00:00.000Z",
+            "message": {"role": role, "content": text},
+        }
+
+    path = write_jsonl(
+        tmp_path / ".pi" / "agent" / "sessions" / "--w--" / "2025-06-01T10-00-00-000Z_v1.jsonl",
+        [
+            {"type": "session", "id": "v1", "timestamp": "2025-06-01T10:00:00.000Z", "cwd": "/w"},
+            message("user", "old question"),
+            message("user", "recent question"),
+            {
+                "type": "compaction",
+                "timestamp": "2025-06-01T10:05:00.000Z",
+                "summary": "They talked about the old question.",
+                "firstKeptEntryIndex": 2,
+                "tokensBefore": 900,
+            },
+            message("user", "new question"),
+        ],
+    )
+    with Readers() as readers:
+        [ref] = readers.refs_for(path)
+        [session] = readers["pi"].read(ref)
+    records = context_records(session)
+    [compaction] = [r for r in records if r[0] == "compaction"]
+    kept = [item["text"] for item in compaction[2]["items"]]
+    assert kept[1:] == ["recent question"]
+    assert records[-1][2]["text"] == "new question"
