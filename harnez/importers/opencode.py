@@ -252,12 +252,19 @@ def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
         for p in parts
         if p.get("type") == "text" and isinstance(p.get("text"), str) and p.get("synthetic")
     ]
-    files = sum(1 for p in parts if p.get("type") == "file")
+    files = sum(1 for p in parts if p.get("type") == "file" and _is_image(p))
     summary = as_object(message.get("summary"))
     text = "\n".join(typed) or _str(summary.get("body")) or _str(summary.get("title")) or ""
     yield UserMessage(text, time, "prompt", files, _str(message.get("id")))
     if added:
         yield UserMessage("\n".join(added), time, "meta")
+
+
+def _is_image(part: dict[str, Any]) -> bool:
+    """A file part holding an image (`mime`; `mediaType` in the first message shape). An attached
+    source file is not one: OpenCode reads it into the prompt as synthetic text."""
+    mime = part.get("mime", part.get("mediaType"))
+    return isinstance(mime, str) and mime.startswith("image/")
 
 
 def _assistant(

@@ -363,3 +363,22 @@ def test_a_pi_version_1_compaction_keeps_the_entries_from_its_first_kept_index(t
     kept = [item["text"] for item in compaction[2]["items"]]
     assert kept[1:] == ["recent question"]
     assert records[-1][2]["text"] == "new question"
+
+
+def test_opencode_counts_only_image_files_of_a_prompt_as_images(tmp_path: Path) -> None:
+    store = tmp_path / "storage"
+    _write_json(store / "session" / "proj" / "ses_1.json", {"id": "ses_1", "title": "Files"})
+    _write_json(
+        store / "message" / "ses_1" / "msg_1.json",
+        {"id": "msg_1", "role": "user", "sessionID": "ses_1", "time": {"created": 1}},
+    )
+    parts = [
+        {"type": "text", "text": "compare the log and the screenshot"},
+        {"type": "file", "mime": "text/plain", "filename": "error.log", "url": "file:///w/error.log"},
+        {"type": "file", "mime": "image/png", "filename": "shot.png", "url": "data:image/png;base64,AAAA"},
+    ]
+    for number, part in enumerate(parts, 1):
+        _write_json(store / "part" / "msg_1" / f"prt_{number}.json", {"id": f"prt_{number}", **part})
+    [session] = sessions(store)
+    [prompt] = [e for e in session["entries"] if e["type"] == "user"]
+    assert (prompt["text"], prompt["images"]) == ("compare the log and the screenshot", 1)
