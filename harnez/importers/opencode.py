@@ -48,6 +48,7 @@ from harnez.importers.normalized import (
     TurnMark,
     Usage,
     UserMessage,
+    as_list,
     as_object,
     iso_from_ms,
 )
@@ -116,12 +117,19 @@ class OpenCodeReader(Reader):
         skips = Skips(ref.label, info.integrity, strict)
         try:
             _describe(info, source.session(str(ref.key)))
+            read = 0
             for message in source.messages(str(ref.key), skips):
+                read += 1
                 info.integrity.records += 1
                 parts = source.parts(message, skips)
                 info.integrity.records += len(parts)
                 for entry in _message_entries(info, message, parts):
                     yield None, entry
+            if not read and isinstance(source, _DatabaseCopy):
+                for kind, data in source.projected(str(ref.key), skips):
+                    info.integrity.records += 1
+                    for entry in _projected_entries(info, kind, data):
+                        yield None, entry
         except sqlite3.Error as exc:
             raise SessionFormatError(f"session {ref.key} of {ref.path} cannot be read ({exc}).") from exc
 
@@ -239,6 +247,78 @@ def _from_first_shape(message: dict[str, Any]) -> tuple[dict[str, Any], list[dic
             part["state"] = state
         parts.append(part)
     return converted, parts
+
+
+def _projected_entries(info: SessionInfo, kind: Any, data: dict[str, Any]) -> Iterator[Entry]:
+    """A row of `session_message`, the projection newer OpenCode keeps a session's conversation in
+    (one row per user prompt, assistant message, shell command, compaction…), read as the
+    `message`/`part` shape or straight into entries."""
+    time = iso_from_ms(as_object(data.get("time")).get("created"))
+    text = _str(data.get("text")) or ""
+    if kind == "user":
+        files = [
+            {"type": "file", "mime": f.get("mime")} for f in as_list(data.get("files")) if isinstance(f, dict)
+        ]
+        message = {"id": data.get("id"), "role": "user", "time": data.get("time")}
+        yield from _message_entries(info, message, [{"type": "text", "text": text}, *files])
+    elif kind in ("synthetic", "system"):
+        yield UserMessage(text, time, "meta")
+    elif kind == "shell":
+        info.span.see(time)
+        yield Notice("local", f"$ {data.get('command') or ''}\n{data.get('output') or ''}".rstrip(), time)
+    elif kind == "compaction":
+        info.span.see(time)
+        yield Compaction(_str(data.get("summary")), time, trigger=_str(data.get("reason")))
+    elif kind == "assistant":
+        yield from _message_entries(info, *_from_projection(data))
+
+
+def _from_projection(data: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A projected assistant message in the `message`/`part` shape."""
+    model = as_object(data.get("model"))
+    error = data.get("error")
+    if isinstance(error, dict):
+        error = {"name": error.get("name") or error.get("type"), "data": {"message": error.get("message")}}
+    message = {
+        "id": data.get("id"),
+        "role": "assistant",
+        "providerID": model.get("providerID"),
+        "modelID": model.get("id"),
+        "tokens": data.get("tokens"),
+        "cost": data.get("cost"),
+        "finish": data.get("finish"),
+        "error": error,
+        "time": data.get("time"),
+    }
+    parts = []
+    for block in as_list(data.get("content")):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") != "tool":
+            parts.append(block)
+            continue
+        state = as_object(block.get("state"))
+        output = "\n".join(
+            c["text"]
+            for c in as_list(state.get("content"))
+            if isinstance(c, dict) and isinstance(c.get("text"), str)
+        )
+        result = state.get("result")
+        failure = as_object(state.get("error"))
+        parts.append(
+            {
+                "type": "tool",
+                "callID": block.get("id"),
+                "tool": block.get("name"),
+                "state": {
+                    "status": state.get("status"),
+                    "input": state.get("input"),
+                    "output": output or (result if isinstance(result, str) else ""),
+                    "error": _str(failure.get("message")) or output or "The tool failed.",
+                },
+            }
+        )
+    return message, parts
 
 
 def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None) -> Iterator[Entry]:
@@ -480,6 +560,24 @@ class _DatabaseCopy:
             if data is not None:
                 found.append({**data, "id": row["id"]})
         return found
+
+    def projected(self, key: str, skips: Skips) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The rows of `session_message` (newer OpenCode), in order: (type, data with its id)."""
+        if not self._has_projection():
+            return
+        for row in self.db.execute(
+            f"SELECT id, type, {CAPPED_DATA} FROM session_message WHERE session_id = ? ORDER BY seq, id",
+            (MAX_RECORD_BYTES, key),
+        ):
+            data = _row_data(row, f"session_message {row['id']}", skips)
+            if data is not None:
+                yield row["type"], {**data, "id": row["id"]}
+
+    def _has_projection(self) -> bool:
+        found = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_message'"
+        ).fetchone()
+        return found is not None
 
 
 CAPPED_DATA = (

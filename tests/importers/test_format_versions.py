@@ -382,3 +382,94 @@ def test_opencode_counts_only_image_files_of_a_prompt_as_images(tmp_path: Path) 
     [session] = sessions(store)
     [prompt] = [e for e in session["entries"] if e["type"] == "user"]
     assert (prompt["text"], prompt["images"]) == ("compare the log and the screenshot", 1)
+
+
+def test_opencode_sessions_kept_only_in_the_session_message_projection_are_read(tmp_path: Path) -> None:
+    """Newer OpenCode keeps a session's conversation in `session_message` (one row per prompt,
+    assistant message, shell command, compaction…) and may leave `message`/`part` empty for it."""
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE session (id text PRIMARY KEY, directory text, title text, version text,
+          parent_id text, time_created integer, time_updated integer);
+        CREATE TABLE message (id text PRIMARY KEY, session_id text, time_created integer,
+          time_updated integer, data text);
+        CREATE TABLE part (id text PRIMARY KEY, message_id text, session_id text, data text);
+        CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL, type text NOT NULL,
+          seq integer NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+        """
+    )
+    db.execute("INSERT INTO session VALUES ('ses_p', '/w', 'Projected', '1.20.0', NULL, 1000, 9000)")
+    rows = [
+        ("user", {"text": "list the files", "files": [{"mime": "image/png"}], "time": {"created": 1000}}),
+        ("model-switched", {"model": {"id": "m", "providerID": "p"}, "time": {"created": 1500}}),
+        (
+            "assistant",
+            {
+                "agent": "build",
+                "model": {"id": "gpt-5", "providerID": "openai"},
+                "content": [
+                    {"type": "reasoning", "id": "r1", "text": "ls it"},
+                    {
+                        "type": "tool",
+                        "id": "call_1",
+                        "name": "bash",
+                        "state": {
+                            "status": "completed",
+                            "input": {"command": "ls"},
+                            "content": [{"type": "text", "text": "a.txt\n"}],
+                            "structured": {},
+                            "result": None,
+                        },
+                        "time": {"created": 2000},
+                    },
+                    {"type": "text", "id": "t1", "text": "One file."},
+                ],
+                "tokens": {"input": 7, "output": 3, "reasoning": 1, "cache": {"read": 2, "write": 0}},
+                "cost": 0.5,
+                "time": {"created": 2000, "completed": 3000},
+            },
+        ),
+        ("shell", {"callID": "s1", "command": "git status", "output": "clean", "time": {"created": 4000}}),
+        (
+            "compaction",
+            {"reason": "auto", "summary": "They listed files.", "recent": "", "time": {"created": 5000}},
+        ),
+        ("synthetic", {"sessionID": "ses_p", "text": "continue", "time": {"created": 5500}}),
+    ]
+    for seq, (kind, data) in enumerate(rows):
+        db.execute(
+            "INSERT INTO session_message VALUES (?, 'ses_p', ?, ?, 0, 0, ?)",
+            (f"sm_{seq}", kind, seq, json.dumps(data)),
+        )
+    db.commit()
+    db.close()
+    [summary] = summaries(path)
+    assert (summary["session_id"], summary["title"], summary["cwd"]) == ("ses_p", "Projected", "/w")
+    assert (
+        summary["user_messages"],
+        summary["model_calls"],
+        summary["tool_calls"],
+        summary["tool_results"],
+    ) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert summary["models"] == ["openai/gpt-5"]
+    assert summary["usage"] == {
+        "input": 7,
+        "output": 3,
+        "cache_read": 2,
+        "cache_write": 0,
+        "reasoning": 1,
+        "cost": 0.5,
+    }
+    assert (summary["compactions"], summary["integrity"]["records"]) == (1, 6)
+    [session] = sessions(path)
+    [result] = [e for e in session["entries"] if e["type"] == "tool_result"]
+    assert result["content"] == "a.txt\n"
+    [prompt] = [e for e in session["entries"] if e["type"] == "user" and e["kind"] == "prompt"]
+    assert (prompt["text"], prompt["images"]) == ("list the files", 1)
