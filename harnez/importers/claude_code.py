@@ -282,6 +282,8 @@ class _Conversation:
             yield from self._user(record)
         elif kind == "system":
             yield from self._system(record)
+        elif kind == "attachment":
+            yield from self._attachment(record)
 
     def finish(self) -> Iterator[Entry]:
         yield from self._close()
@@ -386,6 +388,16 @@ class _Conversation:
                 details=record.get("toolUseResult"),
             )
         )
+
+    def _attachment(self, record: dict[str, Any]) -> Iterator[Entry]:
+        """A prompt typed while the model was working (2.x `queued_command`): the model read it
+        with its next request, so it is context (not one of the counted prompts, not meta)."""
+        attachment = as_object(record.get("attachment"))
+        prompt = attachment.get("prompt")
+        if attachment.get("type") == "queued_command" and isinstance(prompt, str) and prompt:
+            yield from self._emit(
+                UserMessage(prompt, record.get("timestamp"), "context", source_id=record.get("uuid"))
+            )
 
     def _system(self, record: dict[str, Any]) -> Iterator[Entry]:
         subtype, time = record.get("subtype"), record.get("timestamp")

@@ -473,3 +473,46 @@ def test_opencode_sessions_kept_only_in_the_session_message_projection_are_read(
     assert result["content"] == "a.txt\n"
     [prompt] = [e for e in session["entries"] if e["type"] == "user" and e["kind"] == "prompt"]
     assert (prompt["text"], prompt["images"]) == ("list the files", 1)
+
+
+def test_a_claude_prompt_queued_while_the_model_worked_is_kept_as_context(tmp_path: Path) -> None:
+    """Claude Code 2.x records what the person typed during a turn as a `queued_command` attachment;
+    the model reads it with its next request. It is not one of the counted prompts."""
+    response = {"id": "msg_1", "model": "claude-x", "usage": {"input_tokens": 4, "output_tokens": 3}}
+    path = write_jsonl(
+        tmp_path / "s-1.jsonl",
+        [
+            _claude("u1", "user", "run the tests"),
+            _claude(
+                "a1",
+                "assistant",
+                [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}],
+                message=response,
+                requestId="req_1",
+            ),
+            {
+                "type": "attachment",
+                "uuid": "att1",
+                "sessionId": "s-1",
+                "timestamp": "2025-10-01T00:00:05.000Z",
+                "attachment": {"type": "queued_command", "prompt": "and then lint", "commandMode": "prompt"},
+            },
+            _claude("u2", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "3 passed"}]),
+            _claude(
+                "a2",
+                "assistant",
+                [{"type": "text", "text": "Passed; linting next."}],
+                message={**response, "id": "msg_2"},
+                requestId="req_2",
+            ),
+        ],
+    )
+    [summary] = summaries(path)
+    assert summary["user_messages"] == 1
+    [session] = sessions(path)
+    users = [(e["kind"], e["text"]) for e in session["entries"] if e["type"] == "user"]
+    assert users == [("prompt", "run the tests"), ("context", "and then lint")]
+    with Readers() as readers:
+        [ref] = readers.refs_for(path)
+        [full] = readers["claude-code"].read(ref)
+    assert any(r[2].get("text") == "and then lint" for r in context_records(full))
