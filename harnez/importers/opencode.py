@@ -32,7 +32,7 @@ from typing import Any
 
 from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey
-from harnez.importers.jsonl import MAX_RECORD_BYTES
+from harnez.importers.jsonl import MAX_RECORD_BYTES, mend
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -58,6 +58,8 @@ DATABASE = "opencode.db"
 RESULT_STATES = ("completed", "error")
 OUTPUT_PARTS = ("text", "reasoning", "tool")
 """Parts holding what the model produced."""
+LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A surrogate escape in JSON text (the standard library keeps a lone one as is; `mend` replaces it)."""
 OWNER_PREFIX = 4096
 """Bytes read from the start of an over-large flat part file to find the message it belongs to."""
 
@@ -467,7 +469,11 @@ def _json_object(text: Any) -> dict[str, Any] | None:
     """A JSON object from text (None when the text is not one)."""
     try:
         data = json.loads(text) if isinstance(text, (str, bytes)) else None
-    except ValueError:
+        if data is not None and LONE_SURROGATE.search(
+            text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        ):
+            data = mend(data)
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -499,6 +505,7 @@ class _DatabaseCopy:
                 f"{source} is not an OpenCode database Harnez can read ({exc})."
             ) from exc
         self.db.row_factory = sqlite3.Row
+        self.db.text_factory = _text
 
     def stale(self) -> bool:
         return _stamp(self.source) != self._stamp
@@ -597,6 +604,12 @@ def _row_data(row: sqlite3.Row, name: str, skips: Skips) -> dict[str, Any] | Non
     if data is None:
         skips.unparsable(name)
     return data
+
+
+def _text(raw: bytes) -> str:
+    """A TEXT value; bytes that are not UTF-8 (a harness that wrote them anyway) become U+FFFD
+    instead of failing the whole session's read."""
+    return raw.decode("utf-8", "replace")
 
 
 def _fold_wal(copy: Path) -> None:

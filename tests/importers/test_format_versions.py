@@ -516,3 +516,80 @@ def test_a_claude_prompt_queued_while_the_model_worked_is_kept_as_context(tmp_pa
         [ref] = readers.refs_for(path)
         [full] = readers["claude-code"].read(ref)
     assert any(r[2].get("text") == "and then lint" for r in context_records(full))
+
+
+# Any JSON harness -----------------------------------------------------------------------------------
+
+CUT_EMOJI = '"done \\ud83d"'
+"""Half of an emoji as JavaScript's `JSON.stringify` escapes it when a harness cut a string in the
+middle of one (valid JSON that orjson refuses)."""
+
+
+def test_a_record_with_half_an_emoji_is_read_and_imported(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    prompt = json.dumps(
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s-cut",
+            "cwd": str(tmp_path / "w"),
+            "timestamp": "2025-10-01T00:00:00Z",
+            "message": {"role": "user", "content": "XX"},
+        }
+    )
+    (folder / "s-cut.jsonl").write_text(prompt.replace('"XX"', CUT_EMOJI) + "\n", encoding="utf-8")
+    [summary] = summaries(folder / "s-cut.jsonl")
+    assert (summary["session_id"], summary["user_messages"], summary["integrity"]["unparsed_records"]) == (
+        "s-cut",
+        1,
+        0,
+    )
+    [session] = sessions(folder / "s-cut.jsonl")
+    assert session["entries"][0]["text"] == "done \ufffd"
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "harnez", "import", "--home", str(home), "--json"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["imported"] == 1
+
+
+def test_opencode_text_with_half_an_emoji_or_bytes_that_are_not_utf8_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE session (id text PRIMARY KEY, title text, time_created integer, time_updated integer);
+        CREATE TABLE message (id text PRIMARY KEY, session_id text, time_created integer,
+          time_updated integer, data text);
+        CREATE TABLE part (id text PRIMARY KEY, message_id text, session_id text, data text);
+        """
+    )
+    db.execute("INSERT INTO session VALUES ('ses_1', 'Cut', 1, 2)")
+    db.execute(
+        "INSERT INTO message VALUES ('msg_1', 'ses_1', 1, 1, ?)",
+        (json.dumps({"role": "user", "time": {"created": 1}}),),
+    )
+    db.execute(
+        "INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', ?)",
+        ('{"type": "text", "text": ' + CUT_EMOJI + "}",),
+    )
+    db.execute(
+        "INSERT INTO message VALUES ('msg_2', 'ses_1', 2, 2, CAST(? AS TEXT))",
+        (b'{"role": "user", "time": {"created": 2}}',),
+    )
+    db.execute(
+        "INSERT INTO part VALUES ('prt_2', 'msg_2', 'ses_1', CAST(? AS TEXT))",
+        (b'{"type": "text", "text": "caf\xe9"}',),
+    )
+    db.commit()
+    db.close()
+    [session] = sessions(path)
+    assert [e["text"] for e in session["entries"] if e["type"] == "user"] == ["done \ufffd", "caf\ufffd"]
