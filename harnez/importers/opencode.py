@@ -119,19 +119,21 @@ class OpenCodeReader(Reader):
         skips = Skips(ref.label, info.integrity, strict)
         try:
             _describe(info, source.session(str(ref.key)))
-            read = 0
+            read, compacting = 0, _Compacting()
             for message in source.messages(str(ref.key), skips):
                 read += 1
                 info.integrity.records += 1
                 parts = source.parts(message, skips)
                 info.integrity.records += len(parts)
-                for entry in _message_entries(info, message, parts):
+                for entry in _message_entries(info, message, parts, compacting):
                     yield None, entry
             if not read and isinstance(source, _DatabaseCopy):
                 for kind, data in source.projected(str(ref.key), skips):
                     info.integrity.records += 1
                     for entry in _projected_entries(info, kind, data):
                         yield None, entry
+            for entry in compacting.finish():
+                yield None, entry
         except sqlite3.Error as exc:
             raise SessionFormatError(f"session {ref.key} of {ref.path} cannot be read ({exc}).") from exc
 
@@ -196,7 +198,10 @@ def _describe(info: SessionInfo, row: dict[str, Any] | None) -> None:
 
 
 def _message_entries(
-    info: SessionInfo, message: dict[str, Any], parts: list[dict[str, Any]]
+    info: SessionInfo,
+    message: dict[str, Any],
+    parts: list[dict[str, Any]],
+    compacting: _Compacting | None = None,
 ) -> Iterator[Entry]:
     if isinstance(message.get("metadata"), dict) and isinstance(message.get("parts"), list):
         message, parts = _from_first_shape(message)
@@ -207,11 +212,49 @@ def _message_entries(
     info.span.see(created)
     info.span.see(iso_from_ms(times.get("completed")))
     role = message.get("role")
+    compacting = compacting or _Compacting()
     if role == "user":
+        yield from compacting.interrupted()
         yield from _user(message, parts, created)
+        compacting.requested(parts, created)
     elif role == "assistant":
         yield from _assistant(info, message, parts, created)
         yield from _message_end(message, times, created)
+        yield from compacting.summarised(message, parts, created)
+
+
+class _Compacting:
+    """OpenCode's compaction: a user message holding a `compaction` part (and no text), then an
+    assistant message flagged `summary: true` whose text is the summary; read as one `Compaction`
+    after that message, so a continued session starts from the summary. (The request stays one of
+    the user messages: the counting rules count every user message.) Before 0.15 a `summary`
+    message came alone (the summarize command)."""
+
+    def __init__(self) -> None:
+        self.pending: Compaction | None = None
+
+    def requested(self, parts: list[dict[str, Any]], time: str | None) -> None:
+        part = next((p for p in parts if p.get("type") == "compaction"), None)
+        if part is not None:
+            self.pending = Compaction(None, time, trigger="auto" if part.get("auto") else "manual")
+
+    def summarised(
+        self, message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
+    ) -> Iterator[Entry]:
+        if message.get("summary") is not True:
+            return
+        texts = [p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)]
+        pending, self.pending = self.pending, None
+        yield Compaction("\n".join(texts) or None, time, trigger=pending.trigger if pending else None)
+
+    def interrupted(self) -> Iterator[Entry]:
+        """A compaction that got no summary (it failed, or was cut short) before the next prompt."""
+        yield from self.finish()
+
+    def finish(self) -> Iterator[Entry]:
+        if self.pending is not None:
+            yield self.pending
+            self.pending = None
 
 
 def _from_first_shape(message: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -229,6 +272,7 @@ def _from_first_shape(message: dict[str, Any]) -> tuple[dict[str, Any], list[dic
         "tokens": assistant.get("tokens"),
         "cost": assistant.get("cost"),
         "path": assistant.get("path"),
+        "summary": assistant.get("summary"),
     }
     parts = []
     for part in message["parts"]:

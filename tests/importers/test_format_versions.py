@@ -593,3 +593,47 @@ def test_opencode_text_with_half_an_emoji_or_bytes_that_are_not_utf8_is_read(tmp
     db.close()
     [session] = sessions(path)
     assert [e["text"] for e in session["entries"] if e["type"] == "user"] == ["done \ufffd", "caf\ufffd"]
+
+
+def test_an_opencode_compaction_request_and_its_summary_message_are_one_compaction(tmp_path: Path) -> None:
+    """OpenCode writes a compaction as a user message holding a `compaction` part, then an assistant
+    message flagged `summary: true` whose text is the summary."""
+    store = tmp_path / "storage"
+    _write_json(store / "session" / "proj" / "ses_c.json", {"id": "ses_c", "title": "Compacted"})
+    finish = {"type": "step-finish", "tokens": {"input": 1, "output": 1, "cache": {"read": 0, "write": 0}}}
+    messages = [
+        ("msg_1", "user", {}, [{"type": "text", "text": "fix the bug"}]),
+        ("msg_2", "assistant", {}, [{"type": "text", "text": "Fixed."}, finish]),
+        ("msg_3", "user", {}, [{"type": "compaction", "auto": True}]),
+        ("msg_4", "assistant", {"summary": True}, [{"type": "text", "text": "We fixed the bug."}, finish]),
+        ("msg_5", "user", {}, [{"type": "text", "text": "now add a test"}]),
+    ]
+    for number, (message_id, role, extra, parts) in enumerate(messages, 1):
+        info = {
+            "id": message_id,
+            "role": role,
+            "sessionID": "ses_c",
+            "time": {"created": number * 1000},
+            **extra,
+        }
+        if role == "assistant":
+            info.update(
+                providerID="p", modelID="m", time={"created": number * 1000, "completed": number * 1000 + 1}
+            )
+        _write_json(store / "message" / "ses_c" / f"{message_id}.json", info)
+        for index, part in enumerate(parts):
+            _write_json(
+                store / "part" / message_id / f"prt_{number}{index}.json",
+                {"id": f"prt_{number}{index}", **part},
+            )
+    [summary] = summaries(store)
+    assert (summary["user_messages"], summary["model_calls"], summary["compactions"]) == (3, 2, 1)
+    with Readers() as readers:
+        [ref] = readers.refs_for(store)
+        [session] = readers["opencode"].read(ref)
+    [compaction] = [e for e in session.entries if e.__class__.__name__ == "Compaction"]
+    assert (compaction.summary, compaction.trigger) == ("We fixed the bug.", "auto")
+    records = context_records(session)
+    [record] = [r for r in records if r[0] == "compaction"]
+    assert record[2]["items"][0]["text"].endswith("We fixed the bug.")
+    assert records[-1][2]["text"] == "now add a test"
