@@ -1,4 +1,5 @@
-"""Claude Code sessions: `~/.claude/projects/<project>/<session>.jsonl`, sub-agents beside them.
+"""Claude Code sessions: `~/.claude/projects/<project>/<session>.jsonl`, sub-agents beside them
+(Claude Code 1.0.29-1.0.3x wrote them under `~/.config/claude/projects/` instead: both are searched).
 
 Layouts: 2.1+ keeps each sub-agent in `<session>/subagents/agent-<id>.jsonl` (with an optional
 `agent-<id>.meta.json`); 2.0 keeps them flat as `agent-<id>.jsonl` in the project folder (records
@@ -56,14 +57,14 @@ class ClaudeCodeReader(Reader):
     harness = HARNESS
 
     def locate(self, home: Path) -> Iterator[SourceRef]:
-        projects = home / ".claude" / "projects"
-        if not projects.is_dir():
-            return
-        for project in sorted(p for p in projects.iterdir() if p.is_dir()):
-            for path in sorted(project.glob("*.jsonl")):
-                yield file_ref(HARNESS, path, subagent=is_subagent_file(path))
-            for path in sorted(project.glob("*/subagents/*.jsonl")):
-                yield file_ref(HARNESS, path, subagent=True)
+        for projects in (home / ".claude" / "projects", home / ".config" / "claude" / "projects"):
+            if not projects.is_dir():
+                continue
+            for project in sorted(p for p in projects.iterdir() if p.is_dir()):
+                for path in sorted(project.glob("*.jsonl")):
+                    yield file_ref(HARNESS, path, subagent=is_subagent_file(path))
+                for path in sorted(project.glob("*/subagents/*.jsonl")):
+                    yield file_ref(HARNESS, path, subagent=True)
 
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path, subagent=is_subagent_file(path))]

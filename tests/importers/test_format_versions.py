@@ -637,3 +637,14 @@ def test_an_opencode_compaction_request_and_its_summary_message_are_one_compacti
     [record] = [r for r in records if r[0] == "compaction"]
     assert record[2]["items"][0]["text"].endswith("We fixed the bug.")
     assert records[-1][2]["text"] == "now add a test"
+
+
+def test_claude_sessions_under_the_xdg_config_folder_are_found(tmp_path: Path) -> None:
+    """Claude Code 1.0.29 and the releases after it kept projects in `~/.config/claude/projects/`."""
+    xdg = write_jsonl(
+        tmp_path / ".config" / "claude" / "projects" / "-w" / "s-xdg.jsonl", [_claude("u1", "user", "hi")]
+    )
+    legacy = write_jsonl(
+        tmp_path / ".claude" / "projects" / "-w" / "s-old.jsonl", [_claude("u1", "user", "hi")]
+    )
+    assert located(tmp_path, "claude-code") == [legacy, xdg]
