@@ -10,8 +10,10 @@ parts inline with the model, tokens and times under `metadata` (`tool-invocation
 read as the later shape.
 
 The database is never opened in place: it is copied (with its WAL) into a private folder, made
-read-only, and read from there. Only the `session`, `message` and `part` tables are read (the
-`event` table replays intermediate states; account and credential tables are never touched).
+read-only, and read from there. Only the `session`, `message` and `part` tables are read, and
+`session_message` (the projection newer OpenCode keeps a conversation in) for a session without
+`message` rows (the `event` table replays intermediate states; account and credential tables are
+never touched).
 An assistant message holds one or more steps (`step-start` … `step-finish`): each step is a model
 call, its usage on the `step-finish` part.
 """
