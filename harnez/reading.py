@@ -125,22 +125,29 @@ def summary_text(data: dict) -> str:
             f"  {data['user_messages']} prompts · {data['model_calls']} model calls · {data['tool_calls']} tool calls"
             f" ({data['tool_results']} results) · models: {', '.join(data['models']) or 'none recorded'}",
             f"  {tokens} · {integrity['records']} records" + (f" ({', '.join(damage)})" if damage else ""),
-            *_oversized_lines(data["source"], integrity.get("oversized_lines", [])),
+            *_oversized(data["source"], integrity),
         ]
     )
 
 
-def _oversized_lines(source: str, oversized: list[dict]) -> list[str]:
-    """What the summary says of lines too long to read as records: which, how long, how to see them."""
-    shown = [
-        f"  line {o['line']} skipped unread: {o['bytes']:,} bytes, longer than the {MAX_RECORD_BYTES // 2**20} MiB "
-        f"Harnez reads as one record (see its start: tail -n +{o['line']} {shlex.quote(source)} | head -c 2000)"
-        for o in oversized[:OVERSIZED_SHOWN]
-    ]
-    if len(oversized) > OVERSIZED_SHOWN:
-        shown.append(
-            f"  … and {len(oversized) - OVERSIZED_SHOWN} more lines over {MAX_RECORD_BYTES // 2**20} MiB"
+def _oversized(source: str, integrity: dict) -> list[str]:
+    """What the summary says of records too long to read (JSONL lines; OpenCode messages and parts):
+    which, how long, and for a line how to see its start."""
+    skipped = [
+        (
+            f"line {o['line']}",
+            o["bytes"],
+            f" (see its start: tail -n +{o['line']} {shlex.quote(source)} | head -c 2000)",
         )
+        for o in integrity.get("oversized_lines", [])
+    ] + [(o["record"], o["bytes"], "") for o in integrity.get("oversized_records", [])]
+    limit = f"{MAX_RECORD_BYTES // 2**20} MiB"
+    shown = [
+        f"  {name} skipped unread: {size:,} bytes, longer than the {limit} Harnez reads as one record{hint}"
+        for name, size, hint in skipped[:OVERSIZED_SHOWN]
+    ]
+    if len(skipped) > OVERSIZED_SHOWN:
+        shown.append(f"  … and {len(skipped) - OVERSIZED_SHOWN} more records over {limit}")
     return shown
 
 

@@ -1,4 +1,5 @@
-"""Claude Code sessions: `~/.claude/projects/<project>/<session>.jsonl`, sub-agents beside them.
+"""Claude Code sessions: `~/.claude/projects/<project>/<session>.jsonl`, sub-agents beside them
+(Claude Code 1.0.29-1.0.3x wrote them under `~/.config/claude/projects/` instead: both are searched).
 
 Layouts: 2.1+ keeps each sub-agent in `<session>/subagents/agent-<id>.jsonl` (with an optional
 `agent-<id>.meta.json`); 2.0 keeps them flat as `agent-<id>.jsonl` in the project folder (records
@@ -41,6 +42,11 @@ CAVEAT = "<local-command-caveat>"
 INTERRUPTED = "[Request interrupted by user"
 SYNTHETIC_MODEL = "<synthetic>"
 """The model name of the stand-in message Claude Code writes when an API call failed."""
+SERVER_TOOL_BLOCKS = ("server_tool_use", "mcp_tool_use")
+"""Tools the API ran itself (web search, web fetch, code execution, MCP connector): the call and its
+result are both in the assistant's content, so neither is a tool call of the session (nothing answers
+it in a user record, and the counting rules count `tool_use` blocks). Both are kept as provider
+items: replayed on Anthropic's wire, where the call must stay beside its result."""
 TITLE_RECORDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 """Record types naming the session, in order of preference."""
 
@@ -51,14 +57,14 @@ class ClaudeCodeReader(Reader):
     harness = HARNESS
 
     def locate(self, home: Path) -> Iterator[SourceRef]:
-        projects = home / ".claude" / "projects"
-        if not projects.is_dir():
-            return
-        for project in sorted(p for p in projects.iterdir() if p.is_dir()):
-            for path in sorted(project.glob("*.jsonl")):
-                yield file_ref(HARNESS, path, subagent=is_subagent_file(path))
-            for path in sorted(project.glob("*/subagents/*.jsonl")):
-                yield file_ref(HARNESS, path, subagent=True)
+        for projects in (home / ".claude" / "projects", home / ".config" / "claude" / "projects"):
+            if not projects.is_dir():
+                continue
+            for project in sorted(p for p in projects.iterdir() if p.is_dir()):
+                for path in sorted(project.glob("*.jsonl")):
+                    yield file_ref(HARNESS, path, subagent=is_subagent_file(path))
+                for path in sorted(project.glob("*/subagents/*.jsonl")):
+                    yield file_ref(HARNESS, path, subagent=True)
 
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path, subagent=is_subagent_file(path))]
@@ -212,9 +218,9 @@ class _Response:
                         },
                     )
                 )
-        elif kind == "redacted_thinking":
+        elif kind == "redacted_thinking" or kind in SERVER_TOOL_BLOCKS or _is_server_result(kind):
             turn.opaque.append((WIRE, dict(block)))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind == "tool_use":
             call_id = str(block.get("id") or "")
             if not call_id or call_id not in self.tool_ids:
                 self.tool_ids.add(call_id)
@@ -230,6 +236,12 @@ class _Response:
             self.stop,
         )
         return self.turn
+
+
+def _is_server_result(kind: Any) -> bool:
+    """A server tool's result block (`web_search_tool_result`, `web_fetch_tool_result`,
+    `code_execution_tool_result`, `mcp_tool_result`, …): it comes in the assistant's own content."""
+    return isinstance(kind, str) and kind.endswith("_tool_result")
 
 
 def claude_usage(raw: dict[str, Any] | None) -> Usage | None:
@@ -271,6 +283,8 @@ class _Conversation:
             yield from self._user(record)
         elif kind == "system":
             yield from self._system(record)
+        elif kind == "attachment":
+            yield from self._attachment(record)
 
     def finish(self) -> Iterator[Entry]:
         yield from self._close()
@@ -375,6 +389,16 @@ class _Conversation:
                 details=record.get("toolUseResult"),
             )
         )
+
+    def _attachment(self, record: dict[str, Any]) -> Iterator[Entry]:
+        """A prompt typed while the model was working (2.x `queued_command`): the model read it
+        with its next request, so it is context (not one of the counted prompts, not meta)."""
+        attachment = as_object(record.get("attachment"))
+        prompt = attachment.get("prompt")
+        if attachment.get("type") == "queued_command" and isinstance(prompt, str) and prompt:
+            yield from self._emit(
+                UserMessage(prompt, record.get("timestamp"), "context", source_id=record.get("uuid"))
+            )
 
     def _system(self, record: dict[str, Any]) -> Iterator[Entry]:
         subtype, time = record.get("subtype"), record.get("timestamp")

@@ -1,5 +1,10 @@
 """Codex CLI sessions: rollouts in `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (and `archived_sessions/`).
 
+The first Codex CLI (TypeScript, spring 2025) kept each session as one JSON document instead,
+`~/.codex/sessions/rollout-YYYY-MM-DD-<id>.json`: `{"session": {"id", "timestamp", "instructions"},
+"items": [response items]}`, rewritten whole as the session went on; it is read as a rollout whose
+items have no envelope (and no token counts: it recorded none).
+
 A rollout interleaves `response_item`s (what went to and came from the model), `event_msg`s (what
 the CLI showed: typed prompts, token counts, task start and end), `turn_context` (the model of each
 turn) and `compacted`. A model call is a `token_count` whose running total changed; the items the
@@ -14,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
-from harnez.importers.jsonl import MISSHAPEN, misshapen, records
+from harnez.importers.jsonl import MAX_RECORD_BYTES, MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
     AssistantTurn,
     Compaction,
@@ -39,6 +45,8 @@ CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell
 """Response items that are tool calls, and the field holding their input."""
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
+IMAGE_INPUTS = ("image", "local_image", "input_image")
+"""User input items that are images (a 0.158+ `item_completed` UserMessage's content)."""
 TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
 REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
 """The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
@@ -52,8 +60,9 @@ class CodexReader(Reader):
     def locate(self, home: Path) -> Iterator[SourceRef]:
         for folder in (home / ".codex" / "sessions", home / ".codex" / "archived_sessions"):
             if folder.is_dir():
-                for path in sorted(folder.rglob("rollout-*.jsonl")):
-                    yield file_ref(HARNESS, path)
+                for path in sorted([*folder.rglob("rollout-*.jsonl"), *folder.rglob("rollout-*.json")]):
+                    if path.suffix == ".jsonl" or is_json_rollout(path):
+                        yield file_ref(HARNESS, path)
 
     def refs_for(self, path: Path) -> list[SourceRef]:
         return [file_ref(HARNESS, path)]
@@ -64,7 +73,12 @@ class CodexReader(Reader):
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         rollout = _Rollout(info)
         out = rollout.out
-        for record in records(ref.path, info.integrity, strict=strict):
+        source = (
+            _json_rollout(ref.path, info, strict)
+            if ref.path.suffix == ".json"
+            else records(ref.path, info.integrity, strict=strict)
+        )
+        for record in source:
             try:
                 rollout.feed(record)
             except MISSHAPEN as error:
@@ -76,6 +90,59 @@ class CodexReader(Reader):
         rollout.settle()
         for entry in out:
             yield None, entry
+
+
+def is_json_rollout(path: Path) -> bool:
+    """A rollout of the TypeScript Codex CLI: one JSON document with `session` and `items`."""
+    if path.suffix != ".json":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"session"' in head
+
+
+def _json_rollout(path: Path, info: SessionInfo, strict: bool) -> Iterator[dict[str, Any]]:
+    """The records of a TypeScript-era rollout: its `session` object (the bare first line of a
+    rollout of that time), then its items. A file over `MAX_RECORD_BYTES` is one record too large
+    to read: skipped unread, counted and named (its id taken from the file name)."""
+    integrity = info.integrity
+    size = path.stat().st_size
+    if size > MAX_RECORD_BYTES:
+        if strict:
+            raise SessionFormatError(
+                f"{path} is {size:,} bytes, longer than the {MAX_RECORD_BYTES:,} bytes Harnez reads "
+                "as one record; run without --strict to skip and count such records."
+            )
+        integrity.records += 1
+        integrity.unparsed_records += 1
+        integrity.oversized_records.append((str(path), size))
+        info.session_id = path.stem.split("-", 4)[-1] if path.stem.count("-") >= 4 else path.stem
+        return
+    try:
+        document = json.loads(path.read_bytes())
+    except ValueError:
+        document = None
+    if not isinstance(document, dict) or not isinstance(document.get("session"), dict):
+        if strict:
+            raise SessionFormatError(f"{path} is not a Codex rollout Harnez can read (no `session` object).")
+        integrity.records += 1
+        integrity.unparsed_records += 1
+        return
+    items = document.get("items")
+    integrity.records += 1
+    yield {k: v for k, v in document["session"].items() if k != "type"}
+    for number, item in enumerate(items if isinstance(items, list) else [], 1):
+        integrity.records += 1
+        integrity.line = number
+        if isinstance(item, dict):
+            yield item
+        elif strict:
+            raise SessionFormatError(f"Item {number} of {path} is not a JSON object.")
+        else:
+            integrity.unparsed_records += 1
 
 
 def is_injected(text: str) -> bool:
@@ -250,16 +317,14 @@ class _Rollout:
     def _event(self, payload: dict[str, Any], time: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message":
-            self._typed(
-                _str(payload.get("message")) or "",
-                time,
-                "event",
-                len(payload.get("images") or []) if isinstance(payload.get("images"), list) else 0,
-            )
+            images = len(as_list(payload.get("images"))) + len(as_list(payload.get("local_images")))
+            self._typed(_str(payload.get("message")) or "", time, "event", images)
         elif kind == "item_completed":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("type") == "UserMessage" and self.prompts != "event":
-                self._typed(message_text(item.get("content")), time, "item", 0)
+                content = as_list(item.get("content"))
+                images = sum(1 for c in content if isinstance(c, dict) and c.get("type") in IMAGE_INPUTS)
+                self._typed(message_text(content), time, "item", images)
         elif kind == "token_count":
             self._token_count(payload, time)
         elif kind in TURN_EVENTS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -43,6 +45,35 @@ def capped_lines(handle: BinaryIO, limit: int = MAX_RECORD_BYTES) -> Iterator[by
         yield TooLong(size + len(piece))
 
 
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lenient(line: bytes) -> Any:
+    """A line orjson refuses that is still JSON: a lone surrogate escape (`\\ud83d`, what JavaScript's
+    `JSON.stringify` writes for half of an emoji cut off by a harness's truncation). Parsed by the
+    standard library, each half character replaced by U+FFFD (it cannot be stored as UTF-8); None
+    when the line is not JSON."""
+    if b"\\u" not in line:
+        return None
+    try:
+        return mend(json.loads(line))
+    except (ValueError, RecursionError):
+        return None
+
+
+def mend(value: Any) -> Any:
+    """A parsed JSON value with lone surrogates in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        if SURROGATE.search(value) is None:
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [mend(item) for item in value]
+    if isinstance(value, dict):
+        return {mend(key): mend(item) for key, item in value.items()}
+    return value
+
+
 def parse_line(line: bytes) -> Any:
     """One JSON value from a line (None when it is not one).
 
@@ -53,7 +84,7 @@ def parse_line(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None
+        return lenient(line)
 
 
 def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterator[dict[str, Any]]:
@@ -75,7 +106,7 @@ def records(path: Path, integrity: Integrity, *, strict: bool = False) -> Iterat
                 try:
                     record = loads(line)
                 except failure:
-                    record = None
+                    record = lenient(line)
                 if record.__class__ is dict:
                     count += 1
                     integrity.line = number

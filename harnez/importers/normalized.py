@@ -246,6 +246,9 @@ class Integrity:
     oversized: list[tuple[int, int]] = field(default_factory=list)
     """(line, bytes) of each line too long to read as a record (`jsonl.MAX_RECORD_BYTES`), skipped
     unread; each is also one of `unparsed_records`."""
+    oversized_records: list[tuple[str, int]] = field(default_factory=list)
+    """(name, bytes) of each record of a store or database (an OpenCode message or part, or its file)
+    too large to read (`jsonl.MAX_RECORD_BYTES`), skipped unread; each is also one of `unparsed_records`."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -253,6 +256,7 @@ class Integrity:
             "unparsed_records": self.unparsed_records,
             "torn_tail": self.torn_tail,
             "oversized_lines": [{"line": line, "bytes": size} for line, size in self.oversized],
+            "oversized_records": [{"record": name, "bytes": size} for name, size in self.oversized_records],
         }
 
 

@@ -62,7 +62,13 @@ class PiReader(Reader):
         parents: dict[str, str | None] | None = {} if full else None
         last_id: str | None = None
         settings = _SettingEntries()
-        for record in records(ref.path, info.integrity, strict=strict):
+        linear = False
+        """A version 1 file: its entries have no ids (given here by position, as pi's migration does)."""
+        for index, record in enumerate(records(ref.path, info.integrity, strict=strict)):
+            if record.get("type") == "session":
+                linear = _version(record) < 2
+            elif linear and "id" not in record:
+                record = _with_position(record, index, last_id)
             entry_id = record.get("id") if isinstance(record.get("id"), str) else None
             try:
                 entries = _record_entries(info, record, entry_id, settings, parents)
@@ -121,13 +127,27 @@ class _SettingEntries:
         return self.next_message.get(entry_id, entry_id)
 
 
+def _version(header: dict[str, Any]) -> int:
+    version = header.get("version")
+    return version if isinstance(version, int) and not isinstance(version, bool) else 1
+
+
+def _with_position(record: dict[str, Any], index: int, previous: str | None) -> dict[str, Any]:
+    """A version 1 entry with the id and parent pi's own migration gives it: its position in the file,
+    the entry before it; a compaction's `firstKeptEntryIndex` becomes the id of the entry there."""
+    placed = {**record, "id": f"#{index}", "parentId": previous}
+    kept = record.get("firstKeptEntryIndex")
+    if record.get("type") == "compaction" and isinstance(kept, int) and kept > 0:
+        placed["firstKeptEntryId"] = f"#{kept}"
+    return placed
+
+
 def _header(info: SessionInfo, record: dict[str, Any]) -> None:
     if info.session_id is None and isinstance(record.get("id"), str):
         info.session_id = record["id"]
     if info.cwd is None and isinstance(record.get("cwd"), str):
         info.cwd = record["cwd"]
-    version = record.get("version")
-    info.add_version(f"format {version if isinstance(version, int) else 1}")
+    info.add_version(f"format {_version(record)}")
 
 
 def _path_to(leaf: str, parents: dict[str, str | None]) -> set[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef
 from harnez.importers.claude_code import ClaudeCodeReader
-from harnez.importers.codex import CodexReader
+from harnez.importers.codex import CodexReader, is_json_rollout
 from harnez.importers.jsonl import first_records
 from harnez.importers.normalized import HARNESSES
 from harnez.importers.opencode import DATABASE, OpenCodeReader, is_store
@@ -112,7 +112,9 @@ class Readers:
         for candidate in sorted(path.rglob("*")):
             if candidate.is_dir() and harness in (None, "opencode") and is_store(candidate):
                 refs += self.readers["opencode"].refs_for(candidate)
-            elif candidate.suffix in (".jsonl", ".db") and candidate.is_file():
+            elif (
+                candidate.suffix in (".jsonl", ".db") or is_json_rollout(candidate)
+            ) and candidate.is_file():
                 found = harness or detect(candidate)
                 if found is not None and (harness is None or found == harness):
                     refs += self.readers[found].refs_for(candidate)
@@ -128,6 +130,8 @@ def detect(path: Path) -> str | None:
         return None
     if head == SQLITE_HEADER:
         return "opencode" if path.name == DATABASE or _has_opencode_tables(path) else None
+    if is_json_rollout(path):
+        return "codex"
     for record in first_records(path, 8):
         kind = record.get("type")
         if kind in CODEX_TYPES and "payload" in record:

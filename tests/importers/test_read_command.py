@@ -43,7 +43,13 @@ def test_summary_json_prints_one_object_per_session_with_the_documented_fields(f
     } <= set(summary)
     assert summary["harness"] == "claude-code"
     assert summary["ending"] == {"status": "completed"}
-    assert set(summary["integrity"]) == {"records", "unparsed_records", "torn_tail", "oversized_lines"}
+    assert set(summary["integrity"]) == {
+        "records",
+        "unparsed_records",
+        "torn_tail",
+        "oversized_lines",
+        "oversized_records",
+    }
 
 
 def test_a_home_is_searched_in_the_harness_layout_and_a_session_picked_by_id(fixtures: Path) -> None:
@@ -77,6 +83,7 @@ def test_an_unparsable_record_is_counted_and_strict_mode_refuses_it(fixtures: Pa
         "unparsed_records": 1,
         "torn_tail": False,
         "oversized_lines": [],
+        "oversized_records": [],
     }
     assert summary["model_calls"] == 6
     strict = harnez("read", str(damaged), "--summary", "--strict")
