@@ -200,6 +200,8 @@ class AnthropicTranslator(Translator):
             return []
         if kind == "input_json_delta":
             block["partial_json"] = block.get("partial_json", "") + delta["partial_json"]
+            if block.get("type") != "tool_use":  # a block of a kind not known here: kept for its warning
+                return []
             return [ToolCallDelta(block.get("id", ""), delta["partial_json"])]
         return [
             WireWarning(
@@ -218,6 +220,14 @@ class AnthropicTranslator(Translator):
             return [ToolCallEnd(block["id"], block["name"], arguments, raw, error)]
         if kind in ("thinking", "redacted_thinking"):
             return [OpaqueItem(Opaque(WIRE, block))]
+        if block and kind != "text":  # e.g. server_tool_use, web_search_tool_result: not understood, but kept
+            return [
+                WireWarning(
+                    "unknown-stream-event",
+                    f"an unknown content block {kind!r} was kept, not understood",
+                    block,
+                )
+            ]
         return []
 
     def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:

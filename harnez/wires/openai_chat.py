@@ -126,10 +126,14 @@ class ChatTranslator(Translator):
         self.calls: dict[int, list[str]] = {}
         """index -> [id, name, arguments so far]"""
         self.stop: tuple[StopReason, str | None] | None = None
+        self.refused = False
+        """The model gave a `refusal` instead of (or with) its content."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
             return [self._error(payload["error"])]
+        if event == "error":  # a named error event whose data is the error itself (some gateways)
+            return [self._error(payload)]
         if "choices" not in payload:
             return [
                 WireWarning(
@@ -138,7 +142,7 @@ class ChatTranslator(Translator):
             ]
         self.model = payload.get("model") or self.model
         out: list[WireEvent] = []
-        for choice in payload["choices"][:1]:
+        for choice in (payload["choices"] or ())[:1]:  # `null` or `[]` in a usage-only last chunk
             # `message` in a chunk: servers that put the whole message where the delta belongs
             out.extend(self._delta(choice.get("delta") or choice.get("message") or {}))
             if choice.get("finish_reason"):
@@ -156,6 +160,11 @@ class ChatTranslator(Translator):
         content = _text_of(delta.get("content"))
         if content:
             out.append(TextDelta(content))
+        # A refusal is what the model said instead of an answer: shown as its text.
+        refusal = _text_of(delta.get("refusal"))
+        if refusal:
+            self.refused = True
+            out.append(TextDelta(refusal))
         for call in delta.get("tool_calls") or ():
             out.extend(self._tool_call(call))
         return out
@@ -189,7 +198,11 @@ class ChatTranslator(Translator):
         return max(self.calls)
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
-        self.stop = (CHAT_STOPS.get(raw, "other"), raw if said else None)
+        reason = CHAT_STOPS.get(raw, "other")
+        self.stop = (
+            "content_filter" if self.refused and reason == "end_turn" else reason,
+            raw if said else None,
+        )
         self.finished = True
         out: list[WireEvent] = []
         for call_id, name, raw_args in self.calls.values():
@@ -227,7 +240,7 @@ class ChatTranslator(Translator):
         found = choice.get("message")
         message: dict[str, Any] = found if isinstance(found, dict) else {}
         delta: dict[str, Any] = {}
-        for key in ("reasoning_content", "reasoning", "content"):
+        for key in ("reasoning_content", "reasoning", "content", "refusal"):
             text = _text_of(message.get(key))
             if text:
                 delta[key] = text

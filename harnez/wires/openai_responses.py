@@ -38,7 +38,6 @@ QUIET_EVENTS = frozenset(
         "response.content_part.added",
         "response.content_part.done",
         "response.output_text.annotation.added",
-        "response.function_call_arguments.done",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
         "response.reasoning_summary_text.done",
@@ -137,6 +136,8 @@ class ResponsesTranslator(Translator):
         """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
         self.ended: set[str] = set()
         """Call ids whose call was ended (`ToolCallEnd`)."""
+        self.arguments: dict[str, str] = {}
+        """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -164,7 +165,18 @@ class ResponsesTranslator(Translator):
 
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
         call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        self.arguments[call_id] = self.arguments.get(call_id, "") + payload["delta"]
         return [ToolCallDelta(call_id, payload["delta"])]
+
+    def _arguments_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A call's whole arguments: streamed as one delta when no delta carried them (servers that
+        skip the deltas)."""
+        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        whole = payload.get("arguments")
+        if not isinstance(whole, str) or self.arguments.get(call_id):
+            return []
+        self.arguments[call_id] = whole
+        return [ToolCallDelta(call_id, whole)] if whole else []
 
     def _unshown(self, item: dict[str, Any]) -> bool:
         """A message whose text, or a call whose end, no event has given yet."""
@@ -195,7 +207,7 @@ class ResponsesTranslator(Translator):
         if item.get("type") == "function_call":
             self.saw_call = True
             self.ended.add(item["call_id"])
-            raw = item.get("arguments", "")
+            raw = item.get("arguments") or self.arguments.get(item["call_id"], "")
             if not isinstance(raw, str):  # an object where JSON text belongs
                 raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)
@@ -269,6 +281,7 @@ class ResponsesTranslator(Translator):
         "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.function_call_arguments.delta": _arguments,
+        "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,
         "response.completed": _finished,
         "response.incomplete": _finished,

@@ -1,0 +1,755 @@
+"""Legal variations of third-party model servers (mock servers of SDK test suites, LiteLLM, Ollama,
+vLLM, llama.cpp, LM Studio), each a small data case sent byte for byte over loopback by the scripted
+model's `raw` turns: every one gives its answer once, or fails saying what the server said."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from harnez.wires import collect
+from tests.wires.helpers import READ_TOOL, request
+
+NL = "\n"
+
+
+def events(*items: dict[str, Any] | str, named: bool = False, eol: str = NL, space: str = " ") -> str:
+    """An SSE body: each item a `data:` line (JSON, or a string as is), its `type` as the `event:` name
+    when `named`, lines ended by `eol`, `space` after each field's colon."""
+    out = []
+    for item in items:
+        data = item if isinstance(item, str) else json.dumps(item)
+        name = f"event:{space}{item['type']}{eol}" if named and isinstance(item, dict) else ""
+        out.append(f"{name}data:{space}{data}{eol}{eol}")
+    return "".join(out)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **more,
+    }
+
+
+def call(
+    index: int | None, id: str | None = None, name: str | None = None, args: Any = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {} if index is None else {"index": index}
+    function: dict[str, Any] = {}
+    if id is not None:
+        out |= {"id": id, "type": "function"}
+    if name is not None:
+        function["name"] = name
+    if args is not None:
+        function["arguments"] = args
+    return {**out, "function": function}
+
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+CHAT_HELLO = [chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo."}), chunk({}, "stop")]
+CHAT_CALL = [
+    chunk({"role": "assistant", "tool_calls": [call(0, "c1", "read", "")]}),
+    chunk({"tool_calls": [call(0, args='{"path"')]}),
+    chunk({"tool_calls": [call(0, args=': "a.py"}')]}),
+    chunk({}, "tool_calls"),
+]
+
+
+def message_start(**usage: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [],
+            "usage": {"input_tokens": 9, "output_tokens": 1, **usage},
+        },
+    }
+
+
+def block(index: int, content_block: dict[str, Any], *deltas: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": "content_block_start", "index": index, "content_block": content_block},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def message_end(stop: str = "end_turn") -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+TEXT_BLOCK = block(
+    0,
+    {"type": "text", "text": ""},
+    {"type": "text_delta", "text": "Hel"},
+    {"type": "text_delta", "text": "lo."},
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One server variation: the turn the server answers with, and what the turn must hold."""
+
+    wire: str
+    turn: dict[str, Any]
+    text: str = "Hello."
+    reasoning: str = ""
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    stop: str | None = "end_turn"
+    failure: str | None = None
+    warnings: set[str] = field(default_factory=set)
+    usage: tuple[int | None, int | None] | None = None
+    requests: int = 1
+
+
+def raw(body: str, **more: Any) -> dict[str, Any]:
+    return {"raw": body, **more}
+
+
+CASES: dict[str, Case] = {
+    # --- SSE framing -------------------------------------------------------------------------
+    "sse-no-space-after-colon": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]", space=""))),
+    "sse-crlf": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]", eol="\r\n"))),
+    "sse-cr": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True, eol="\r"))
+    ),
+    "sse-comments-ids-retry": Case(
+        "openai-chat",
+        raw(
+            ": ping\n\nretry: 3000\n\n"
+            + "".join(f"id: {i}\n: note\n" + events(c) for i, c in enumerate(CHAT_HELLO))
+            + "data: [DONE]\n\n"
+        ),
+    ),
+    "sse-multiline-data": Case(
+        "openai-chat",
+        raw(
+            "".join("data: " + json.dumps(c, indent=1).replace("\n", "\ndata: ") + "\n\n" for c in CHAT_HELLO)
+            + "data: [DONE]\n\n"
+        ),
+    ),
+    "sse-no-final-blank-line": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]").rstrip("\n"))),
+    "sse-last-event-unterminated-close-framing": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True).rstrip("\n"), framing="close"),
+    ),
+    "sse-bom": Case("openai-chat", raw("\ufeff" + events(*CHAT_HELLO, "[DONE]"))),
+    "chat-no-done-after-finish": Case("openai-chat", raw(events(*CHAT_HELLO))),
+    "chat-no-done-content-length": Case("openai-chat", raw(events(*CHAT_HELLO), framing="length")),
+    "split-every-byte-mid-utf8": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "Héllo ✓ 🌍"}), chunk({}, "stop"), "[DONE]", eol="\r\n"), raw_bytes=1),
+        text="Héllo ✓ 🌍",
+    ),
+    "split-every-3-bytes-anthropic": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(0, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Ünïcödé 🚀"}),
+                *message_end(),
+                named=True,
+            ),
+            raw_bytes=3,
+        ),
+        text="Ünïcödé 🚀",
+    ),
+    "gzip-sse-chat": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), gzip=True, raw_bytes=40)),
+    "gzip-sse-anthropic": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True), gzip=True)
+    ),
+    # --- OpenAI chat ---------------------------------------------------------------------------
+    "chat-usage-only-last-chunk": Case(
+        "openai-chat",
+        raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": [], "usage": USAGE}, "[DONE]")),
+        usage=(11, 7),
+    ),
+    "chat-usage-null-choices": Case(
+        "openai-chat",
+        raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": None, "usage": USAGE}, "[DONE]")),
+        usage=(11, 7),
+    ),
+    "chat-usage-extra-nested": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO[:2],
+                chunk(
+                    {},
+                    "stop",
+                    usage={
+                        **USAGE,
+                        "prompt_tokens_details": {"cached_tokens": 1, "audio_tokens": 0},
+                        "completion_tokens_details": {
+                            "reasoning_tokens": 2,
+                            "accepted_prediction_tokens": 0,
+                            "rejected_prediction_tokens": 0,
+                        },
+                        "queue_time": 0.01,
+                        "prompt_time": {"ms": 3},
+                    },
+                ),
+                "[DONE]",
+            )
+        ),
+        usage=(10, 7),
+    ),
+    "chat-usage-details-null": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO,
+                {
+                    "choices": [],
+                    "usage": {**USAGE, "prompt_tokens_details": None, "completion_tokens_details": None},
+                },
+                "[DONE]",
+            )
+        ),
+        usage=(11, 7),
+    ),
+    "chat-empty-and-null-deltas": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({}),
+                chunk({"role": "assistant", "content": None}),
+                chunk({"content": "Hello."}),
+                chunk({"content": None}, "stop"),
+                "[DONE]",
+            )
+        ),
+    ),
+    "chat-role-in-every-chunk-finish-with-content": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": "Hel"}),
+                chunk({"role": "assistant", "content": "lo."}, "stop"),
+                "[DONE]",
+            )
+        ),
+    ),
+    "chat-tool-id-name-first-args-later": Case(
+        "openai-chat",
+        raw(events(*CHAT_CALL, "[DONE]")),
+        text="",
+        calls=[("c1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "chat-tool-calls-interleaved": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"tool_calls": [call(0, "c1", "read", ""), call(1, "c2", "read", "")]}),
+                chunk({"tool_calls": [call(1, args='{"path": "b.py"}')]}),
+                chunk({"tool_calls": [call(0, args='{"path": ')]}),
+                chunk({"tool_calls": [call(0, args='"a.py"}')]}),
+                chunk({}, "tool_calls"),
+                "[DONE]",
+            )
+        ),
+        text="",
+        calls=[("c1", "read", {"path": "a.py"}), ("c2", "read", {"path": "b.py"})],
+        stop="tool_use",
+    ),
+    "chat-tool-no-index-single": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"tool_calls": [call(None, "c1", "read", '{"path":')]}),
+                chunk({"tool_calls": [call(None, args=' "a.py"}')]}),
+                chunk({}, "tool_calls"),
+                "[DONE]",
+            )
+        ),
+        text="",
+        calls=[("c1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "chat-tool-args-whole-and-finish-stop": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk(
+                    {"content": "Hello.", "tool_calls": [call(0, "c1", "read", '{"path": "a.py"}')]}, "stop"
+                ),
+                "[DONE]",
+            )
+        ),
+        calls=[("c1", "read", {"path": "a.py"})],
+    ),
+    "chat-tool-name-repeated-each-fragment": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"tool_calls": [call(0, "c1", "read", '{"path":')]}),
+                chunk({"tool_calls": [call(0, "c1", "read", ' "a.py"}')]}),
+                chunk({}, "tool_calls"),
+                "[DONE]",
+            )
+        ),
+        text="",
+        calls=[("c1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "chat-reasoning-content": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"reasoning_content": "Think"}), chunk({"reasoning": "ing."}), *CHAT_HELLO, "[DONE]")
+        ),
+        reasoning="Thinking.",
+    ),
+    "chat-refusal": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": None, "refusal": "I can't "}),
+                chunk({"refusal": "help with that."}),
+                chunk({}, "stop"),
+                "[DONE]",
+            )
+        ),
+        text="I can't help with that.",
+        stop="content_filter",
+    ),
+    "chat-json-answer-to-a-stream-request": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "m",
+                "usage": USAGE,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Hello."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        },
+        usage=(11, 7),
+    ),
+    "chat-200-error-body": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {"error": {"message": "model is loading", "type": "invalid_request_error"}},
+        },
+        text="",
+        stop=None,
+        failure="model is loading",
+    ),
+    "chat-error-in-stream": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": "Hel"}), {"error": {"message": "context length exceeded", "code": 400}})
+        ),
+        text="Hel",
+        stop=None,
+        failure="context length exceeded",
+    ),
+    "chat-named-error-event": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": "Hel"}))
+            + 'event: error\ndata: {"message": "upstream exploded", "type": "server_error"}\n\n'
+        ),
+        text="Hel",
+        stop=None,
+        failure="upstream exploded",
+    ),
+    "chat-unknown-finish-reason": Case(
+        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "eos"), "[DONE]")), stop="other"
+    ),
+    # --- Anthropic -----------------------------------------------------------------------------
+    "anthropic-ping-and-start-usage": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(cache_read_input_tokens=3),
+                {"type": "ping"},
+                *TEXT_BLOCK,
+                {"type": "ping"},
+                *message_end(),
+                named=True,
+            )
+        ),
+        usage=(9, 5),
+    ),
+    "anthropic-unnamed-events": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end()))
+    ),
+    "anthropic-text-in-block-start": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(0, {"type": "text", "text": "Hel"}, {"type": "text_delta", "text": "lo."}),
+                *message_end(),
+                named=True,
+            )
+        ),
+    ),
+    "anthropic-thinking-signature-redacted": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(
+                    0,
+                    {"type": "thinking", "thinking": ""},
+                    {"type": "thinking_delta", "thinking": "Hm."},
+                    {"type": "signature_delta", "signature": "c2ln"},
+                ),
+                *block(1, {"type": "redacted_thinking", "data": "ZW5j"}),
+                *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+                *message_end(),
+                named=True,
+            )
+        ),
+        reasoning="Hm.",
+    ),
+    "anthropic-tool-empty-partial-json": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(
+                    0,
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
+                    {"type": "input_json_delta", "partial_json": ""},
+                    {"type": "input_json_delta", "partial_json": '{"path": "a.py"}'},
+                ),
+                *message_end("tool_use"),
+                named=True,
+            )
+        ),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "anthropic-tool-no-arguments": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(
+                    0,
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
+                    {"type": "input_json_delta", "partial_json": ""},
+                ),
+                *message_end("tool_use"),
+                named=True,
+            )
+        ),
+        text="",
+        calls=[("t1", "read", {})],
+        stop="tool_use",
+    ),
+    "anthropic-tool-input-whole-at-start": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(0, {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}}),
+                *message_end("tool_use"),
+                named=True,
+            )
+        ),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "anthropic-max-tokens": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("max_tokens"), named=True)),
+        stop="max_tokens",
+    ),
+    "anthropic-pause-turn": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("pause_turn"), named=True)),
+        stop="other",
+    ),
+    "anthropic-refusal": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("refusal"), named=True)),
+        stop="content_filter",
+    ),
+    "anthropic-overloaded-mid-stream": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                TEXT_BLOCK[0],
+                TEXT_BLOCK[1],
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                named=True,
+            )
+        ),
+        text="Hel",
+        stop=None,
+        failure="Overloaded",
+        requests=3,
+    ),
+    "anthropic-invalid-request-mid-stream": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                {
+                    "type": "error",
+                    "error": {"type": "invalid_request_error", "message": "prompt is too long"},
+                },
+                named=True,
+            )
+        ),
+        text="",
+        stop=None,
+        failure="prompt is too long",
+    ),
+    "anthropic-unknown-event": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                {"type": "message_annotation", "note": "x"},
+                *TEXT_BLOCK,
+                *message_end(),
+                named=True,
+            )
+        ),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-unknown-delta": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(
+                    0,
+                    {"type": "text", "text": ""},
+                    {"type": "text_delta", "text": "Hello."},
+                    {"type": "citations_delta", "citation": {"cited_text": "x"}},
+                ),
+                *message_end(),
+                named=True,
+            )
+        ),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-unknown-block": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(
+                    0,
+                    {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+                    {"type": "input_json_delta", "partial_json": '{"query": "x"}'},
+                ),
+                *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+                *message_end(),
+                named=True,
+            )
+        ),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-json-answer-to-a-stream-request": Case(
+        "anthropic-messages",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "stop_reason": "tool_use",
+                "content": [
+                    {"type": "text", "text": "Hello."},
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
+                ],
+                "usage": {"input_tokens": 9, "output_tokens": 5},
+            },
+        },
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+        usage=(9, 5),
+    ),
+    # --- Responses -----------------------------------------------------------------------------
+    "responses-text-done-only": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.created",
+                    "response": {"model": "gpt-x", "status": "in_progress", "output": []},
+                },
+                {
+                    "type": "response.output_text.done",
+                    "item_id": "msg_1",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "text": "Hello.",
+                },
+                {
+                    "type": "response.completed",
+                    "response": {"model": "gpt-x", "status": "completed", "output": []},
+                },
+                named=True,
+            )
+        ),
+    ),
+    "responses-arguments-done-without-deltas": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.output_item.added",
+                    "item": {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_1",
+                        "name": "read",
+                        "arguments": "",
+                    },
+                },
+                {
+                    "type": "response.function_call_arguments.done",
+                    "item_id": "fc_1",
+                    "arguments": '{"path": "a.py"}',
+                },
+                {
+                    "type": "response.output_item.done",
+                    "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
+                },
+                {"type": "response.completed", "response": {"model": "gpt-x", "status": "completed"}},
+                named=True,
+            )
+        ),
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-completed-with-output": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.completed",
+                    "response": {
+                        "model": "gpt-x",
+                        "status": "completed",
+                        "output": [
+                            {
+                                "type": "message",
+                                "id": "m1",
+                                "role": "assistant",
+                                "content": [{"type": "output_text", "text": "Hello."}],
+                            },
+                            {
+                                "type": "function_call",
+                                "id": "fc_1",
+                                "call_id": "call_1",
+                                "name": "read",
+                                "arguments": '{"path": "a.py"}',
+                            },
+                        ],
+                        "usage": {"input_tokens": 11, "output_tokens": 7},
+                    },
+                },
+                named=True,
+            )
+        ),
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+        usage=(11, 7),
+    ),
+    "responses-failed": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.failed",
+                    "response": {
+                        "status": "failed",
+                        "error": {"code": "invalid_prompt", "message": "bad prompt"},
+                    },
+                },
+                named=True,
+            )
+        ),
+        text="",
+        stop=None,
+        failure="bad prompt",
+    ),
+    "responses-error-event": Case(
+        "openai-responses",
+        raw(
+            events(
+                {"type": "error", "code": "invalid_request_error", "message": "no such model", "param": None},
+                named=True,
+            )
+        ),
+        text="",
+        stop=None,
+        failure="no such model",
+    ),
+    "responses-incomplete": Case(
+        "openai-responses",
+        raw(
+            events(
+                {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+                {
+                    "type": "response.incomplete",
+                    "response": {
+                        "status": "incomplete",
+                        "incomplete_details": {"reason": "max_output_tokens"},
+                    },
+                },
+                named=True,
+            )
+        ),
+        stop="max_tokens",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) -> None:
+    case = CASES[name]
+    turn_script = case.turn
+    scripted_model.add(*([turn_script] * case.requests))
+    turn, _ = await collect(make_wire(case.wire).stream(request(tools=(READ_TOOL,))))
+    assert len(scripted_model.requests) == case.requests, turn.failure
+    if case.failure is None:
+        assert turn.failure is None, turn.failure.message
+    else:
+        assert turn.failure is not None and case.failure in turn.failure.message, turn.failure
+    assert (turn.text, turn.reasoning) == (case.text, case.reasoning)
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == case.calls
+    assert (turn.stop.reason if turn.stop else None) == case.stop
+    assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
+    if case.usage is not None:
+        assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
