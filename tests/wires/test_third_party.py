@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from harnez.wires import collect
+from harnez.settings import RetrySettings
+from harnez.wires import WIRES, Endpoint, collect
 from tests.wires.helpers import READ_TOOL, request
 
 NL = "\n"
@@ -753,3 +754,104 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+# --- HTTP ------------------------------------------------------------------------------------------
+
+NGINX_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+    "</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+async def test_an_html_error_page_is_reported_by_its_title(scripted_model, make_wire, wire) -> None:
+    page = {"status": 502, "body": NGINX_502, "headers": {"content-type": "text/html"}}
+    scripted_model.add(page, page, page)
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.failure is not None and turn.failure.status == 502 and len(scripted_model.requests) == 3
+    assert "502 Bad Gateway (an HTML page)" in turn.failure.message
+    assert "<" not in turn.failure.message
+
+
+async def test_a_connection_reset_mid_stream_is_retried_once_whole(scripted_model, make_wire) -> None:
+    body = events(*CHAT_HELLO, "[DONE]")
+    scripted_model.add(raw(body, raw_bytes=40, cut_after_chunks=2), raw(body, framing="close"))
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and len(turn.retries) == 1
+
+
+async def test_a_stalled_stream_ends_at_the_read_timeout(scripted_model, make_wire) -> None:
+    scripted_model.add(raw(events(*CHAT_HELLO, "[DONE]"), raw_bytes=30, hold="never", hold_after_chunks=1))
+    wire = make_wire("openai-chat", max_attempts=1, read_timeout=0.2)
+    turn, _ = await collect(wire.stream(request()))
+    assert turn.failure is not None and "timed out (ReadTimeout)" in turn.failure.message
+    scripted_model.release("never")
+
+
+def wire_at(server, wire: str, base_url: str):  # type: ignore[no-untyped-def]
+    settings = RetrySettings(max_attempts=1)
+    return WIRES[wire](Endpoint("third", wire, base_url, None, None), retry=settings)  # type: ignore[arg-type]
+
+
+HELLO = {"reply": [{"text": "Hello."}]}
+NOT_FOUND = {"status": 404, "body": {"detail": "Not Found"}}
+MODEL_NOT_FOUND = {"status": 404, "body": {"error": {"message": 'model "m" not found, try pulling it first'}}}
+
+
+@pytest.mark.parametrize(
+    ("wire", "base", "answers", "paths"),
+    [
+        ("openai-chat", "/v1/", [HELLO, HELLO], ["/v1/chat/completions"] * 2),
+        ("anthropic-messages", "", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/v1", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/v1/", [HELLO, HELLO], ["/v1/messages"] * 2),
+        # a server with the API under /v1, given a base URL without it (first 404, then there)
+        (
+            "openai-chat",
+            "",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/chat/completions", "/v1/chat/completions", "/v1/chat/completions"],
+        ),
+        (
+            "openai-responses",
+            "/",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/responses", "/v1/responses", "/v1/responses"],
+        ),
+        # a mock serving the API's paths at its root, given a base URL with /v1
+        (
+            "openai-chat",
+            "/v1",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/v1/chat/completions", "/chat/completions", "/chat/completions"],
+        ),
+    ],
+)
+async def test_the_base_url_with_or_without_v1_or_a_slash_reaches_the_api(
+    scripted_model, wire, base, answers, paths
+) -> None:
+    scripted_model.add(*answers)
+    wire_ = wire_at(scripted_model, wire, scripted_model.url + base)
+    for _ in range(2):
+        turn, _ = await collect(wire_.stream(request()))
+        assert turn.text == "Hello." and turn.failure is None
+    await wire_.aclose()
+    assert [r.path for r in scripted_model.requests] == paths
+
+
+async def test_a_404_for_an_unknown_model_is_reported_as_the_server_said(scripted_model) -> None:
+    scripted_model.add(MODEL_NOT_FOUND, NOT_FOUND, MODEL_NOT_FOUND)
+    wire = wire_at(scripted_model, "openai-chat", scripted_model.url + "/v1")
+    for _ in range(2):
+        turn, _ = await collect(wire.stream(request()))
+        assert turn.failure is not None and turn.failure.status == 404
+        assert 'model "m" not found' in turn.failure.message
+    await wire.aclose()
+    # the other place is asked once, not at every request
+    assert [r.path for r in scripted_model.requests] == [
+        "/v1/chat/completions",
+        "/chat/completions",
+        "/v1/chat/completions",
+    ]
