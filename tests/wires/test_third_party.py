@@ -13,92 +13,18 @@ import pytest
 from harnez.settings import RetrySettings
 from harnez.wires import WIRES, Endpoint, collect
 from tests.wires.helpers import READ_TOOL, request
-
-NL = "\n"
-
-
-def events(*items: dict[str, Any] | str, named: bool = False, eol: str = NL, space: str = " ") -> str:
-    """An SSE body: each item a `data:` line (JSON, or a string as is), its `type` as the `event:` name
-    when `named`, lines ended by `eol`, `space` after each field's colon."""
-    out = []
-    for item in items:
-        data = item if isinstance(item, str) else json.dumps(item)
-        name = f"event:{space}{item['type']}{eol}" if named and isinstance(item, dict) else ""
-        out.append(f"{name}data:{space}{data}{eol}{eol}")
-    return "".join(out)
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
-    return {
-        "id": "c",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        **more,
-    }
-
-
-def call(
-    index: int | None, id: str | None = None, name: str | None = None, args: Any = None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {} if index is None else {"index": index}
-    function: dict[str, Any] = {}
-    if id is not None:
-        out |= {"id": id, "type": "function"}
-    if name is not None:
-        function["name"] = name
-    if args is not None:
-        function["arguments"] = args
-    return {**out, "function": function}
-
-
-USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-CHAT_HELLO = [chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo."}), chunk({}, "stop")]
-CHAT_CALL = [
-    chunk({"role": "assistant", "tool_calls": [call(0, "c1", "read", "")]}),
-    chunk({"tool_calls": [call(0, args='{"path"')]}),
-    chunk({"tool_calls": [call(0, args=': "a.py"}')]}),
-    chunk({}, "tool_calls"),
-]
-
-
-def message_start(**usage: int) -> dict[str, Any]:
-    return {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-x",
-            "content": [],
-            "usage": {"input_tokens": 9, "output_tokens": 1, **usage},
-        },
-    }
-
-
-def block(index: int, content_block: dict[str, Any], *deltas: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"type": "content_block_start", "index": index, "content_block": content_block},
-        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
-        {"type": "content_block_stop", "index": index},
-    ]
-
-
-def message_end(stop: str = "end_turn") -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": 5},
-        },
-        {"type": "message_stop"},
-    ]
-
-
-TEXT_BLOCK = block(
-    0,
-    {"type": "text", "text": ""},
-    {"type": "text_delta", "text": "Hel"},
-    {"type": "text_delta", "text": "lo."},
+from tests.wires.sse_bodies import (
+    CHAT_CALL,
+    CHAT_HELLO,
+    TEXT_BLOCK,
+    USAGE,
+    block,
+    call,
+    chunk,
+    events,
+    message_end,
+    message_start,
+    raw,
 )
 
 
@@ -116,10 +42,6 @@ class Case:
     warnings: set[str] = field(default_factory=set)
     usage: tuple[int | None, int | None] | None = None
     requests: int = 1
-
-
-def raw(body: str, **more: Any) -> dict[str, Any]:
-    return {"raw": body, **more}
 
 
 CASES: dict[str, Case] = {
