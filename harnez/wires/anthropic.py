@@ -249,7 +249,9 @@ class AnthropicTranslator(Translator):
 
     def _error(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.finished = True
-        error = payload.get("error") or {}
+        error = payload.get("error") or payload  # some servers leave out the `error` wrapper
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
         kind = error.get("type", "error")
         message = f"the provider reported {kind} {self.where}: {error.get('message', '')}"
         return [

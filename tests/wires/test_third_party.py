@@ -656,6 +656,76 @@ CASES: dict[str, Case] = {
         ),
         stop="max_tokens",
     ),
+    # --- more of the same kinds ------------------------------------------------------------------
+    "chat-tool-name-in-a-later-fragment": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"tool_calls": [call(0, "c1", args="")]}),
+                chunk({"tool_calls": [call(0, name="read", args='{"path": "a.py"}')]}),
+                chunk({}, "tool_calls"),
+                "[DONE]",
+            )
+        ),
+        text="",
+        calls=[("c1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "chat-sse-labelled-json": Case(
+        "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "application/json"})
+    ),
+    "chat-sse-labelled-plain-text-no-charset": Case(
+        "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "text/plain"})
+    ),
+    "chat-json-answer-with-charset": Case(
+        "openai-chat",
+        raw(
+            json.dumps(
+                {
+                    "object": "chat.completion",
+                    "model": "m",
+                    "choices": [
+                        {"message": {"role": "assistant", "content": "Hello."}, "finish_reason": "stop"}
+                    ],
+                }
+            ),
+            headers={"content-type": "application/json; charset=utf-8"},
+            framing="length",
+        ),
+    ),
+    "anthropic-named-events-without-type": Case(
+        "anthropic-messages",
+        raw(
+            "".join(
+                f"event: {item['type']}\ndata: {json.dumps({k: v for k, v in item.items() if k != 'type'})}\n\n"
+                for item in [message_start(), *TEXT_BLOCK, *message_end()]
+            )
+        ),
+    ),
+    "anthropic-error-without-its-wrapper": Case(
+        "anthropic-messages",
+        raw(events(message_start(), {"type": "error", "message": "quota exhausted"}, named=True)),
+        text="",
+        stop=None,
+        failure="quota exhausted",
+    ),
+    "anthropic-message-delta-with-cumulative-usage": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *TEXT_BLOCK,
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"input_tokens": 12, "output_tokens": 6, "cache_read_input_tokens": None},
+                },
+                {"type": "message_stop"},
+                named=True,
+            )
+        ),
+        usage=(12, 6),
+    ),
 }
 
 
