@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -228,7 +228,7 @@ class HttpWire:
                 response = await self._post(stack, url, body, headers)
                 if response.status_code == 404 and not self._url_settled:
                     response = await self._post_elsewhere(stack, response, body, headers)
-            if response.status_code < 400:
+            if response.status_code < 300:
                 self._url_settled = True
             else:
                 yield self._status_failure(response, request.model)
@@ -251,12 +251,18 @@ class HttpWire:
     async def _post(
         self, stack: contextlib.AsyncExitStack, url: str, body: dict[str, Any], headers: dict[str, str]
     ) -> httpx.Response:
-        """The streamed response to one POST (its body already read when it is an error)."""
-        response = await stack.enter_async_context(
-            self._client.stream("POST", url, json=body, headers=headers)
-        )
-        if response.status_code >= 400:
-            await response.aread()
+        """The streamed response to one POST (its body already read when it is no answer), after the
+        redirects that keep the method and body (307, 308) to the same host (the key goes nowhere else)."""
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await stack.enter_async_context(
+                self._client.stream("POST", url, json=body, headers=headers)
+            )
+            if response.status_code >= 300:
+                await response.aread()
+            target = same_host_redirect(response, url)
+            if target is None:
+                break
+            url = target
         return response
 
     async def _post_elsewhere(
@@ -326,7 +332,7 @@ class HttpWire:
                     "malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line
                 )
                 continue
-            if item.data == "[DONE]":
+            if item.data.strip() == "[DONE]":
                 events = translator.done()
             else:
                 try:
@@ -346,6 +352,13 @@ class HttpWire:
         status = response.status_code
         said = self._redact(provider_message(response.text))
         ep = self.endpoint
+        if 300 <= status < 400:
+            to = public_url(same_host_redirect(response, "", any_host=True) or "nowhere")
+            message = (
+                f"{ep.provider} answered {status}, a redirect to {to} that is not followed (another "
+                f"host, a changed method, or too many): set the provider's base_url to where it points"
+            )
+            return Failure(self._redact(message), status)
         if status == 401:
             where = (
                 f"check the environment variable {ep.key_env}"
@@ -385,6 +398,23 @@ def request_url(base_url: str, path: str) -> str:
     if path.startswith("/v1/") and base.endswith("/v1"):
         base = base.removesuffix("/v1")
     return urlunsplit((parts.scheme, parts.netloc, base + path, parts.query, ""))
+
+
+MAX_REDIRECTS = 3
+
+
+def same_host_redirect(response: httpx.Response, url: str, *, any_host: bool = False) -> str | None:
+    """Where a 307 or 308 sends the request again (same method and body), when that is on the host
+    of `url` (over the same scheme or https), or anywhere with `any_host` (for a message); else None."""
+    location = response.headers.get("location")
+    if not location or (response.status_code not in (307, 308) and not any_host):
+        return None
+    target = urljoin(url or str(response.url), location)
+    if any_host:
+        return target
+    was, now = urlsplit(url), urlsplit(target)
+    same_host = was.hostname == now.hostname and now.scheme in (was.scheme, "https")
+    return target if same_host else None
 
 
 def other_url(base_url: str, path: str) -> str | None:

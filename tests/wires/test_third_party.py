@@ -847,3 +847,40 @@ async def test_a_404_for_an_unknown_model_is_reported_as_the_server_said(scripte
         "/chat/completions",
         "/v1/chat/completions",
     ]
+
+
+async def test_done_with_spaces_around_it_ends_the_answer(scripted_model, make_wire) -> None:
+    scripted_model.add(raw(events(*CHAT_HELLO[:2], " [DONE] ")))
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and not turn.warnings
+    assert turn.stop is not None and turn.stop.reason == "end_turn" and len(scripted_model.requests) == 1
+
+
+@pytest.mark.parametrize("status", [307, 308])
+async def test_a_redirect_on_the_same_host_is_followed_with_the_request(
+    scripted_model, make_wire, status
+) -> None:
+    moved = {"status": status, "headers": {"location": "/v2/chat/completions"}, "body": ""}
+    scripted_model.add(moved, raw(events(*CHAT_HELLO, "[DONE]")))
+    turn, _ = await collect(make_wire("openai-chat").stream(request("again")))
+    assert turn.text == "Hello." and turn.failure is None and not turn.retries
+    first, second = scripted_model.requests
+    assert (first.path, second.path) == ("/v1/chat/completions", "/v2/chat/completions")
+    assert second.method == "POST" and second.body == first.body
+    assert second.headers["authorization"] == first.headers["authorization"]
+
+
+@pytest.mark.parametrize(
+    ("status", "location"),
+    [(307, "http://localhost:{port}/v1/chat/completions"), (301, "/v2/chat/completions")],
+    ids=["another-host", "method-changing"],
+)
+async def test_a_redirect_not_followed_fails_naming_where_it_points(
+    scripted_model, make_wire, status, location
+) -> None:
+    target = location.format(port=scripted_model.port)
+    scripted_model.add({"status": status, "headers": {"location": target}, "body": ""})
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and turn.failure.status == status and not turn.failure.retryable
+    assert "base_url" in turn.failure.message and "chat/completions" in turn.failure.message
+    assert len(scripted_model.requests) == 1  # the key was not sent to the other host
