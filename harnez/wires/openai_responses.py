@@ -136,6 +136,8 @@ class ResponsesTranslator(Translator):
         """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
         self.ended: set[str] = set()
         """Call ids whose call was ended (`ToolCallEnd`)."""
+        self.refused = False
+        """The model gave a refusal instead of (or with) its text."""
         self.arguments: dict[str, str] = {}
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
 
@@ -194,6 +196,15 @@ class ResponsesTranslator(Translator):
         self.texted.add(payload.get("item_id"))
         return [TextDelta(payload["delta"])]
 
+    def _refusal(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A refusal is what the model said instead of an answer: shown as its text."""
+        self.refused = True
+        return self._text(payload)
+
+    def _refusal_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.refused = True
+        return self._text_done({**payload, "text": payload.get("refusal")})
+
     def _text_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         """A text part's whole text: shown only when no delta carried it (servers that skip deltas)."""
         key, text = payload.get("item_id"), payload.get("text")
@@ -216,10 +227,13 @@ class ResponsesTranslator(Translator):
             return [OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
+            parts = [p for p in item.get("content") or () if isinstance(p, dict)]
+            self.refused = self.refused or any(p.get("type") == "refusal" for p in parts)
             text = "".join(
-                p["text"]
-                for p in item.get("content") or ()
-                if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str)
+                p[key]
+                for p in parts
+                for key in [_MESSAGE_PART_EVENTS.get(str(p.get("type")), ("", ""))[1]]
+                if key and isinstance(p.get(key), str)
             )
             return [TextDelta(text)] if text else []
         return []
@@ -244,7 +258,10 @@ class ResponsesTranslator(Translator):
             raw = (response.get("incomplete_details") or {}).get("reason")
             out.append(Stop(INCOMPLETE.get(raw or "", "other"), raw, self.model))
         else:
-            out.append(Stop("tool_use" if self.saw_call else "end_turn", response.get("status"), self.model))
+            reason: StopReason = "tool_use" if self.saw_call else "end_turn"
+            if self.refused and reason == "end_turn":
+                reason = "content_filter"
+            out.append(Stop(reason, response.get("status"), self.model))
         return out
 
     def _failed(self, payload: dict[str, Any]) -> list[WireEvent]:
@@ -278,6 +295,8 @@ class ResponsesTranslator(Translator):
         "response.output_item.added": _item_added,
         "response.output_text.delta": _text,
         "response.output_text.done": _text_done,
+        "response.refusal.delta": _refusal,
+        "response.refusal.done": _refusal_done,
         "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.function_call_arguments.delta": _arguments,
@@ -290,6 +309,13 @@ class ResponsesTranslator(Translator):
     }
 
 
+_MESSAGE_PART_EVENTS = {
+    "output_text": ("response.output_text.delta", "text"),
+    "refusal": ("response.refusal.delta", "refusal"),
+}
+"""A message's content part kind -> the delta event that streams it and the field holding its text."""
+
+
 def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """One whole output item as the events that stream it: added (a call), its deltas, done."""
     kind = item.get("type")
@@ -300,10 +326,15 @@ def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             delta = {"item_id": item.get("id", item["call_id"]), "delta": item["arguments"]}
             out.append(("response.function_call_arguments.delta", delta))
     parts = item.get("content") if kind == "message" else item.get("summary") if kind == "reasoning" else ()
-    event = "response.output_text.delta" if kind == "message" else "response.reasoning_summary_text.delta"
     for part in parts if isinstance(parts, list) else ():
-        text = part.get("text") if isinstance(part, dict) else None
-        if isinstance(text, str) and text and (kind == "reasoning" or part.get("type") == "output_text"):
+        part_kind = part.get("type") if isinstance(part, dict) else None
+        event, key = (
+            ("response.reasoning_summary_text.delta", "text")
+            if kind == "reasoning"
+            else _MESSAGE_PART_EVENTS.get(str(part_kind), ("", ""))
+        )
+        text = part.get(key) if event and isinstance(part, dict) else None
+        if isinstance(text, str) and text:
             out.append((event, {"delta": text}))
     out.append(("response.output_item.done", {"item": item}))
     return out

@@ -656,6 +656,91 @@ CASES: dict[str, Case] = {
         ),
         stop="max_tokens",
     ),
+    "responses-refusal": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.output_item.added",
+                    "item": {"type": "message", "id": "m1", "content": []},
+                },
+                {"type": "response.refusal.delta", "item_id": "m1", "delta": "I can't "},
+                {"type": "response.refusal.delta", "item_id": "m1", "delta": "help with that."},
+                {"type": "response.refusal.done", "item_id": "m1", "refusal": "I can't help with that."},
+                {
+                    "type": "response.output_item.done",
+                    "item": {
+                        "type": "message",
+                        "id": "m1",
+                        "content": [{"type": "refusal", "refusal": "I can't help with that."}],
+                    },
+                },
+                {"type": "response.completed", "response": {"status": "completed"}},
+                named=True,
+            )
+        ),
+        text="I can't help with that.",
+        stop="content_filter",
+    ),
+    "responses-refusal-only-in-the-completed-response": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.completed",
+                    "response": {
+                        "status": "completed",
+                        "output": [
+                            {
+                                "type": "message",
+                                "id": "m1",
+                                "content": [{"type": "refusal", "refusal": "No."}],
+                            }
+                        ],
+                    },
+                },
+                named=True,
+            )
+        ),
+        text="No.",
+        stop="content_filter",
+    ),
+    "responses-json-answer-with-a-refusal": Case(
+        "openai-responses",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "response",
+                "status": "completed",
+                "model": "gpt-x",
+                "output": [
+                    {"type": "message", "id": "m1", "content": [{"type": "refusal", "refusal": "No."}]}
+                ],
+            },
+        },
+        text="No.",
+        stop="content_filter",
+    ),
+    "chat-json-answer-with-a-refusal": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "content": None, "refusal": "No."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        },
+        text="No.",
+        stop="content_filter",
+    ),
     # --- more of the same kinds ------------------------------------------------------------------
     "chat-tool-name-in-a-later-fragment": Case(
         "openai-chat",
