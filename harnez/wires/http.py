@@ -520,6 +520,8 @@ def provider_message(text: str) -> str:
             return error["message"]
         if isinstance(error, str):
             return error
+        if isinstance(body.get("detail"), str):  # FastAPI-based servers
+            return body["detail"]
     return text.strip()[:500]
 
 

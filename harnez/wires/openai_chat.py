@@ -41,6 +41,22 @@ CHAT_STOPS: dict[str, StopReason] = {
 }
 
 
+PASSING_ERRORS = frozenset(
+    (
+        "server_error",
+        "internal_server_error",
+        "service_unavailable",
+        "timeout",
+        "rate_limit_exceeded",
+        "rate_limit_error",
+        "overloaded_error",
+        "api_error",
+    )
+)
+"""Error codes or types, as OpenAI and the servers copying it send them in a stream, of trouble that
+passes: the call is tried again."""
+
+
 def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
     """The portable conversation as chat messages; reasoning is not sent back on this wire."""
     conv = request.conversation
@@ -214,14 +230,16 @@ class ChatTranslator(Translator):
         return out
 
     def _error(self, error: Any) -> Failure:
+        """An error the server reported in its stream (or answer): retried when its code is a status
+        that is (an int, or digits as text: LiteLLM) or its code or type names a passing trouble."""
         self.finished = True
         message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         code = error.get("code") if isinstance(error, dict) else None
-        return Failure(
-            f"the provider reported an error {self.where}: {message}",
-            code if isinstance(code, int) else None,
-            retryable=code in RETRYABLE_STATUSES,
-        )
+        kind = error.get("type") if isinstance(error, dict) else None
+        status = int(code) if isinstance(code, str) and code.isdigit() else code
+        status = status if isinstance(status, int) and not isinstance(status, bool) else None
+        passing = status in RETRYABLE_STATUSES or bool({str(code), str(kind)} & PASSING_ERRORS)
+        return Failure(f"the provider reported an error {self.where}: {message}", status, retryable=passing)
 
     def done(self) -> list[WireEvent]:
         if self.stop is None and not self.finished:  # `[DONE]` with no finish_reason (some servers, mocks)

@@ -138,6 +138,8 @@ class ResponsesTranslator(Translator):
         """Call ids whose call was ended (`ToolCallEnd`)."""
         self.refused = False
         """The model gave a refusal instead of (or with) its text."""
+        self.started: dict[str, dict[str, Any]] = {}
+        """Call id -> the function_call item that started it."""
         self.arguments: dict[str, str] = {}
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
 
@@ -163,6 +165,7 @@ class ResponsesTranslator(Translator):
         if item.get("type") != "function_call":
             return []
         self.calls[item.get("id", item["call_id"])] = item["call_id"]
+        self.started[item["call_id"]] = item
         return [ToolCallStart(item["call_id"], item.get("name", ""))]
 
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
@@ -252,6 +255,9 @@ class ResponsesTranslator(Translator):
         response = payload.get("response") or {}
         self.model = response.get("model") or self.model
         out: list[WireEvent] = self._unseen(response)
+        for call_id, item in self.started.items():  # a call no done item nor the response ended
+            if call_id not in self.ended:
+                out.extend(self._item_done({"item": {**item, "arguments": ""}}))
         if response.get("usage"):
             out.append(UsageReport(responses_usage(response["usage"])))
         if response.get("status") == "incomplete":

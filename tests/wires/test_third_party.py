@@ -296,7 +296,7 @@ CASES: dict[str, Case] = {
         "openai-chat",
         raw(
             events(chunk({"content": "Hel"}))
-            + 'event: error\ndata: {"message": "upstream exploded", "type": "server_error"}\n\n'
+            + 'event: error\ndata: {"message": "upstream exploded", "type": "invalid_request_error"}\n\n'
         ),
         text="Hel",
         stop=None,
@@ -741,6 +741,99 @@ CASES: dict[str, Case] = {
         text="No.",
         stop="content_filter",
     ),
+    "chat-server-error-mid-stream-is-retried": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"content": "Hel"}),
+                {"error": {"message": "The server had an error", "type": "server_error", "code": None}},
+            )
+        ),
+        text="Hel",
+        stop=None,
+        failure="The server had an error (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "chat-error-code-as-text-is-a-status": Case(
+        "openai-chat",
+        raw(events({"error": {"message": "Rate limit reached", "code": "429"}})),
+        text="",
+        stop=None,
+        failure="Rate limit reached (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "chat-quota-error-is-not-retried": Case(
+        "openai-chat",
+        raw(
+            events(
+                {
+                    "error": {
+                        "message": "You exceeded your quota",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                }
+            )
+        ),
+        text="",
+        stop=None,
+        failure="You exceeded your quota",
+    ),
+    "anthropic-blocks-never-stopped-end-with-the-message": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "Hello."},
+                },
+                {
+                    "type": "content_block_start",
+                    "index": 1,
+                    "content_block": {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": '{"path": "a.py"}'},
+                },
+                *message_end("tool_use"),
+                named=True,
+            )
+        ),
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-call-never-done-ends-with-the-response": Case(
+        "openai-responses",
+        raw(
+            events(
+                {
+                    "type": "response.output_item.added",
+                    "item": {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_1",
+                        "name": "read",
+                        "arguments": "",
+                    },
+                },
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": "fc_1",
+                    "delta": '{"path": "a.py"}',
+                },
+                {"type": "response.completed", "response": {"status": "completed"}},
+                named=True,
+            )
+        ),
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
     # --- more of the same kinds ------------------------------------------------------------------
     "chat-tool-name-in-a-later-fragment": Case(
         "openai-chat",
@@ -932,6 +1025,13 @@ async def test_a_404_for_an_unknown_model_is_reported_as_the_server_said(scripte
         "/chat/completions",
         "/v1/chat/completions",
     ]
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+async def test_a_fastapi_error_detail_is_the_message(scripted_model, make_wire, wire) -> None:
+    scripted_model.add({"status": 422, "body": {"detail": "max_tokens must be at least 1"}})
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.failure is not None and turn.failure.message.endswith(": max_tokens must be at least 1")
 
 
 async def test_done_with_spaces_around_it_ends_the_answer(scripted_model, make_wire) -> None:
