@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 
 from tests.e2e.helpers import HeadlessWorkspace, finished, json_lines
-from tests.wires.sse_bodies import block, call, chunk, events, message_end, message_start, raw
+from tests.wires.sse_bodies import (
+    block,
+    call,
+    chunk,
+    events,
+    json_delta,
+    message_end,
+    message_start,
+    raw,
+    tool_use,
+)
 
 ANSWER = "The file says 42 — ✓ done."
 ARGUMENTS = {"path": "notes.txt"}
@@ -80,27 +90,7 @@ def test_an_anthropic_server_with_v1_base_cr_lines_and_no_message_stop(headless:
             {"type": "signature_delta", "signature": "c2lnbmVk"},
         ),
         *block(1, {"type": "text", "text": "Reading."}),
-        {
-            "type": "content_block_start",
-            "index": 2,
-            "content_block": {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 2,
-            "delta": {"type": "input_json_delta", "partial_json": ""},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 2,
-            "delta": {"type": "input_json_delta", "partial_json": '{"path":'},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 2,
-            "delta": {"type": "input_json_delta", "partial_json": ' "notes.txt"}'},
-        },
-        {"type": "content_block_stop", "index": 2},
+        *block(2, tool_use(), json_delta(""), json_delta('{"path":'), json_delta(' "notes.txt"}')),
         message_end("tool_use")[0],  # ends without message_stop
         named=True,
         eol="\r",

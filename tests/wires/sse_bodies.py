@@ -44,12 +44,6 @@ def call(
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 CHAT_HELLO = [chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo."}), chunk({}, "stop")]
-CHAT_CALL = [
-    chunk({"role": "assistant", "tool_calls": [call(0, "c1", "read", "")]}),
-    chunk({"tool_calls": [call(0, args='{"path"')]}),
-    chunk({"tool_calls": [call(0, args=': "a.py"}')]}),
-    chunk({}, "tool_calls"),
-]
 
 
 def message_start(**usage: int) -> dict[str, Any]:
@@ -72,6 +66,15 @@ def block(index: int, content_block: dict[str, Any], *deltas: dict[str, Any]) ->
         *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
         {"type": "content_block_stop", "index": index},
     ]
+
+
+def tool_use(id: str = "t1", name: str = "read", input: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An Anthropic tool_use block as it starts (its input empty, or whole for servers that give it)."""
+    return {"type": "tool_use", "id": id, "name": name, "input": input or {}}
+
+
+def json_delta(text: str) -> dict[str, Any]:
+    return {"type": "input_json_delta", "partial_json": text}
 
 
 def message_end(stop: str = "end_turn") -> list[dict[str, Any]]:

@@ -14,7 +14,6 @@ from harnez.settings import RetrySettings
 from harnez.wires import WIRES, Endpoint, collect
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
-    CHAT_CALL,
     CHAT_HELLO,
     TEXT_BLOCK,
     USAGE,
@@ -22,9 +21,11 @@ from tests.wires.sse_bodies import (
     call,
     chunk,
     events,
+    json_delta,
     message_end,
     message_start,
     raw,
+    tool_use,
 )
 
 
@@ -42,6 +43,20 @@ class Case:
     warnings: set[str] = field(default_factory=set)
     usage: tuple[int | None, int | None] | None = None
     requests: int = 1
+
+
+READ_A = ("c1", "read", {"path": "a.py"})
+
+
+def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
+    """A chat answer made of tool calls only: a chunk per list of call fragments, then its end."""
+    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, "tool_calls"), "[DONE]")
+    return Case("openai-chat", raw(body), text="", calls=calls or [READ_A], stop="tool_use")
+
+
+def named(wire: str, *items: dict[str, Any], **expected: Any) -> Case:
+    """A stream of typed items, each under its `event:` name (Anthropic, Responses)."""
+    return Case(wire, raw(events(*items, named=True)), **expected)
 
 
 CASES: dict[str, Case] = {
@@ -168,42 +183,18 @@ CASES: dict[str, Case] = {
             )
         ),
     ),
-    "chat-tool-id-name-first-args-later": Case(
-        "openai-chat",
-        raw(events(*CHAT_CALL, "[DONE]")),
-        text="",
-        calls=[("c1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "chat-tool-id-name-first-args-later": chat_calls(
+        [call(0, "c1", "read", "")], [call(0, args='{"path"')], [call(0, args=': "a.py"}')]
     ),
-    "chat-tool-calls-interleaved": Case(
-        "openai-chat",
-        raw(
-            events(
-                chunk({"tool_calls": [call(0, "c1", "read", ""), call(1, "c2", "read", "")]}),
-                chunk({"tool_calls": [call(1, args='{"path": "b.py"}')]}),
-                chunk({"tool_calls": [call(0, args='{"path": ')]}),
-                chunk({"tool_calls": [call(0, args='"a.py"}')]}),
-                chunk({}, "tool_calls"),
-                "[DONE]",
-            )
-        ),
-        text="",
-        calls=[("c1", "read", {"path": "a.py"}), ("c2", "read", {"path": "b.py"})],
-        stop="tool_use",
+    "chat-tool-calls-interleaved": chat_calls(
+        [call(0, "c1", "read", ""), call(1, "c2", "read", "")],
+        [call(1, args='{"path": "b.py"}')],
+        [call(0, args='{"path": ')],
+        [call(0, args='"a.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
     ),
-    "chat-tool-no-index-single": Case(
-        "openai-chat",
-        raw(
-            events(
-                chunk({"tool_calls": [call(None, "c1", "read", '{"path":')]}),
-                chunk({"tool_calls": [call(None, args=' "a.py"}')]}),
-                chunk({}, "tool_calls"),
-                "[DONE]",
-            )
-        ),
-        text="",
-        calls=[("c1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "chat-tool-no-index-single": chat_calls(
+        [call(None, "c1", "read", '{"path":')], [call(None, args=' "a.py"}')]
     ),
     "chat-tool-args-whole-and-finish-stop": Case(
         "openai-chat",
@@ -215,21 +206,10 @@ CASES: dict[str, Case] = {
                 "[DONE]",
             )
         ),
-        calls=[("c1", "read", {"path": "a.py"})],
+        calls=[READ_A],
     ),
-    "chat-tool-name-repeated-each-fragment": Case(
-        "openai-chat",
-        raw(
-            events(
-                chunk({"tool_calls": [call(0, "c1", "read", '{"path":')]}),
-                chunk({"tool_calls": [call(0, "c1", "read", ' "a.py"}')]}),
-                chunk({}, "tool_calls"),
-                "[DONE]",
-            )
-        ),
-        text="",
-        calls=[("c1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "chat-tool-name-repeated-each-fragment": chat_calls(
+        [call(0, "c1", "read", '{"path":')], [call(0, "c1", "read", ' "a.py"}')]
     ),
     "chat-reasoning-content": Case(
         "openai-chat",
@@ -306,100 +286,70 @@ CASES: dict[str, Case] = {
         "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "eos"), "[DONE]")), stop="other"
     ),
     # --- Anthropic -----------------------------------------------------------------------------
-    "anthropic-ping-and-start-usage": Case(
+    "anthropic-ping-and-start-usage": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(cache_read_input_tokens=3),
-                {"type": "ping"},
-                *TEXT_BLOCK,
-                {"type": "ping"},
-                *message_end(),
-                named=True,
-            )
-        ),
+        message_start(cache_read_input_tokens=3),
+        {"type": "ping"},
+        *TEXT_BLOCK,
+        {"type": "ping"},
+        *message_end(),
         usage=(9, 5),
     ),
     "anthropic-unnamed-events": Case(
         "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end()))
     ),
-    "anthropic-text-in-block-start": Case(
+    "anthropic-text-in-block-start": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(0, {"type": "text", "text": "Hel"}, {"type": "text_delta", "text": "lo."}),
-                *message_end(),
-                named=True,
-            )
-        ),
+        message_start(),
+        *block(0, {"type": "text", "text": "Hel"}, {"type": "text_delta", "text": "lo."}),
+        *message_end(),
     ),
-    "anthropic-thinking-signature-redacted": Case(
+    "anthropic-thinking-signature-redacted": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(
-                    0,
-                    {"type": "thinking", "thinking": ""},
-                    {"type": "thinking_delta", "thinking": "Hm."},
-                    {"type": "signature_delta", "signature": "c2ln"},
-                ),
-                *block(1, {"type": "redacted_thinking", "data": "ZW5j"}),
-                *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
-                *message_end(),
-                named=True,
-            )
+        message_start(),
+        *block(
+            0,
+            {"type": "thinking", "thinking": ""},
+            {"type": "thinking_delta", "thinking": "Hm."},
+            {"type": "signature_delta", "signature": "c2ln"},
         ),
+        *block(1, {"type": "redacted_thinking", "data": "ZW5j"}),
+        *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
         reasoning="Hm.",
     ),
-    "anthropic-tool-empty-partial-json": Case(
+    "anthropic-tool-empty-partial-json": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(
-                    0,
-                    {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
-                    {"type": "input_json_delta", "partial_json": ""},
-                    {"type": "input_json_delta", "partial_json": '{"path": "a.py"}'},
-                ),
-                *message_end("tool_use"),
-                named=True,
-            )
+        message_start(),
+        *block(
+            0,
+            tool_use(),
+            json_delta(""),
+            json_delta('{"path": "a.py"}'),
         ),
+        *message_end("tool_use"),
         text="",
         calls=[("t1", "read", {"path": "a.py"})],
         stop="tool_use",
     ),
-    "anthropic-tool-no-arguments": Case(
+    "anthropic-tool-no-arguments": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(
-                    0,
-                    {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
-                    {"type": "input_json_delta", "partial_json": ""},
-                ),
-                *message_end("tool_use"),
-                named=True,
-            )
+        message_start(),
+        *block(
+            0,
+            tool_use(),
+            json_delta(""),
         ),
+        *message_end("tool_use"),
         text="",
         calls=[("t1", "read", {})],
         stop="tool_use",
     ),
-    "anthropic-tool-input-whole-at-start": Case(
+    "anthropic-tool-input-whole-at-start": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(0, {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}}),
-                *message_end("tool_use"),
-                named=True,
-            )
-        ),
+        message_start(),
+        *block(0, tool_use(input={"path": "a.py"})),
+        *message_end("tool_use"),
         text="",
         calls=[("t1", "read", {"path": "a.py"})],
         stop="tool_use",
@@ -419,83 +369,58 @@ CASES: dict[str, Case] = {
         raw(events(message_start(), *TEXT_BLOCK, *message_end("refusal"), named=True)),
         stop="content_filter",
     ),
-    "anthropic-overloaded-mid-stream": Case(
+    "anthropic-overloaded-mid-stream": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                TEXT_BLOCK[0],
-                TEXT_BLOCK[1],
-                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                named=True,
-            )
-        ),
+        message_start(),
+        TEXT_BLOCK[0],
+        TEXT_BLOCK[1],
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         text="Hel",
         stop=None,
         failure="Overloaded",
         requests=3,
     ),
-    "anthropic-invalid-request-mid-stream": Case(
+    "anthropic-invalid-request-mid-stream": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                {
-                    "type": "error",
-                    "error": {"type": "invalid_request_error", "message": "prompt is too long"},
-                },
-                named=True,
-            )
-        ),
+        message_start(),
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "prompt is too long"},
+        },
         text="",
         stop=None,
         failure="prompt is too long",
     ),
-    "anthropic-unknown-event": Case(
+    "anthropic-unknown-event": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                {"type": "message_annotation", "note": "x"},
-                *TEXT_BLOCK,
-                *message_end(),
-                named=True,
-            )
-        ),
+        message_start(),
+        {"type": "message_annotation", "note": "x"},
+        *TEXT_BLOCK,
+        *message_end(),
         warnings={"unknown-stream-event"},
     ),
-    "anthropic-unknown-delta": Case(
+    "anthropic-unknown-delta": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(
-                    0,
-                    {"type": "text", "text": ""},
-                    {"type": "text_delta", "text": "Hello."},
-                    {"type": "citations_delta", "citation": {"cited_text": "x"}},
-                ),
-                *message_end(),
-                named=True,
-            )
+        message_start(),
+        *block(
+            0,
+            {"type": "text", "text": ""},
+            {"type": "text_delta", "text": "Hello."},
+            {"type": "citations_delta", "citation": {"cited_text": "x"}},
         ),
+        *message_end(),
         warnings={"unknown-stream-event"},
     ),
-    "anthropic-unknown-block": Case(
+    "anthropic-unknown-block": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *block(
-                    0,
-                    {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
-                    {"type": "input_json_delta", "partial_json": '{"query": "x"}'},
-                ),
-                *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
-                *message_end(),
-                named=True,
-            )
+        message_start(),
+        *block(
+            0,
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            json_delta('{"query": "x"}'),
         ),
+        *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
         warnings={"unknown-stream-event"},
     ),
     "anthropic-json-answer-to-a-stream-request": Case(
@@ -511,7 +436,7 @@ CASES: dict[str, Case] = {
                 "stop_reason": "tool_use",
                 "content": [
                     {"type": "text", "text": "Hello."},
-                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
+                    tool_use(input={"path": "a.py"}),
                 ],
                 "usage": {"input_tokens": 9, "output_tokens": 5},
             },
@@ -521,187 +446,147 @@ CASES: dict[str, Case] = {
         usage=(9, 5),
     ),
     # --- Responses -----------------------------------------------------------------------------
-    "responses-text-done-only": Case(
+    "responses-text-done-only": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.created",
-                    "response": {"model": "gpt-x", "status": "in_progress", "output": []},
-                },
-                {
-                    "type": "response.output_text.done",
-                    "item_id": "msg_1",
-                    "output_index": 0,
-                    "content_index": 0,
-                    "text": "Hello.",
-                },
-                {
-                    "type": "response.completed",
-                    "response": {"model": "gpt-x", "status": "completed", "output": []},
-                },
-                named=True,
-            )
-        ),
+        {
+            "type": "response.created",
+            "response": {"model": "gpt-x", "status": "in_progress", "output": []},
+        },
+        {
+            "type": "response.output_text.done",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "text": "Hello.",
+        },
+        {
+            "type": "response.completed",
+            "response": {"model": "gpt-x", "status": "completed", "output": []},
+        },
     ),
-    "responses-arguments-done-without-deltas": Case(
+    "responses-arguments-done-without-deltas": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.output_item.added",
-                    "item": {
+        {
+            "type": "response.output_item.added",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": "",
+            },
+        },
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_1",
+            "arguments": '{"path": "a.py"}',
+        },
+        {
+            "type": "response.output_item.done",
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
+        },
+        {"type": "response.completed", "response": {"model": "gpt-x", "status": "completed"}},
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-completed-with-output": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {
+                "model": "gpt-x",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "m1",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "Hello."}],
+                    },
+                    {
                         "type": "function_call",
                         "id": "fc_1",
                         "call_id": "call_1",
                         "name": "read",
-                        "arguments": "",
+                        "arguments": '{"path": "a.py"}',
                     },
-                },
-                {
-                    "type": "response.function_call_arguments.done",
-                    "item_id": "fc_1",
-                    "arguments": '{"path": "a.py"}',
-                },
-                {
-                    "type": "response.output_item.done",
-                    "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
-                },
-                {"type": "response.completed", "response": {"model": "gpt-x", "status": "completed"}},
-                named=True,
-            )
-        ),
-        text="",
-        calls=[("call_1", "read", {"path": "a.py"})],
-        stop="tool_use",
-    ),
-    "responses-completed-with-output": Case(
-        "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.completed",
-                    "response": {
-                        "model": "gpt-x",
-                        "status": "completed",
-                        "output": [
-                            {
-                                "type": "message",
-                                "id": "m1",
-                                "role": "assistant",
-                                "content": [{"type": "output_text", "text": "Hello."}],
-                            },
-                            {
-                                "type": "function_call",
-                                "id": "fc_1",
-                                "call_id": "call_1",
-                                "name": "read",
-                                "arguments": '{"path": "a.py"}',
-                            },
-                        ],
-                        "usage": {"input_tokens": 11, "output_tokens": 7},
-                    },
-                },
-                named=True,
-            )
-        ),
+                ],
+                "usage": {"input_tokens": 11, "output_tokens": 7},
+            },
+        },
         calls=[("call_1", "read", {"path": "a.py"})],
         stop="tool_use",
         usage=(11, 7),
     ),
-    "responses-failed": Case(
+    "responses-failed": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.failed",
-                    "response": {
-                        "status": "failed",
-                        "error": {"code": "invalid_prompt", "message": "bad prompt"},
-                    },
-                },
-                named=True,
-            )
-        ),
+        {
+            "type": "response.failed",
+            "response": {
+                "status": "failed",
+                "error": {"code": "invalid_prompt", "message": "bad prompt"},
+            },
+        },
         text="",
         stop=None,
         failure="bad prompt",
     ),
-    "responses-error-event": Case(
+    "responses-error-event": named(
         "openai-responses",
-        raw(
-            events(
-                {"type": "error", "code": "invalid_request_error", "message": "no such model", "param": None},
-                named=True,
-            )
-        ),
+        {"type": "error", "code": "invalid_request_error", "message": "no such model", "param": None},
         text="",
         stop=None,
         failure="no such model",
     ),
-    "responses-incomplete": Case(
+    "responses-incomplete": named(
         "openai-responses",
-        raw(
-            events(
-                {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
-                {
-                    "type": "response.incomplete",
-                    "response": {
-                        "status": "incomplete",
-                        "incomplete_details": {"reason": "max_output_tokens"},
-                    },
-                },
-                named=True,
-            )
-        ),
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        {
+            "type": "response.incomplete",
+            "response": {
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+            },
+        },
         stop="max_tokens",
     ),
-    "responses-refusal": Case(
+    "responses-refusal": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.output_item.added",
-                    "item": {"type": "message", "id": "m1", "content": []},
-                },
-                {"type": "response.refusal.delta", "item_id": "m1", "delta": "I can't "},
-                {"type": "response.refusal.delta", "item_id": "m1", "delta": "help with that."},
-                {"type": "response.refusal.done", "item_id": "m1", "refusal": "I can't help with that."},
-                {
-                    "type": "response.output_item.done",
-                    "item": {
-                        "type": "message",
-                        "id": "m1",
-                        "content": [{"type": "refusal", "refusal": "I can't help with that."}],
-                    },
-                },
-                {"type": "response.completed", "response": {"status": "completed"}},
-                named=True,
-            )
-        ),
+        {
+            "type": "response.output_item.added",
+            "item": {"type": "message", "id": "m1", "content": []},
+        },
+        {"type": "response.refusal.delta", "item_id": "m1", "delta": "I can't "},
+        {"type": "response.refusal.delta", "item_id": "m1", "delta": "help with that."},
+        {"type": "response.refusal.done", "item_id": "m1", "refusal": "I can't help with that."},
+        {
+            "type": "response.output_item.done",
+            "item": {
+                "type": "message",
+                "id": "m1",
+                "content": [{"type": "refusal", "refusal": "I can't help with that."}],
+            },
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
         text="I can't help with that.",
         stop="content_filter",
     ),
-    "responses-refusal-only-in-the-completed-response": Case(
+    "responses-refusal-only-in-the-completed-response": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.completed",
-                    "response": {
-                        "status": "completed",
-                        "output": [
-                            {
-                                "type": "message",
-                                "id": "m1",
-                                "content": [{"type": "refusal", "refusal": "No."}],
-                            }
-                        ],
-                    },
-                },
-                named=True,
-            )
-        ),
+        {
+            "type": "response.completed",
+            "response": {
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "m1",
+                        "content": [{"type": "refusal", "refusal": "No."}],
+                    }
+                ],
+            },
+        },
         text="No.",
         stop="content_filter",
     ),
@@ -779,75 +664,40 @@ CASES: dict[str, Case] = {
         stop=None,
         failure="You exceeded your quota",
     ),
-    "anthropic-blocks-never-stopped-end-with-the-message": Case(
+    "anthropic-blocks-never-stopped-end-with-the-message": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": "Hello."},
-                },
-                {
-                    "type": "content_block_start",
-                    "index": 1,
-                    "content_block": {"type": "tool_use", "id": "t1", "name": "read", "input": {}},
-                },
-                {
-                    "type": "content_block_delta",
-                    "index": 1,
-                    "delta": {"type": "input_json_delta", "partial_json": '{"path": "a.py"}'},
-                },
-                *message_end("tool_use"),
-                named=True,
-            )
-        ),
+        message_start(),
+        *TEXT_BLOCK[:-1],  # no content_block_stop for either block
+        *block(1, tool_use(), json_delta('{"path": "a.py"}'))[:-1],
+        *message_end("tool_use"),
         calls=[("t1", "read", {"path": "a.py"})],
         stop="tool_use",
     ),
-    "responses-call-never-done-ends-with-the-response": Case(
+    "responses-call-never-done-ends-with-the-response": named(
         "openai-responses",
-        raw(
-            events(
-                {
-                    "type": "response.output_item.added",
-                    "item": {
-                        "type": "function_call",
-                        "id": "fc_1",
-                        "call_id": "call_1",
-                        "name": "read",
-                        "arguments": "",
-                    },
-                },
-                {
-                    "type": "response.function_call_arguments.delta",
-                    "item_id": "fc_1",
-                    "delta": '{"path": "a.py"}',
-                },
-                {"type": "response.completed", "response": {"status": "completed"}},
-                named=True,
-            )
-        ),
+        {
+            "type": "response.output_item.added",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": "",
+            },
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "delta": '{"path": "a.py"}',
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
         text="",
         calls=[("call_1", "read", {"path": "a.py"})],
         stop="tool_use",
     ),
     # --- more of the same kinds ------------------------------------------------------------------
-    "chat-tool-name-in-a-later-fragment": Case(
-        "openai-chat",
-        raw(
-            events(
-                chunk({"tool_calls": [call(0, "c1", args="")]}),
-                chunk({"tool_calls": [call(0, name="read", args='{"path": "a.py"}')]}),
-                chunk({}, "tool_calls"),
-                "[DONE]",
-            )
-        ),
-        text="",
-        calls=[("c1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "chat-tool-name-in-a-later-fragment": chat_calls(
+        [call(0, "c1", args="")], [call(0, name="read", args='{"path": "a.py"}')]
     ),
     "chat-sse-labelled-json": Case(
         "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "application/json"})
@@ -887,21 +737,16 @@ CASES: dict[str, Case] = {
         stop=None,
         failure="quota exhausted",
     ),
-    "anthropic-message-delta-with-cumulative-usage": Case(
+    "anthropic-message-delta-with-cumulative-usage": named(
         "anthropic-messages",
-        raw(
-            events(
-                message_start(),
-                *TEXT_BLOCK,
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn"},
-                    "usage": {"input_tokens": 12, "output_tokens": 6, "cache_read_input_tokens": None},
-                },
-                {"type": "message_stop"},
-                named=True,
-            )
-        ),
+        message_start(),
+        *TEXT_BLOCK,
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"input_tokens": 12, "output_tokens": 6, "cache_read_input_tokens": None},
+        },
+        {"type": "message_stop"},
         usage=(12, 6),
     ),
 }
