@@ -27,7 +27,12 @@ _TURN_KEYS = {
     "hold",
     "hold_after_chunks",
     "whole",
+    "raw",
+    "raw_bytes",
+    "framing",
+    "gzip",
 }
+FRAMINGS = ("chunked", "length", "close")
 
 
 class ScriptError(HarnezError):
@@ -67,6 +72,17 @@ class Turn:
     whole: bool = False
     """Answer with one JSON object even when the request asks for a stream (as some proxies and
     mock servers do, ignoring `"stream": true`)."""
+    raw: str | None = None
+    """A 200 body sent exactly as given instead of a rendered reply (`text/event-stream` unless
+    `headers` say otherwise): a third party's framing, fields and line ends, byte for byte."""
+    raw_bytes: int | None = None
+    """Send the raw body this many bytes per write (a line, or a UTF-8 character, split across
+    reads); each write counts as a chunk for `cut_after_chunks`, `hold_after_chunks`, `delay_per_chunk`."""
+    framing: str = "chunked"
+    """How the raw body is delimited: `chunked`, `length` (content-length) or `close` (neither: the
+    body ends when the server closes the connection)."""
+    gzip: bool = False
+    """Send the raw body gzip-compressed (`content-encoding: gzip`)."""
 
 
 def split_words(text: str) -> tuple[str, ...]:
@@ -109,6 +125,8 @@ def parse_turn(raw: dict[str, Any]) -> Turn:
     stop = raw.get("stop", default_stop)
     if stop not in STOPS:
         raise ScriptError(f"stop {stop!r} is not one of {', '.join(STOPS)}")
+    if raw.get("framing", "chunked") not in FRAMINGS:
+        raise ScriptError(f"framing {raw['framing']!r} is not one of {', '.join(FRAMINGS)}")
     fields = {k: v for k, v in raw.items() if k not in ("reply", "stop")}
     return Turn(parts=parts, stop=stop, **fields)
 

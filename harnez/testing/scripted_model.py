@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import sys
 import threading
@@ -167,6 +168,8 @@ class ScriptedModel:
             body = turn.body if turn.body is not None else error_body(kind, turn.status)
             await _send_json(writer, turn.status, body, turn.headers)
             return True
+        if turn.raw is not None:
+            return await self._send_raw(writer, turn)
         body = request.body if isinstance(request.body, dict) else {}
         model = turn.model or str(body.get("model", "scripted"))
         frames_of, body_of = RENDERERS[kind]
@@ -183,16 +186,8 @@ class ScriptedModel:
         }
         writer.write(_head(200, {**head, **turn.headers}))
         for sent, frame in enumerate(frames):
-            if turn.cut_after_chunks is not None and sent >= turn.cut_after_chunks:
-                await writer.drain()
-                writer.transport.abort()
+            if not await self._pace(writer, turn, sent):
                 return False
-            if turn.hold and sent == turn.hold_after_chunks and sent > 0:
-                await writer.drain()
-                await self._gate(turn.hold).wait()
-            if turn.delay_per_chunk:
-                await writer.drain()
-                await asyncio.sleep(turn.delay_per_chunk)
             writer.write(_chunk(frame.encode()))
             if sent == 0:
                 self._inject(writer, turn, kind)
@@ -200,6 +195,47 @@ class ScriptedModel:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
+
+    async def _pace(self, writer: asyncio.StreamWriter, turn: Turn, sent: int) -> bool:
+        """Before chunk number `sent`: the turn's faults (False: the connection was dropped)."""
+        if turn.cut_after_chunks is not None and sent >= turn.cut_after_chunks:
+            await writer.drain()
+            writer.transport.abort()
+            return False
+        if turn.hold and sent == turn.hold_after_chunks and sent > 0:
+            await writer.drain()
+            await self._gate(turn.hold).wait()
+        if turn.delay_per_chunk:
+            await writer.drain()
+            await asyncio.sleep(turn.delay_per_chunk)
+        return True
+
+    async def _send_raw(self, writer: asyncio.StreamWriter, turn: Turn) -> bool:
+        """A turn's `raw` body, as given, in the framing and pieces it names."""
+        assert turn.raw is not None
+        data = turn.raw.encode()
+        head = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+        if turn.gzip:
+            data = gzip.compress(data)
+            head["content-encoding"] = "gzip"
+        if turn.framing == "chunked":
+            head["transfer-encoding"] = "chunked"
+        elif turn.framing == "length":
+            head["content-length"] = str(len(data))
+        else:
+            head["connection"] = "close"
+        writer.write(_head(200, {**head, **turn.headers}))
+        size = turn.raw_bytes or len(data) or 1
+        for sent, start in enumerate(range(0, len(data), size)):
+            if not await self._pace(writer, turn, sent):
+                return False
+            piece = data[start : start + size]
+            writer.write(_chunk(piece) if turn.framing == "chunked" else piece)
+            await writer.drain()
+        if turn.framing == "chunked":
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        return turn.framing != "close"
 
     def _inject(self, writer: asyncio.StreamWriter, turn: Turn, kind: str) -> None:
         """Faults placed right after the first frame: a malformed line, an unknown item."""

@@ -175,10 +175,12 @@ class AnthropicTranslator(Translator):
 
     def _block_start(self, payload: dict[str, Any]) -> list[WireEvent]:
         block = dict(payload.get("content_block") or {})
-        self.blocks[payload.get("index", len(self.blocks))] = block
         if block.get("type") == "tool_use":
+            start = ToolCallStart(block["id"], block["name"])  # a call without them is skipped whole
             block["partial_json"] = ""
-            return [ToolCallStart(block["id"], block["name"])]
+            self.blocks[payload.get("index", len(self.blocks))] = block
+            return [start]
+        self.blocks[payload.get("index", len(self.blocks))] = block
         # Anthropic starts text and thinking empty; a server that starts them with text gives it here.
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
             return [TextDelta(block["text"])]
@@ -200,6 +202,8 @@ class AnthropicTranslator(Translator):
             return []
         if kind == "input_json_delta":
             block["partial_json"] = block.get("partial_json", "") + delta["partial_json"]
+            if block.get("type") != "tool_use":  # a block of a kind not known here: kept for its warning
+                return []
             return [ToolCallDelta(block.get("id", ""), delta["partial_json"])]
         return [
             WireWarning(
@@ -218,6 +222,14 @@ class AnthropicTranslator(Translator):
             return [ToolCallEnd(block["id"], block["name"], arguments, raw, error)]
         if kind in ("thinking", "redacted_thinking"):
             return [OpaqueItem(Opaque(WIRE, block))]
+        if block and kind != "text":  # e.g. server_tool_use, web_search_tool_result: not understood, but kept
+            return [
+                WireWarning(
+                    "unknown-stream-event",
+                    f"an unknown content block {kind!r} was kept, not understood",
+                    block,
+                )
+            ]
         return []
 
     def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
@@ -228,7 +240,10 @@ class AnthropicTranslator(Translator):
     def _message_stop(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.finished = True
         reason = ANTHROPIC_STOPS.get(self.stop_raw or "", "other")
-        return [UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
+        out: list[WireEvent] = []
+        for index in list(self.blocks):  # blocks a server never stopped end with the message
+            out.extend(self.read("content_block_stop", {"type": "content_block_stop", "index": index}))
+        return [*out, UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
     def finish(self) -> list[WireEvent]:
         """A body that ends after a `message_delta` with its stop reason but without `message_stop`
@@ -239,7 +254,9 @@ class AnthropicTranslator(Translator):
 
     def _error(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.finished = True
-        error = payload.get("error") or {}
+        error = payload.get("error") or payload  # some servers leave out the `error` wrapper
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
         kind = error.get("type", "error")
         message = f"the provider reported {kind} {self.where}: {error.get('message', '')}"
         return [

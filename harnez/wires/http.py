@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import email.utils
 import functools
+import html
 import json
 import re
 import ssl
@@ -14,7 +15,7 @@ import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -164,6 +165,10 @@ class HttpWire:
             SECRETS.add_value(endpoint.api_key)  # whatever the provider sends back is masked with it
         self._owns_client = client is None
         self._client = client or new_client(timeouts, endpoint.base_url)
+        self._url = request_url(endpoint.base_url, self.path)
+        """Where requests go; moved once to `other_url` when the first one there answers 404 and the
+        other place does not (a base URL given with, or without, its `/v1`)."""
+        self._url_settled = False
 
     def __repr__(self) -> str:
         return (
@@ -205,7 +210,7 @@ class HttpWire:
                 f"{len(dropped)} provider item(s) from {wires} cannot be replayed on {self.name} and were left out",
                 [o.to_json() for o in dropped],
             )
-        url = request_url(self.endpoint.base_url, self.path)
+        url = self._url
         try:
             async with contextlib.aclosing(self._exchange(request, url)) as events:
                 async for event in events:
@@ -220,12 +225,12 @@ class HttpWire:
         deadline = asyncio.get_running_loop().time() + self.request_timeout
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout_at(deadline):
-                response = await stack.enter_async_context(
-                    self._client.stream("POST", url, json=body, headers=headers)
-                )
-                if response.status_code >= 400:
-                    await response.aread()
-            if response.status_code >= 400:
+                response = await self._post(stack, url, body, headers)
+                if response.status_code == 404 and not self._url_settled:
+                    response = await self._post_elsewhere(stack, response, body, headers)
+            if response.status_code < 300:
+                self._url_settled = True
+            else:
                 yield self._status_failure(response, request.model)
                 return
             translator = self.translator(request)
@@ -242,6 +247,42 @@ class HttpWire:
             )
             async for event in events:
                 yield event
+
+    async def _post(
+        self, stack: contextlib.AsyncExitStack, url: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> httpx.Response:
+        """The streamed response to one POST (its body already read when it is no answer), after the
+        redirects that keep the method and body (307, 308) to the same host (the key goes nowhere else)."""
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await stack.enter_async_context(
+                self._client.stream("POST", url, json=body, headers=headers)
+            )
+            if response.status_code >= 300:
+                await response.aread()
+            target = same_host_redirect(response, url)
+            if target is None:
+                break
+            url = target
+        return response
+
+    async def _post_elsewhere(
+        self,
+        stack: contextlib.AsyncExitStack,
+        missed: httpx.Response,
+        body: dict[str, Any],
+        headers: dict[str, str],
+    ) -> httpx.Response:
+        """After a first 404: the same request at `other_url`; from then on requests go there if it
+        answered anything else. Otherwise the first 404 stands (its message may name the model)."""
+        self._url_settled = True
+        other = other_url(self.endpoint.base_url, self.path)
+        if other is None:
+            return missed
+        response = await self._post(stack, other, body, headers)
+        if response.status_code in (404, 405):  # no better there
+            return missed
+        self._url = other
+        return response
 
     def _whole(self, text: str, translator: Translator) -> list[WireEvent]:
         """A 200 answered with one JSON object instead of a stream: its events, as if streamed; a
@@ -291,7 +332,7 @@ class HttpWire:
                     "malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line
                 )
                 continue
-            if item.data == "[DONE]":
+            if item.data.strip() == "[DONE]":
                 events = translator.done()
             else:
                 try:
@@ -311,6 +352,13 @@ class HttpWire:
         status = response.status_code
         said = self._redact(provider_message(response.text))
         ep = self.endpoint
+        if 300 <= status < 400:
+            to = public_url(same_host_redirect(response, "", any_host=True) or "nowhere")
+            message = (
+                f"{ep.provider} answered {status}, a redirect to {to} that is not followed (another "
+                f"host, a changed method, or too many): set the provider's base_url to where it points"
+            )
+            return Failure(self._redact(message), status)
         if status == 401:
             where = (
                 f"check the environment variable {ep.key_env}"
@@ -342,9 +390,43 @@ def is_openai(base_url: str) -> bool:
 
 def request_url(base_url: str, path: str) -> str:
     """The URL to POST to: the wire's `path` after the base URL's own path, before any query the base
-    URL holds (`…/openai/v1?api-version=…` asks `…/openai/v1/chat/completions?api-version=…`)."""
+    URL holds (`…/openai/v1?api-version=…` asks `…/openai/v1/chat/completions?api-version=…`). A base
+    URL ending in `/v1` for a path that starts with one (Anthropic's `/v1/messages`) is not given a
+    second: `http://host/v1` asks `http://host/v1/messages`."""
     parts = urlsplit(base_url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))
+    base = parts.path.rstrip("/")
+    if path.startswith("/v1/") and base.endswith("/v1"):
+        base = base.removesuffix("/v1")
+    return urlunsplit((parts.scheme, parts.netloc, base + path, parts.query, ""))
+
+
+MAX_REDIRECTS = 3
+
+
+def same_host_redirect(response: httpx.Response, url: str, *, any_host: bool = False) -> str | None:
+    """Where a 307 or 308 sends the request again (same method and body), when that is on the host
+    of `url` (over the same scheme or https), or anywhere with `any_host` (for a message); else None."""
+    location = response.headers.get("location")
+    if not location or (response.status_code not in (307, 308) and not any_host):
+        return None
+    target = urljoin(url or str(response.url), location)
+    if any_host:
+        return target
+    was, now = urlsplit(url), urlsplit(target)
+    same_host = was.hostname == now.hostname and now.scheme in (was.scheme, "https")
+    return target if same_host else None
+
+
+def other_url(base_url: str, path: str) -> str | None:
+    """Where else an OpenAI-style server may serve `path` when `request_url` answered 404: with `/v1`
+    before it when the base URL has none (`http://host:8080`), without it when the base URL ends in
+    one (a mock serving the API's paths at its root); None for a path that names its own `/v1`."""
+    if path.startswith("/v1/"):
+        return None
+    parts = urlsplit(base_url)
+    base = parts.path.rstrip("/")
+    other = base.removesuffix("/v1") if base.endswith("/v1") else base + "/v1"
+    return urlunsplit((parts.scheme, parts.netloc, other + path, parts.query, ""))
 
 
 def _json_answer(response: httpx.Response) -> bool:
@@ -426,18 +508,38 @@ def provider_json(text: str) -> Any:
 
 
 def provider_message(text: str) -> str:
-    """The human part of an error body: `error.message` when it is JSON, else the text itself."""
+    """The human part of an error body: `error.message` when it is JSON, the title (or the words) of
+    an HTML page (a proxy's or gateway's error page), else the text itself."""
     try:
         body = provider_json(text)
     except json.JSONDecodeError:
-        return text.strip()[:500] or "(empty body)"
+        return html_words(text) or text.strip()[:500] or "(empty body)"
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return error["message"]
         if isinstance(error, str):
             return error
+        if isinstance(body.get("detail"), str):  # FastAPI-based servers
+            return body["detail"]
     return text.strip()[:500]
+
+
+_HTML_START = re.compile(r"\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+_HTML_HIDDEN = re.compile(r"<(script|style|head)\b.*?</\1\s*>", re.I | re.S)
+_HTML_TAG = re.compile(r"<[^>]*>")
+
+
+def html_words(text: str) -> str:
+    """What an HTML error page says (its title, else its visible words, at most 300 characters and
+    entities decoded, marked as a page); empty when the text is no HTML page."""
+    if not _HTML_START.match(text):
+        return ""
+    title = _HTML_TITLE.search(text)
+    words = title.group(1) if title else _HTML_TAG.sub(" ", _HTML_HIDDEN.sub(" ", text))
+    words = " ".join(html.unescape(words).split())[:300]
+    return f"{words} (an HTML page)" if words else "(an HTML page)"
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:

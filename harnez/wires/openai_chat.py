@@ -41,6 +41,22 @@ CHAT_STOPS: dict[str, StopReason] = {
 }
 
 
+PASSING_ERRORS = frozenset(
+    (
+        "server_error",
+        "internal_server_error",
+        "service_unavailable",
+        "timeout",
+        "rate_limit_exceeded",
+        "rate_limit_error",
+        "overloaded_error",
+        "api_error",
+    )
+)
+"""Error codes or types, as OpenAI and the servers copying it send them in a stream, of trouble that
+passes: the call is tried again."""
+
+
 def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
     """The portable conversation as chat messages; reasoning is not sent back on this wire."""
     conv = request.conversation
@@ -126,10 +142,14 @@ class ChatTranslator(Translator):
         self.calls: dict[int, list[str]] = {}
         """index -> [id, name, arguments so far]"""
         self.stop: tuple[StopReason, str | None] | None = None
+        self.refused = False
+        """The model gave a `refusal` instead of (or with) its content."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
             return [self._error(payload["error"])]
+        if event == "error":  # a named error event whose data is the error itself (some gateways)
+            return [self._error(payload)]
         if "choices" not in payload:
             return [
                 WireWarning(
@@ -138,7 +158,7 @@ class ChatTranslator(Translator):
             ]
         self.model = payload.get("model") or self.model
         out: list[WireEvent] = []
-        for choice in payload["choices"][:1]:
+        for choice in (payload["choices"] or ())[:1]:  # `null` or `[]` in a usage-only last chunk
             # `message` in a chunk: servers that put the whole message where the delta belongs
             out.extend(self._delta(choice.get("delta") or choice.get("message") or {}))
             if choice.get("finish_reason"):
@@ -156,6 +176,11 @@ class ChatTranslator(Translator):
         content = _text_of(delta.get("content"))
         if content:
             out.append(TextDelta(content))
+        # A refusal is what the model said instead of an answer: shown as its text.
+        refusal = _text_of(delta.get("refusal"))
+        if refusal:
+            self.refused = True
+            out.append(TextDelta(refusal))
         for call in delta.get("tool_calls") or ():
             out.extend(self._tool_call(call))
         return out
@@ -170,6 +195,8 @@ class ChatTranslator(Translator):
             self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
             out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
         state = self.calls[index]
+        if not state[1] and function.get("name"):  # a name sent after the call's first fragment
+            state[1] = function["name"]
         arguments = function.get("arguments")
         if arguments and not isinstance(arguments, str):  # an object where JSON text belongs
             arguments = json.dumps(arguments, ensure_ascii=False)
@@ -189,7 +216,11 @@ class ChatTranslator(Translator):
         return max(self.calls)
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
-        self.stop = (CHAT_STOPS.get(raw, "other"), raw if said else None)
+        reason = CHAT_STOPS.get(raw, "other")
+        self.stop = (
+            "content_filter" if self.refused and reason == "end_turn" else reason,
+            raw if said else None,
+        )
         self.finished = True
         out: list[WireEvent] = []
         for call_id, name, raw_args in self.calls.values():
@@ -199,14 +230,16 @@ class ChatTranslator(Translator):
         return out
 
     def _error(self, error: Any) -> Failure:
+        """An error the server reported in its stream (or answer): retried when its code is a status
+        that is (an int, or digits as text: LiteLLM) or its code or type names a passing trouble."""
         self.finished = True
         message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         code = error.get("code") if isinstance(error, dict) else None
-        return Failure(
-            f"the provider reported an error {self.where}: {message}",
-            code if isinstance(code, int) else None,
-            retryable=code in RETRYABLE_STATUSES,
-        )
+        kind = error.get("type") if isinstance(error, dict) else None
+        status = int(code) if isinstance(code, str) and code.isdigit() else code
+        status = status if isinstance(status, int) and not isinstance(status, bool) else None
+        passing = status in RETRYABLE_STATUSES or bool({str(code), str(kind)} & PASSING_ERRORS)
+        return Failure(f"the provider reported an error {self.where}: {message}", status, retryable=passing)
 
     def done(self) -> list[WireEvent]:
         if self.stop is None and not self.finished:  # `[DONE]` with no finish_reason (some servers, mocks)
@@ -227,7 +260,7 @@ class ChatTranslator(Translator):
         found = choice.get("message")
         message: dict[str, Any] = found if isinstance(found, dict) else {}
         delta: dict[str, Any] = {}
-        for key in ("reasoning_content", "reasoning", "content"):
+        for key in ("reasoning_content", "reasoning", "content", "refusal"):
             text = _text_of(message.get(key))
             if text:
                 delta[key] = text

@@ -38,7 +38,6 @@ QUIET_EVENTS = frozenset(
         "response.content_part.added",
         "response.content_part.done",
         "response.output_text.annotation.added",
-        "response.function_call_arguments.done",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
         "response.reasoning_summary_text.done",
@@ -137,6 +136,12 @@ class ResponsesTranslator(Translator):
         """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
         self.ended: set[str] = set()
         """Call ids whose call was ended (`ToolCallEnd`)."""
+        self.refused = False
+        """The model gave a refusal instead of (or with) its text."""
+        self.started: dict[str, dict[str, Any]] = {}
+        """Call id -> the function_call item that started it."""
+        self.arguments: dict[str, str] = {}
+        """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -160,11 +165,23 @@ class ResponsesTranslator(Translator):
         if item.get("type") != "function_call":
             return []
         self.calls[item.get("id", item["call_id"])] = item["call_id"]
+        self.started[item["call_id"]] = item
         return [ToolCallStart(item["call_id"], item.get("name", ""))]
 
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
         call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        self.arguments[call_id] = self.arguments.get(call_id, "") + payload["delta"]
         return [ToolCallDelta(call_id, payload["delta"])]
+
+    def _arguments_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A call's whole arguments: streamed as one delta when no delta carried them (servers that
+        skip the deltas)."""
+        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        whole = payload.get("arguments")
+        if not isinstance(whole, str) or self.arguments.get(call_id):
+            return []
+        self.arguments[call_id] = whole
+        return [ToolCallDelta(call_id, whole)] if whole else []
 
     def _unshown(self, item: dict[str, Any]) -> bool:
         """A message whose text, or a call whose end, no event has given yet."""
@@ -182,6 +199,15 @@ class ResponsesTranslator(Translator):
         self.texted.add(payload.get("item_id"))
         return [TextDelta(payload["delta"])]
 
+    def _refusal(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A refusal is what the model said instead of an answer: shown as its text."""
+        self.refused = True
+        return self._text(payload)
+
+    def _refusal_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.refused = True
+        return self._text_done({**payload, "text": payload.get("refusal")})
+
     def _text_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         """A text part's whole text: shown only when no delta carried it (servers that skip deltas)."""
         key, text = payload.get("item_id"), payload.get("text")
@@ -195,7 +221,7 @@ class ResponsesTranslator(Translator):
         if item.get("type") == "function_call":
             self.saw_call = True
             self.ended.add(item["call_id"])
-            raw = item.get("arguments", "")
+            raw = item.get("arguments") or self.arguments.get(item["call_id"], "")
             if not isinstance(raw, str):  # an object where JSON text belongs
                 raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)
@@ -204,10 +230,13 @@ class ResponsesTranslator(Translator):
             return [OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
+            parts = [p for p in item.get("content") or () if isinstance(p, dict)]
+            self.refused = self.refused or any(p.get("type") == "refusal" for p in parts)
             text = "".join(
-                p["text"]
-                for p in item.get("content") or ()
-                if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str)
+                p[key]
+                for p in parts
+                for key in [_MESSAGE_PART_EVENTS.get(str(p.get("type")), ("", ""))[1]]
+                if key and isinstance(p.get(key), str)
             )
             return [TextDelta(text)] if text else []
         return []
@@ -226,13 +255,19 @@ class ResponsesTranslator(Translator):
         response = payload.get("response") or {}
         self.model = response.get("model") or self.model
         out: list[WireEvent] = self._unseen(response)
+        for call_id, item in self.started.items():  # a call no done item nor the response ended
+            if call_id not in self.ended:
+                out.extend(self._item_done({"item": {**item, "arguments": ""}}))
         if response.get("usage"):
             out.append(UsageReport(responses_usage(response["usage"])))
         if response.get("status") == "incomplete":
             raw = (response.get("incomplete_details") or {}).get("reason")
             out.append(Stop(INCOMPLETE.get(raw or "", "other"), raw, self.model))
         else:
-            out.append(Stop("tool_use" if self.saw_call else "end_turn", response.get("status"), self.model))
+            reason: StopReason = "tool_use" if self.saw_call else "end_turn"
+            if self.refused and reason == "end_turn":
+                reason = "content_filter"
+            out.append(Stop(reason, response.get("status"), self.model))
         return out
 
     def _failed(self, payload: dict[str, Any]) -> list[WireEvent]:
@@ -266,15 +301,25 @@ class ResponsesTranslator(Translator):
         "response.output_item.added": _item_added,
         "response.output_text.delta": _text,
         "response.output_text.done": _text_done,
+        "response.refusal.delta": _refusal,
+        "response.refusal.done": _refusal_done,
         "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
         "response.function_call_arguments.delta": _arguments,
+        "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,
         "response.completed": _finished,
         "response.incomplete": _finished,
         "response.failed": _failed,
         "error": _failed,
     }
+
+
+_MESSAGE_PART_EVENTS = {
+    "output_text": ("response.output_text.delta", "text"),
+    "refusal": ("response.refusal.delta", "refusal"),
+}
+"""A message's content part kind -> the delta event that streams it and the field holding its text."""
 
 
 def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -287,10 +332,15 @@ def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             delta = {"item_id": item.get("id", item["call_id"]), "delta": item["arguments"]}
             out.append(("response.function_call_arguments.delta", delta))
     parts = item.get("content") if kind == "message" else item.get("summary") if kind == "reasoning" else ()
-    event = "response.output_text.delta" if kind == "message" else "response.reasoning_summary_text.delta"
     for part in parts if isinstance(parts, list) else ():
-        text = part.get("text") if isinstance(part, dict) else None
-        if isinstance(text, str) and text and (kind == "reasoning" or part.get("type") == "output_text"):
+        part_kind = part.get("type") if isinstance(part, dict) else None
+        event, key = (
+            ("response.reasoning_summary_text.delta", "text")
+            if kind == "reasoning"
+            else _MESSAGE_PART_EVENTS.get(str(part_kind), ("", ""))
+        )
+        text = part.get(key) if event and isinstance(part, dict) else None
+        if isinstance(text, str) and text:
             out.append((event, {"delta": text}))
     out.append(("response.output_item.done", {"item": item}))
     return out

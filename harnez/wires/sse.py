@@ -30,11 +30,15 @@ async def iter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SseItem]:
     """Yield the events of an SSE stream, and the lines that break the format.
 
     Lines arrive without their line ending (as httpx's `aiter_lines` gives them). An event is
-    dispatched at a blank line, or at the end of the stream when data is pending.
+    dispatched at a blank line, or at the end of the stream when data is pending. A byte order mark
+    opening the stream is no part of its first line (the SSE format allows one; some servers send it).
     """
     event = ""
     data: list[str] = []
+    first = True
     async for line in lines:
+        if first:
+            line, first = line.removeprefix("\ufeff"), False
         if not line:
             if data:
                 yield SseEvent(event or "message", "\n".join(data))

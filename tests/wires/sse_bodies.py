@@ -1,0 +1,100 @@
+"""SSE bodies as third-party model servers send them, for the scripted model's `raw` turns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+NL = "\n"
+
+
+def events(*items: dict[str, Any] | str, named: bool = False, eol: str = NL, space: str = " ") -> str:
+    """An SSE body: each item a `data:` line (JSON, or a string as is), its `type` as the `event:` name
+    when `named`, lines ended by `eol`, `space` after each field's colon."""
+    out = []
+    for item in items:
+        data = item if isinstance(item, str) else json.dumps(item)
+        name = f"event:{space}{item['type']}{eol}" if named and isinstance(item, dict) else ""
+        out.append(f"{name}data:{space}{data}{eol}{eol}")
+    return "".join(out)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **more,
+    }
+
+
+def call(
+    index: int | None, id: str | None = None, name: str | None = None, args: Any = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {} if index is None else {"index": index}
+    function: dict[str, Any] = {}
+    if id is not None:
+        out |= {"id": id, "type": "function"}
+    if name is not None:
+        function["name"] = name
+    if args is not None:
+        function["arguments"] = args
+    return {**out, "function": function}
+
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+CHAT_HELLO = [chunk({"role": "assistant", "content": "Hel"}), chunk({"content": "lo."}), chunk({}, "stop")]
+
+
+def message_start(**usage: int) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [],
+            "usage": {"input_tokens": 9, "output_tokens": 1, **usage},
+        },
+    }
+
+
+def block(index: int, content_block: dict[str, Any], *deltas: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": "content_block_start", "index": index, "content_block": content_block},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def tool_use(id: str = "t1", name: str = "read", input: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An Anthropic tool_use block as it starts (its input empty, or whole for servers that give it)."""
+    return {"type": "tool_use", "id": id, "name": name, "input": input or {}}
+
+
+def json_delta(text: str) -> dict[str, Any]:
+    return {"type": "input_json_delta", "partial_json": text}
+
+
+def message_end(stop: str = "end_turn") -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+TEXT_BLOCK = block(
+    0,
+    {"type": "text", "text": ""},
+    {"type": "text_delta", "text": "Hel"},
+    {"type": "text_delta", "text": "lo."},
+)
+
+
+def raw(body: str, **more: Any) -> dict[str, Any]:
+    return {"raw": body, **more}

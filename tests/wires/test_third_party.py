@@ -1,0 +1,916 @@
+"""Legal variations of third-party model servers (mock servers of SDK test suites, LiteLLM, Ollama,
+vLLM, llama.cpp, LM Studio), each a small data case sent byte for byte over loopback by the scripted
+model's `raw` turns: every one gives its answer once, or fails saying what the server said."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from harnez.settings import RetrySettings
+from harnez.wires import WIRES, Endpoint, collect
+from tests.wires.helpers import READ_TOOL, request
+from tests.wires.sse_bodies import (
+    CHAT_HELLO,
+    TEXT_BLOCK,
+    USAGE,
+    block,
+    call,
+    chunk,
+    events,
+    json_delta,
+    message_end,
+    message_start,
+    raw,
+    tool_use,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One server variation: the turn the server answers with, and what the turn must hold."""
+
+    wire: str
+    turn: dict[str, Any]
+    text: str = "Hello."
+    reasoning: str = ""
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    stop: str | None = "end_turn"
+    failure: str | None = None
+    warnings: set[str] = field(default_factory=set)
+    usage: tuple[int | None, int | None] | None = None
+    requests: int = 1
+
+
+READ_A = ("c1", "read", {"path": "a.py"})
+
+
+def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
+    """A chat answer made of tool calls only: a chunk per list of call fragments, then its end."""
+    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, "tool_calls"), "[DONE]")
+    return Case("openai-chat", raw(body), text="", calls=calls or [READ_A], stop="tool_use")
+
+
+def named(wire: str, *items: dict[str, Any], **expected: Any) -> Case:
+    """A stream of typed items, each under its `event:` name (Anthropic, Responses)."""
+    return Case(wire, raw(events(*items, named=True)), **expected)
+
+
+CASES: dict[str, Case] = {
+    # --- SSE framing -------------------------------------------------------------------------
+    "sse-no-space-after-colon": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]", space=""))),
+    "sse-crlf": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]", eol="\r\n"))),
+    "sse-cr": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True, eol="\r"))
+    ),
+    "sse-comments-ids-retry": Case(
+        "openai-chat",
+        raw(
+            ": ping\n\nretry: 3000\n\n"
+            + "".join(f"id: {i}\n: note\n" + events(c) for i, c in enumerate(CHAT_HELLO))
+            + "data: [DONE]\n\n"
+        ),
+    ),
+    "sse-multiline-data": Case(
+        "openai-chat",
+        raw(
+            "".join("data: " + json.dumps(c, indent=1).replace("\n", "\ndata: ") + "\n\n" for c in CHAT_HELLO)
+            + "data: [DONE]\n\n"
+        ),
+    ),
+    "sse-no-final-blank-line": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]").rstrip("\n"))),
+    "sse-last-event-unterminated-close-framing": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True).rstrip("\n"), framing="close"),
+    ),
+    "sse-bom": Case("openai-chat", raw("\ufeff" + events(*CHAT_HELLO, "[DONE]"))),
+    "chat-no-done-after-finish": Case("openai-chat", raw(events(*CHAT_HELLO))),
+    "chat-no-done-content-length": Case("openai-chat", raw(events(*CHAT_HELLO), framing="length")),
+    "split-every-byte-mid-utf8": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "Héllo ✓ 🌍"}), chunk({}, "stop"), "[DONE]", eol="\r\n"), raw_bytes=1),
+        text="Héllo ✓ 🌍",
+    ),
+    "split-every-3-bytes-anthropic": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                *block(0, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Ünïcödé 🚀"}),
+                *message_end(),
+                named=True,
+            ),
+            raw_bytes=3,
+        ),
+        text="Ünïcödé 🚀",
+    ),
+    "gzip-sse-chat": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), gzip=True, raw_bytes=40)),
+    "gzip-sse-anthropic": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end(), named=True), gzip=True)
+    ),
+    # --- OpenAI chat ---------------------------------------------------------------------------
+    "chat-usage-only-last-chunk": Case(
+        "openai-chat",
+        raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": [], "usage": USAGE}, "[DONE]")),
+        usage=(11, 7),
+    ),
+    "chat-usage-null-choices": Case(
+        "openai-chat",
+        raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": None, "usage": USAGE}, "[DONE]")),
+        usage=(11, 7),
+    ),
+    "chat-usage-extra-nested": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO[:2],
+                chunk(
+                    {},
+                    "stop",
+                    usage={
+                        **USAGE,
+                        "prompt_tokens_details": {"cached_tokens": 1, "audio_tokens": 0},
+                        "completion_tokens_details": {
+                            "reasoning_tokens": 2,
+                            "accepted_prediction_tokens": 0,
+                            "rejected_prediction_tokens": 0,
+                        },
+                        "queue_time": 0.01,
+                        "prompt_time": {"ms": 3},
+                    },
+                ),
+                "[DONE]",
+            )
+        ),
+        usage=(10, 7),
+    ),
+    "chat-usage-details-null": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO,
+                {
+                    "choices": [],
+                    "usage": {**USAGE, "prompt_tokens_details": None, "completion_tokens_details": None},
+                },
+                "[DONE]",
+            )
+        ),
+        usage=(11, 7),
+    ),
+    "chat-empty-and-null-deltas": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({}),
+                chunk({"role": "assistant", "content": None}),
+                chunk({"content": "Hello."}),
+                chunk({"content": None}, "stop"),
+                "[DONE]",
+            )
+        ),
+    ),
+    "chat-role-in-every-chunk-finish-with-content": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": "Hel"}),
+                chunk({"role": "assistant", "content": "lo."}, "stop"),
+                "[DONE]",
+            )
+        ),
+    ),
+    "chat-tool-id-name-first-args-later": chat_calls(
+        [call(0, "c1", "read", "")], [call(0, args='{"path"')], [call(0, args=': "a.py"}')]
+    ),
+    "chat-tool-calls-interleaved": chat_calls(
+        [call(0, "c1", "read", ""), call(1, "c2", "read", "")],
+        [call(1, args='{"path": "b.py"}')],
+        [call(0, args='{"path": ')],
+        [call(0, args='"a.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-no-index-single": chat_calls(
+        [call(None, "c1", "read", '{"path":')], [call(None, args=' "a.py"}')]
+    ),
+    "chat-tool-args-whole-and-finish-stop": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk(
+                    {"content": "Hello.", "tool_calls": [call(0, "c1", "read", '{"path": "a.py"}')]}, "stop"
+                ),
+                "[DONE]",
+            )
+        ),
+        calls=[READ_A],
+    ),
+    "chat-tool-name-repeated-each-fragment": chat_calls(
+        [call(0, "c1", "read", '{"path":')], [call(0, "c1", "read", ' "a.py"}')]
+    ),
+    "chat-reasoning-content": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"reasoning_content": "Think"}), chunk({"reasoning": "ing."}), *CHAT_HELLO, "[DONE]")
+        ),
+        reasoning="Thinking.",
+    ),
+    "chat-refusal": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": None, "refusal": "I can't "}),
+                chunk({"refusal": "help with that."}),
+                chunk({}, "stop"),
+                "[DONE]",
+            )
+        ),
+        text="I can't help with that.",
+        stop="content_filter",
+    ),
+    "chat-json-answer-to-a-stream-request": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "m",
+                "usage": USAGE,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Hello."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        },
+        usage=(11, 7),
+    ),
+    "chat-200-error-body": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {"error": {"message": "model is loading", "type": "invalid_request_error"}},
+        },
+        text="",
+        stop=None,
+        failure="model is loading",
+    ),
+    "chat-error-in-stream": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": "Hel"}), {"error": {"message": "context length exceeded", "code": 400}})
+        ),
+        text="Hel",
+        stop=None,
+        failure="context length exceeded",
+    ),
+    "chat-named-error-event": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": "Hel"}))
+            + 'event: error\ndata: {"message": "upstream exploded", "type": "invalid_request_error"}\n\n'
+        ),
+        text="Hel",
+        stop=None,
+        failure="upstream exploded",
+    ),
+    "chat-unknown-finish-reason": Case(
+        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "eos"), "[DONE]")), stop="other"
+    ),
+    # --- Anthropic -----------------------------------------------------------------------------
+    "anthropic-ping-and-start-usage": named(
+        "anthropic-messages",
+        message_start(cache_read_input_tokens=3),
+        {"type": "ping"},
+        *TEXT_BLOCK,
+        {"type": "ping"},
+        *message_end(),
+        usage=(9, 5),
+    ),
+    "anthropic-unnamed-events": Case(
+        "anthropic-messages", raw(events(message_start(), *TEXT_BLOCK, *message_end()))
+    ),
+    "anthropic-text-in-block-start": named(
+        "anthropic-messages",
+        message_start(),
+        *block(0, {"type": "text", "text": "Hel"}, {"type": "text_delta", "text": "lo."}),
+        *message_end(),
+    ),
+    "anthropic-thinking-signature-redacted": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            {"type": "thinking", "thinking": ""},
+            {"type": "thinking_delta", "thinking": "Hm."},
+            {"type": "signature_delta", "signature": "c2ln"},
+        ),
+        *block(1, {"type": "redacted_thinking", "data": "ZW5j"}),
+        *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
+        reasoning="Hm.",
+    ),
+    "anthropic-tool-empty-partial-json": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            tool_use(),
+            json_delta(""),
+            json_delta('{"path": "a.py"}'),
+        ),
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "anthropic-tool-no-arguments": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            tool_use(),
+            json_delta(""),
+        ),
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {})],
+        stop="tool_use",
+    ),
+    "anthropic-tool-input-whole-at-start": named(
+        "anthropic-messages",
+        message_start(),
+        *block(0, tool_use(input={"path": "a.py"})),
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "anthropic-max-tokens": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("max_tokens"), named=True)),
+        stop="max_tokens",
+    ),
+    "anthropic-pause-turn": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("pause_turn"), named=True)),
+        stop="other",
+    ),
+    "anthropic-refusal": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("refusal"), named=True)),
+        stop="content_filter",
+    ),
+    "anthropic-overloaded-mid-stream": named(
+        "anthropic-messages",
+        message_start(),
+        TEXT_BLOCK[0],
+        TEXT_BLOCK[1],
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        text="Hel",
+        stop=None,
+        failure="Overloaded",
+        requests=3,
+    ),
+    "anthropic-invalid-request-mid-stream": named(
+        "anthropic-messages",
+        message_start(),
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "prompt is too long"},
+        },
+        text="",
+        stop=None,
+        failure="prompt is too long",
+    ),
+    "anthropic-unknown-event": named(
+        "anthropic-messages",
+        message_start(),
+        {"type": "message_annotation", "note": "x"},
+        *TEXT_BLOCK,
+        *message_end(),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-unknown-delta": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            {"type": "text", "text": ""},
+            {"type": "text_delta", "text": "Hello."},
+            {"type": "citations_delta", "citation": {"cited_text": "x"}},
+        ),
+        *message_end(),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-unknown-block": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            json_delta('{"query": "x"}'),
+        ),
+        *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
+        warnings={"unknown-stream-event"},
+    ),
+    "anthropic-json-answer-to-a-stream-request": Case(
+        "anthropic-messages",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "stop_reason": "tool_use",
+                "content": [
+                    {"type": "text", "text": "Hello."},
+                    tool_use(input={"path": "a.py"}),
+                ],
+                "usage": {"input_tokens": 9, "output_tokens": 5},
+            },
+        },
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+        usage=(9, 5),
+    ),
+    # --- Responses -----------------------------------------------------------------------------
+    "responses-text-done-only": named(
+        "openai-responses",
+        {
+            "type": "response.created",
+            "response": {"model": "gpt-x", "status": "in_progress", "output": []},
+        },
+        {
+            "type": "response.output_text.done",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "text": "Hello.",
+        },
+        {
+            "type": "response.completed",
+            "response": {"model": "gpt-x", "status": "completed", "output": []},
+        },
+    ),
+    "responses-arguments-done-without-deltas": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": "",
+            },
+        },
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_1",
+            "arguments": '{"path": "a.py"}',
+        },
+        {
+            "type": "response.output_item.done",
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
+        },
+        {"type": "response.completed", "response": {"model": "gpt-x", "status": "completed"}},
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-completed-with-output": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {
+                "model": "gpt-x",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "m1",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "Hello."}],
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_1",
+                        "name": "read",
+                        "arguments": '{"path": "a.py"}',
+                    },
+                ],
+                "usage": {"input_tokens": 11, "output_tokens": 7},
+            },
+        },
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+        usage=(11, 7),
+    ),
+    "responses-failed": named(
+        "openai-responses",
+        {
+            "type": "response.failed",
+            "response": {
+                "status": "failed",
+                "error": {"code": "invalid_prompt", "message": "bad prompt"},
+            },
+        },
+        text="",
+        stop=None,
+        failure="bad prompt",
+    ),
+    "responses-error-event": named(
+        "openai-responses",
+        {"type": "error", "code": "invalid_request_error", "message": "no such model", "param": None},
+        text="",
+        stop=None,
+        failure="no such model",
+    ),
+    "responses-incomplete": named(
+        "openai-responses",
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        {
+            "type": "response.incomplete",
+            "response": {
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+            },
+        },
+        stop="max_tokens",
+    ),
+    "responses-refusal": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {"type": "message", "id": "m1", "content": []},
+        },
+        {"type": "response.refusal.delta", "item_id": "m1", "delta": "I can't "},
+        {"type": "response.refusal.delta", "item_id": "m1", "delta": "help with that."},
+        {"type": "response.refusal.done", "item_id": "m1", "refusal": "I can't help with that."},
+        {
+            "type": "response.output_item.done",
+            "item": {
+                "type": "message",
+                "id": "m1",
+                "content": [{"type": "refusal", "refusal": "I can't help with that."}],
+            },
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
+        text="I can't help with that.",
+        stop="content_filter",
+    ),
+    "responses-refusal-only-in-the-completed-response": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "m1",
+                        "content": [{"type": "refusal", "refusal": "No."}],
+                    }
+                ],
+            },
+        },
+        text="No.",
+        stop="content_filter",
+    ),
+    "responses-json-answer-with-a-refusal": Case(
+        "openai-responses",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "response",
+                "status": "completed",
+                "model": "gpt-x",
+                "output": [
+                    {"type": "message", "id": "m1", "content": [{"type": "refusal", "refusal": "No."}]}
+                ],
+            },
+        },
+        text="No.",
+        stop="content_filter",
+    ),
+    "chat-json-answer-with-a-refusal": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "content": None, "refusal": "No."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        },
+        text="No.",
+        stop="content_filter",
+    ),
+    "chat-server-error-mid-stream-is-retried": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"content": "Hel"}),
+                {"error": {"message": "The server had an error", "type": "server_error", "code": None}},
+            )
+        ),
+        text="Hel",
+        stop=None,
+        failure="The server had an error (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "chat-error-code-as-text-is-a-status": Case(
+        "openai-chat",
+        raw(events({"error": {"message": "Rate limit reached", "code": "429"}})),
+        text="",
+        stop=None,
+        failure="Rate limit reached (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "chat-quota-error-is-not-retried": Case(
+        "openai-chat",
+        raw(
+            events(
+                {
+                    "error": {
+                        "message": "You exceeded your quota",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                }
+            )
+        ),
+        text="",
+        stop=None,
+        failure="You exceeded your quota",
+    ),
+    "anthropic-blocks-never-stopped-end-with-the-message": named(
+        "anthropic-messages",
+        message_start(),
+        *TEXT_BLOCK[:-1],  # no content_block_stop for either block
+        *block(1, tool_use(), json_delta('{"path": "a.py"}'))[:-1],
+        *message_end("tool_use"),
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-call-never-done-ends-with-the-response": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": "",
+            },
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "delta": '{"path": "a.py"}',
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    # --- more of the same kinds ------------------------------------------------------------------
+    "chat-tool-name-in-a-later-fragment": chat_calls(
+        [call(0, "c1", args="")], [call(0, name="read", args='{"path": "a.py"}')]
+    ),
+    "chat-sse-labelled-json": Case(
+        "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "application/json"})
+    ),
+    "chat-sse-labelled-plain-text-no-charset": Case(
+        "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "text/plain"})
+    ),
+    "chat-json-answer-with-charset": Case(
+        "openai-chat",
+        raw(
+            json.dumps(
+                {
+                    "object": "chat.completion",
+                    "model": "m",
+                    "choices": [
+                        {"message": {"role": "assistant", "content": "Hello."}, "finish_reason": "stop"}
+                    ],
+                }
+            ),
+            headers={"content-type": "application/json; charset=utf-8"},
+            framing="length",
+        ),
+    ),
+    "anthropic-named-events-without-type": Case(
+        "anthropic-messages",
+        raw(
+            "".join(
+                f"event: {item['type']}\ndata: {json.dumps({k: v for k, v in item.items() if k != 'type'})}\n\n"
+                for item in [message_start(), *TEXT_BLOCK, *message_end()]
+            )
+        ),
+    ),
+    "anthropic-error-without-its-wrapper": Case(
+        "anthropic-messages",
+        raw(events(message_start(), {"type": "error", "message": "quota exhausted"}, named=True)),
+        text="",
+        stop=None,
+        failure="quota exhausted",
+    ),
+    "anthropic-message-delta-with-cumulative-usage": named(
+        "anthropic-messages",
+        message_start(),
+        *TEXT_BLOCK,
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"input_tokens": 12, "output_tokens": 6, "cache_read_input_tokens": None},
+        },
+        {"type": "message_stop"},
+        usage=(12, 6),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) -> None:
+    case = CASES[name]
+    turn_script = case.turn
+    scripted_model.add(*([turn_script] * case.requests))
+    turn, _ = await collect(make_wire(case.wire).stream(request(tools=(READ_TOOL,))))
+    assert len(scripted_model.requests) == case.requests, turn.failure
+    if case.failure is None:
+        assert turn.failure is None, turn.failure.message
+    else:
+        assert turn.failure is not None and case.failure in turn.failure.message, turn.failure
+    assert (turn.text, turn.reasoning) == (case.text, case.reasoning)
+    assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == case.calls
+    assert (turn.stop.reason if turn.stop else None) == case.stop
+    assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
+    if case.usage is not None:
+        assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+# --- HTTP ------------------------------------------------------------------------------------------
+
+NGINX_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+    "</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+async def test_an_html_error_page_is_reported_by_its_title(scripted_model, make_wire, wire) -> None:
+    page = {"status": 502, "body": NGINX_502, "headers": {"content-type": "text/html"}}
+    scripted_model.add(page, page, page)
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.failure is not None and turn.failure.status == 502 and len(scripted_model.requests) == 3
+    assert "502 Bad Gateway (an HTML page)" in turn.failure.message
+    assert "<" not in turn.failure.message
+
+
+async def test_a_connection_reset_mid_stream_is_retried_once_whole(scripted_model, make_wire) -> None:
+    body = events(*CHAT_HELLO, "[DONE]")
+    scripted_model.add(raw(body, raw_bytes=40, cut_after_chunks=2), raw(body, framing="close"))
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and len(turn.retries) == 1
+
+
+async def test_a_stalled_stream_ends_at_the_read_timeout(scripted_model, make_wire) -> None:
+    scripted_model.add(raw(events(*CHAT_HELLO, "[DONE]"), raw_bytes=30, hold="never", hold_after_chunks=1))
+    wire = make_wire("openai-chat", max_attempts=1, read_timeout=0.2)
+    turn, _ = await collect(wire.stream(request()))
+    assert turn.failure is not None and "timed out (ReadTimeout)" in turn.failure.message
+    scripted_model.release("never")
+
+
+def wire_at(server, wire: str, base_url: str):  # type: ignore[no-untyped-def]
+    settings = RetrySettings(max_attempts=1)
+    return WIRES[wire](Endpoint("third", wire, base_url, None, None), retry=settings)  # type: ignore[arg-type]
+
+
+HELLO = {"reply": [{"text": "Hello."}]}
+NOT_FOUND = {"status": 404, "body": {"detail": "Not Found"}}
+MODEL_NOT_FOUND = {"status": 404, "body": {"error": {"message": 'model "m" not found, try pulling it first'}}}
+
+
+@pytest.mark.parametrize(
+    ("wire", "base", "answers", "paths"),
+    [
+        ("openai-chat", "/v1/", [HELLO, HELLO], ["/v1/chat/completions"] * 2),
+        ("anthropic-messages", "", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/v1", [HELLO, HELLO], ["/v1/messages"] * 2),
+        ("anthropic-messages", "/v1/", [HELLO, HELLO], ["/v1/messages"] * 2),
+        # a server with the API under /v1, given a base URL without it (first 404, then there)
+        (
+            "openai-chat",
+            "",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/chat/completions", "/v1/chat/completions", "/v1/chat/completions"],
+        ),
+        (
+            "openai-responses",
+            "/",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/responses", "/v1/responses", "/v1/responses"],
+        ),
+        # a mock serving the API's paths at its root, given a base URL with /v1
+        (
+            "openai-chat",
+            "/v1",
+            [NOT_FOUND, HELLO, HELLO],
+            ["/v1/chat/completions", "/chat/completions", "/chat/completions"],
+        ),
+    ],
+)
+async def test_the_base_url_with_or_without_v1_or_a_slash_reaches_the_api(
+    scripted_model, wire, base, answers, paths
+) -> None:
+    scripted_model.add(*answers)
+    wire_ = wire_at(scripted_model, wire, scripted_model.url + base)
+    for _ in range(2):
+        turn, _ = await collect(wire_.stream(request()))
+        assert turn.text == "Hello." and turn.failure is None
+    await wire_.aclose()
+    assert [r.path for r in scripted_model.requests] == paths
+
+
+async def test_a_404_for_an_unknown_model_is_reported_as_the_server_said(scripted_model) -> None:
+    scripted_model.add(MODEL_NOT_FOUND, NOT_FOUND, MODEL_NOT_FOUND)
+    wire = wire_at(scripted_model, "openai-chat", scripted_model.url + "/v1")
+    for _ in range(2):
+        turn, _ = await collect(wire.stream(request()))
+        assert turn.failure is not None and turn.failure.status == 404
+        assert 'model "m" not found' in turn.failure.message
+    await wire.aclose()
+    # the other place is asked once, not at every request
+    assert [r.path for r in scripted_model.requests] == [
+        "/v1/chat/completions",
+        "/chat/completions",
+        "/v1/chat/completions",
+    ]
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
+async def test_a_fastapi_error_detail_is_the_message(scripted_model, make_wire, wire) -> None:
+    scripted_model.add({"status": 422, "body": {"detail": "max_tokens must be at least 1"}})
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.failure is not None and turn.failure.message.endswith(": max_tokens must be at least 1")
+
+
+async def test_done_with_spaces_around_it_ends_the_answer(scripted_model, make_wire) -> None:
+    scripted_model.add(raw(events(*CHAT_HELLO[:2], " [DONE] ")))
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and not turn.warnings
+    assert turn.stop is not None and turn.stop.reason == "end_turn" and len(scripted_model.requests) == 1
+
+
+@pytest.mark.parametrize("status", [307, 308])
+async def test_a_redirect_on_the_same_host_is_followed_with_the_request(
+    scripted_model, make_wire, status
+) -> None:
+    moved = {"status": status, "headers": {"location": "/v2/chat/completions"}, "body": ""}
+    scripted_model.add(moved, raw(events(*CHAT_HELLO, "[DONE]")))
+    turn, _ = await collect(make_wire("openai-chat").stream(request("again")))
+    assert turn.text == "Hello." and turn.failure is None and not turn.retries
+    first, second = scripted_model.requests
+    assert (first.path, second.path) == ("/v1/chat/completions", "/v2/chat/completions")
+    assert second.method == "POST" and second.body == first.body
+    assert second.headers["authorization"] == first.headers["authorization"]
+
+
+@pytest.mark.parametrize(
+    ("status", "location"),
+    [(307, "http://localhost:{port}/v1/chat/completions"), (301, "/v2/chat/completions")],
+    ids=["another-host", "method-changing"],
+)
+async def test_a_redirect_not_followed_fails_naming_where_it_points(
+    scripted_model, make_wire, status, location
+) -> None:
+    target = location.format(port=scripted_model.port)
+    scripted_model.add({"status": status, "headers": {"location": target}, "body": ""})
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and turn.failure.status == status and not turn.failure.retryable
+    assert "base_url" in turn.failure.message and "chat/completions" in turn.failure.message
+    assert len(scripted_model.requests) == 1  # the key was not sent to the other host
