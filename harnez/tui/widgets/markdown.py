@@ -7,7 +7,8 @@ markdown-it stay off the path to the first frame.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import cast
 
 from markdown_it import MarkdownIt
@@ -54,6 +55,20 @@ def warm_up() -> None:
     waits): markdown-it loads its rules on the first parse, which the first answer paid on the loop.
     """
     markdown_parser().parse(WARM_UP_TEXT)
+
+
+def tail_start(tokens: list[Token], lines: list[str], rows: int, width: int) -> int:
+    """Where (an index into `tokens`) the last top-level blocks begin that fill about `rows` rows:
+    their source lines wrapped at `width` and a margin line each, a guess (0: all of them)."""
+    filled = 0
+    for at in range(len(tokens) - 1, 0, -1):
+        token = tokens[at]
+        if token.level == 0 and token.nesting >= 0 and token.map is not None:
+            start, end = token.map
+            filled += 1 + sum(max(1, -(-len(line) // width)) for line in lines[start:end])
+            if filled >= rows:
+                return at
+    return 0
 
 
 _Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
@@ -518,12 +533,18 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         "table_open": StreamedTable,
     }
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", tail: tuple[int, int] | None = None) -> None:
         # `parse` is the shared parser's, with a table's complete rows left out.
         super().__init__(parser_factory=lambda: cast(MarkdownIt, self))
         self._left_out = 0
         """The complete rows of the last table, or items of the last list, the last `parse` left out."""
         self._text_at_mount = text
+        self._tail = tail
+        """(rows, width): of `text`, mount only the last blocks that fill about `rows` rows at `width`;
+        those above (the head) are built and mounted by `mount_head`."""
+        self._head: Iterator[MarkdownBlock] | None = None
+        self.tail_top: Widget | None = None
+        """The first block of the tail mounted first: the head's blocks go above it."""
         self._open_at_mount = False
         self._folds = Folds(self)
         self._appending = False
@@ -636,7 +657,34 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         # Textual's own handler parses the document, even an empty one, in a worker thread: a
         # transcript mounting ten answers waited ~50 ms for the thread pool. An append parses here.
         event.prevent_default()
-        if self._text_at_mount:
+        if self._text_at_mount and self._tail:
+            await self._mount_tail(self._text_at_mount, *self._tail)
+        elif self._text_at_mount:
             await self.append(self._text_at_mount)
         elif self._open_at_mount:
             await self.open_paragraph()
+
+    async def _mount_tail(self, text: str, rows: int, width: int) -> None:
+        tokens = markdown_parser().parse(text)
+        at = tail_start(tokens, text.splitlines(), rows, max(width, 1))
+        self._markdown = text  # its `source`, as an append of it would set
+        self._last_parsed_line = next((t.map[0] for t in reversed(tokens) if t.map and not t.level), 0)
+        tail = list(self._parse_markdown(tokens[at:]))
+        if at and tail:
+            self._head, self.tail_top = iter(self._parse_markdown(tokens[:at])), tail[0]
+        await self.mount_all(tail)
+
+    @property
+    def head_pending(self) -> bool:
+        """Whether blocks above the tail mounted first are still to be mounted (`mount_head`)."""
+        return self._head is not None
+
+    async def mount_head(self, count: int | None = None) -> None:
+        """Build and mount the next `count` (None: all) blocks above the tail, in order, displayed."""
+        if self._head is None:
+            return
+        batch = list(islice(self._head, count))
+        if count is None or len(batch) < count:
+            self._head = None
+        if batch:
+            await self.mount_all(batch, before=self.tail_top)
