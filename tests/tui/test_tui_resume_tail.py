@@ -112,6 +112,7 @@ async def test_a_resumed_long_answer_shows_its_end_first_and_then_all_of_it(
         await app.server.submit(session_id, "Thanks.")
         await wait_for(pilot, lambda: len(transcript.query(TaskEndBlock)) == 2, "the second task ends")
         await wait_for(pilot, lambda: transcript.is_vertical_scroll_end, "the view at the end")
+        assert any(block.text.startswith("Done:") for block in transcript.query(AssistantBlock))
         assert sources(answer_markdown(transcript)) == PARAGRAPHS
 
 

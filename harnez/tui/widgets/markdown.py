@@ -665,6 +665,8 @@ class AnswerMarkdown(SizedByLayout, Markdown):
             await self.open_paragraph()
 
     async def _mount_tail(self, text: str, rows: int, width: int) -> None:
+        """Parse `text` whole, build and mount the blocks of its tail (`tail_start`); those above it
+        are built as `mount_head` asks for them."""
         tokens = markdown_parser().parse(text)
         at = tail_start(tokens, text.splitlines(), rows, max(width, 1))
         self._markdown = text  # its `source`, as an append of it would set

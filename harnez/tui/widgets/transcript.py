@@ -598,6 +598,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         )
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Textual's arrangement; while an answer's head is being mounted (`_hold_view`), a view the
+        person scrolled up keeps what it shows (`_keep_view`)."""
         arranged = super().arrange(size, optimal)
         if self._held is not None:
             places = {placement.widget: placement.region for placement in arranged.placements}
