@@ -12,7 +12,7 @@ from textual.widgets.markdown import MarkdownBlock
 from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock
-from harnez.tui.widgets.markdown import AnswerMarkdown
+from harnez.tui.widgets.markdown import AnswerMarkdown, markdown_parser
 from harnez.tui.widgets.transcript import FOLD_AFTER, Transcript
 from tests.tui.helpers import seed_session, wait_for
 
@@ -148,3 +148,55 @@ async def test_a_page_up_before_the_answers_first_blocks_are_laid_out_keeps_the_
         assert shown and {key: now[key] - row for key, row in shown.items()} == dict.fromkeys(
             shown, page[0]
         ), "the view moved by the page only: the blocks mounted above did not push it"
+
+
+PART = """## Section {n}
+
+Text {n} with **bold** and `code`.
+
+- item a{n}
+- item b{n}
+
+```python
+def f{n}():
+    return {n}
+```
+
+| a | b |
+|---|---|
+| {n} | x{n} |
+| y{n} | z{n} |
+
+"""
+MIXED = "".join(PART.format(n=n) for n in range(40))
+
+
+async def test_a_resumed_answer_of_lists_fences_and_tables_is_mounted_whole_in_order_and_folded(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """Blocks taller than their source (a table, a fence) make the tail taller than guessed, and its
+    first blocks lie above the last two heights of the view: the head's next blocks still go above
+    them, and each batch is folded as it comes."""
+    server = await Server.open(db_path)
+    try:
+        session_id = await seed_session(server, workspace, "Mixed, please.", answer=MIXED)
+    finally:
+        await server.close()
+    expected = [
+        tuple(token.map)
+        for token in markdown_parser().parse(MIXED)
+        if token.level == 0 and token.nesting >= 0
+    ]
+    app = make_app(resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(pilot, lambda: [b for b in transcript.query(AssistantBlock) if b.text == MIXED])
+        (block,) = [b for b in transcript.query(AssistantBlock) if b.text == MIXED]
+        markdown = block.query_one(AnswerMarkdown)
+        await wait_for(pilot, lambda: not block.head_pending, "the whole answer mounted")
+        await pilot.pause(0.2)
+        mounted = [b.source_range for b in markdown.children if isinstance(b, MarkdownBlock)]
+        assert mounted == expected, "every block once, in order"
+        assert transcript.is_vertical_scroll_end
+        assert markdown.shown_blocks <= FOLD_AFTER, "what lies above the last heights of the view is folded"

@@ -131,10 +131,11 @@ class AssistantBlock(SizedByLayout, Vertical):
         """The first of the blocks mounted first (`show_tail_first`): the others go above it."""
         return None if self._markdown is None else self._markdown.tail_top
 
-    async def mount_head(self, count: int | None = None) -> None:
-        """Mount the next `count` (None: all) of the blocks above those mounted first, in order."""
+    async def mount_head(self, tokens: int | None = None) -> None:
+        """Mount the next blocks above those mounted first, in order: about `tokens` of their Markdown's
+        tokens, or all (None)."""
         if self._markdown is not None:
-            await self._markdown.mount_head(count)
+            await self._markdown.mount_head(tokens)
 
     async def start_stream(self) -> None:
         """Once mounted: show the text so far, and stream what follows (no-op for a finished answer)."""

@@ -7,8 +7,7 @@ markdown-it stay off the path to the first frame.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from itertools import islice
+from collections.abc import Iterable
 from typing import cast
 
 from markdown_it import MarkdownIt
@@ -55,6 +54,13 @@ def warm_up() -> None:
     waits): markdown-it loads its rules on the first parse, which the first answer paid on the loop.
     """
     markdown_parser().parse(WARM_UP_TEXT)
+
+
+def block_start(tokens: list[Token], at: int) -> int:
+    """The first index at or after `at` where a top-level block begins (or the end)."""
+    return next(
+        (i for i in range(at, len(tokens)) if tokens[i].level == 0 and tokens[i].nesting >= 0), len(tokens)
+    )
 
 
 def tail_start(tokens: list[Token], lines: list[str], rows: int, width: int) -> int:
@@ -542,7 +548,7 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         self._tail = tail
         """(rows, width): of `text`, mount only the last blocks that fill about `rows` rows at `width`;
         those above (the head) are built and mounted by `mount_head`."""
-        self._head: Iterator[MarkdownBlock] | None = None
+        self._head: list[Token] | None = None
         self.tail_top: Widget | None = None
         """The first block of the tail mounted first: the head's blocks go above it."""
         self._open_at_mount = False
@@ -627,6 +633,8 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         block); their place stays, so nothing below them moves. Returns how many were folded now.
         The heights are those of the last layout: `unfold` before the width changes."""
         blocks: list[Widget] = [child for child in self.children if isinstance(child, MarkdownBlock)]
+        if self._head is not None and self.tail_top in blocks:  # the head's next blocks go above it
+            blocks = blocks[: blocks.index(self.tail_top) + 1]
         folded = await self._folds.fold(blocks, bottom)
         last = self._last_block()
         if isinstance(last, _StreamedList) and (rows := await last.fold_rows(bottom)):
@@ -673,7 +681,7 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         self._last_parsed_line = next((t.map[0] for t in reversed(tokens) if t.map and not t.level), 0)
         tail = list(self._parse_markdown(tokens[at:]))
         if at and tail:
-            self._head, self.tail_top = iter(self._parse_markdown(tokens[:at])), tail[0]
+            self._head, self.tail_top = tokens[:at], tail[0]
         await self.mount_all(tail)
 
     @property
@@ -681,12 +689,11 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         """Whether blocks above the tail mounted first are still to be mounted (`mount_head`)."""
         return self._head is not None
 
-    async def mount_head(self, count: int | None = None) -> None:
-        """Build and mount the next `count` (None: all) blocks above the tail, in order, displayed."""
+    async def mount_head(self, tokens: int | None = None) -> None:
+        """Build and mount the next whole blocks above the tail, in order, displayed: those of about
+        `tokens` of the parser's tokens (a block's widgets grow with them), or all (None)."""
         if self._head is None:
             return
-        batch = list(islice(self._head, count))
-        if count is None or len(batch) < count:
-            self._head = None
-        if batch:
-            await self.mount_all(batch, before=self.tail_top)
+        cut = len(self._head) if tokens is None else block_start(self._head, max(tokens, 1))
+        head, self._head = self._head[:cut], self._head[cut:] or None
+        await self.mount_all(list(self._parse_markdown(head)), before=self.tail_top)

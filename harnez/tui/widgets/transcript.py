@@ -67,9 +67,10 @@ FOLD_SCREENS = 2
 """Heights of the view, from its bottom, whose blocks are never folded: scrolling up shows the folded
 ones again before the next frame, so one more height than the view is enough."""
 
-HEAD_BATCH = 40
-"""Blocks of a stored answer's head (those above its tail, `Transcript._tail_first`) mounted in one
-frame: each batch is laid out once and folded before the next one comes."""
+HEAD_TOKENS = 120
+"""Markdown tokens of a stored answer's head (the blocks above its tail, `Transcript._tail_first`)
+mounted in one frame: 40 paragraphs (3 tokens each), fewer lists or tables, whose rows are widgets
+of their own. Each batch is laid out once and folded before the next one comes."""
 
 EARLY_OUTPUT_CALLS = 8
 """Calls whose live output is kept while their block is not shown yet (the newest ones)."""
@@ -565,8 +566,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                     block.show_tail_first(FOLD_SCREENS * height, width - 2)  # 2: the block's padding
 
     async def _mount_heads(self) -> None:
-        """Mount the heads of the answers that showed their tails first (`_tail_first`), `HEAD_BATCH`
-        blocks a frame, above their tails, in order; each batch, once laid out, is folded (`_fold`)
+        """Mount the heads of the answers that showed their tails first (`_tail_first`), `HEAD_TOKENS`
+        a frame, above their tails, in order; each batch, once laid out, is folded (`_fold`)
         with the next one's mount, so that every layout walks a batch and a few heights of the view.
         While the view follows the end nothing shown moves; once the person scrolled up, the rest
         comes at once, and the view stays on what it shows (`_hold_view`)."""
@@ -580,7 +581,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 await self._fold()
             if pending:
                 self._hold_view(pending[0])
-                await pending[0].mount_head(HEAD_BATCH if following else None)
+                await pending[0].mount_head(HEAD_TOKENS if following else None)
         if pending:
             self.refresh(layout=True)
             self.call_after_refresh(self._mount_heads)
