@@ -283,10 +283,11 @@ class SessionScreen(Screen[None]):
 
     def action_scroll_transcript(self, pages: int) -> None:
         """Scroll the transcript by a page (older events are read at its top; at its end it follows
-        the stream again)."""
+        the stream again). At once, not after the next frame as Textual's `scroll_to` does: a position
+        computed now would be wrong after a layout that mounted blocks above it (`Transcript.arrange`)."""
         transcript = self.query_one(Transcript)
         page = max(transcript.scrollable_content_region.height - 1, 1)
-        transcript.scroll_to(y=transcript.scroll_y + pages * page, animate=False)
+        transcript.scroll_to(y=transcript.scroll_y + pages * page, animate=False, immediate=True)
 
     def set_title(self, title: str) -> None:
         """Show a new title in the title bar and the status line at once (control characters escaped:

@@ -103,6 +103,7 @@ class AssistantBlock(SizedByLayout, Vertical):
         self._flush_timer: Timer | None = None
         self._flush_scheduled = False
         self._last_flush = 0.0
+        self._tail: tuple[int, int] | None = None
 
     def finish(self) -> None:
         """Mark a not yet mounted answer complete: it then renders its text at once when mounted."""
@@ -112,8 +113,29 @@ class AssistantBlock(SizedByLayout, Vertical):
         # Imported with the first answer: Markdown and its parser are not needed for the first frame.
         from harnez.tui.widgets.markdown import AnswerMarkdown
 
-        self._markdown = AnswerMarkdown(self.text if self.finished else "")
+        self._markdown = AnswerMarkdown(self.text, self._tail) if self.finished else AnswerMarkdown()
         yield self._markdown
+
+    def show_tail_first(self, rows: int, width: int) -> None:
+        """Before its mount, for a finished answer: mount only its last blocks, those that fill about
+        `rows` rows at `width` (a guess from their text); `mount_head` mounts the ones above them."""
+        self._tail = (rows, width)
+
+    @property
+    def head_pending(self) -> bool:
+        """Whether blocks above the ones mounted first (`show_tail_first`) are still to be mounted."""
+        return self._markdown is not None and self._markdown.head_pending
+
+    @property
+    def tail_top(self) -> Widget | None:
+        """The first of the blocks mounted first (`show_tail_first`): the others go above it."""
+        return None if self._markdown is None else self._markdown.tail_top
+
+    async def mount_head(self, tokens: int | None = None) -> None:
+        """Mount the next blocks above those mounted first, in order: about `tokens` of their Markdown's
+        tokens, or all (None)."""
+        if self._markdown is not None:
+            await self._markdown.mount_head(tokens)
 
     async def start_stream(self) -> None:
         """Once mounted: show the text so far, and stream what follows (no-op for a finished answer)."""

@@ -56,6 +56,27 @@ def warm_up() -> None:
     markdown_parser().parse(WARM_UP_TEXT)
 
 
+def block_start(tokens: list[Token], at: int) -> int:
+    """The first index at or after `at` where a top-level block begins (or the end)."""
+    return next(
+        (i for i in range(at, len(tokens)) if tokens[i].level == 0 and tokens[i].nesting >= 0), len(tokens)
+    )
+
+
+def tail_start(tokens: list[Token], lines: list[str], rows: int, width: int) -> int:
+    """Where (an index into `tokens`) the last top-level blocks begin that fill about `rows` rows:
+    their source lines wrapped at `width` and a margin line each, a guess (0: all of them)."""
+    filled = 0
+    for at in range(len(tokens) - 1, 0, -1):
+        token = tokens[at]
+        if token.level == 0 and token.nesting >= 0 and token.map is not None:
+            start, end = token.map
+            filled += 1 + sum(max(1, -(-len(line) // width)) for line in lines[start:end])
+            if filled >= rows:
+                return at
+    return 0
+
+
 _Paragraph: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
 """Textual's paragraph block (not exported by name)."""
 
@@ -518,12 +539,18 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         "table_open": StreamedTable,
     }
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", tail: tuple[int, int] | None = None) -> None:
         # `parse` is the shared parser's, with a table's complete rows left out.
         super().__init__(parser_factory=lambda: cast(MarkdownIt, self))
         self._left_out = 0
         """The complete rows of the last table, or items of the last list, the last `parse` left out."""
         self._text_at_mount = text
+        self._tail = tail
+        """(rows, width): of `text`, mount only the last blocks that fill about `rows` rows at `width`;
+        those above (the head) are built and mounted by `mount_head`."""
+        self._head: list[Token] | None = None
+        self.tail_top: Widget | None = None
+        """The first block of the tail mounted first: the head's blocks go above it."""
         self._open_at_mount = False
         self._folds = Folds(self)
         self._appending = False
@@ -606,6 +633,8 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         block); their place stays, so nothing below them moves. Returns how many were folded now.
         The heights are those of the last layout: `unfold` before the width changes."""
         blocks: list[Widget] = [child for child in self.children if isinstance(child, MarkdownBlock)]
+        if self._head is not None and self.tail_top in blocks:  # the head's next blocks go above it
+            blocks = blocks[: blocks.index(self.tail_top) + 1]
         folded = await self._folds.fold(blocks, bottom)
         last = self._last_block()
         if isinstance(last, _StreamedList) and (rows := await last.fold_rows(bottom)):
@@ -636,7 +665,35 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         # Textual's own handler parses the document, even an empty one, in a worker thread: a
         # transcript mounting ten answers waited ~50 ms for the thread pool. An append parses here.
         event.prevent_default()
-        if self._text_at_mount:
+        if self._text_at_mount and self._tail:
+            await self._mount_tail(self._text_at_mount, *self._tail)
+        elif self._text_at_mount:
             await self.append(self._text_at_mount)
         elif self._open_at_mount:
             await self.open_paragraph()
+
+    async def _mount_tail(self, text: str, rows: int, width: int) -> None:
+        """Parse `text` whole, build and mount the blocks of its tail (`tail_start`); those above it
+        are built as `mount_head` asks for them."""
+        tokens = markdown_parser().parse(text)
+        at = tail_start(tokens, text.splitlines(), rows, max(width, 1))
+        self._markdown = text  # its `source`, as an append of it would set
+        self._last_parsed_line = next((t.map[0] for t in reversed(tokens) if t.map and not t.level), 0)
+        tail = list(self._parse_markdown(tokens[at:]))
+        if at and tail:
+            self._head, self.tail_top = tokens[:at], tail[0]
+        await self.mount_all(tail)
+
+    @property
+    def head_pending(self) -> bool:
+        """Whether blocks above the tail mounted first are still to be mounted (`mount_head`)."""
+        return self._head is not None
+
+    async def mount_head(self, tokens: int | None = None) -> None:
+        """Build and mount the next whole blocks above the tail, in order, displayed: those of about
+        `tokens` of the parser's tokens (a block's widgets grow with them), or all (None)."""
+        if self._head is None:
+            return
+        cut = len(self._head) if tokens is None else block_start(self._head, max(tokens, 1))
+        head, self._head = self._head[:cut], self._head[cut:] or None
+        await self.mount_all(list(self._parse_markdown(head)), before=self.tail_top)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.containers import VerticalScroll
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.widget import Widget
 
@@ -33,6 +33,8 @@ from harnez.tui.widgets.run_lines import program_refused_line, rates_line
 from harnez.tui.widgets.sizing import SizedByLayout
 
 if TYPE_CHECKING:  # the event vocabulary (~100 ms of dataclass set-up) is imported after the first frame
+    from textual._arrange import DockArrangeResult
+
     from harnez import events as ev
     from harnez.events import EventBody, StoredEvent
 
@@ -64,6 +66,11 @@ and each of its frames laid all of them out."""
 FOLD_SCREENS = 2
 """Heights of the view, from its bottom, whose blocks are never folded: scrolling up shows the folded
 ones again before the next frame, so one more height than the view is enough."""
+
+HEAD_TOKENS = 120
+"""Markdown tokens of a stored answer's head (the blocks above its tail, `Transcript._tail_first`)
+mounted in one frame: 40 paragraphs (3 tokens each), fewer lists or tables, whose rows are widgets
+of their own. Each batch is laid out once and folded before the next one comes."""
 
 EARLY_OUTPUT_CALLS = 8
 """Calls whose live output is kept while their block is not shown yet (the newest ones)."""
@@ -425,6 +432,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self._folded: list[AssistantBlock] = []
         """Answers with folded blocks (`_fold`), shown whole again when the person scrolls up."""
         self._folded_width = 0
+        self._held: dict[Widget, Region] | None = None
+        """The blocks' places while an answer's head is being mounted (`_hold_view`)."""
+        self._held_tail: tuple[Widget | None, int] = (None, 0)
         self._early_output: dict[str, str] = {}
         """Live output of calls whose block is not shown yet, by call id (`live_output`)."""
 
@@ -521,7 +531,10 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         split = self._first_screen(blocks)
         rest, first = blocks[:split], blocks[split:]
         self._loading_older = bool(rest)  # no older page read before those are mounted above
+        self._tail_first(first)
         await self._mount_batch(first, before=self._builder.spare)
+        if any(isinstance(block, AssistantBlock) and block.head_pending for block in first):
+            self.call_after_refresh(self._mount_heads)
         if self._builder.answer is not None and self._builder.answer in first:
             await self._builder.answer.start_stream()
         if rest:
@@ -540,6 +553,80 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             at -= 1
             lines += _lines_guess(blocks[at], width)
         return at
+
+    def _tail_first(self, blocks: list[Widget]) -> None:
+        """Have the stored answers among `blocks` mount first only their last blocks, those that fill
+        the last `FOLD_SCREENS` heights of the view: the first frame shows the end of a long answer
+        without building, mounting and laying out all of it (a 10,000-word answer is ~250 blocks).
+        The blocks above come after that frame (`_mount_heads`)."""
+        width, height = self.scrollable_content_region.size
+        if width and height:
+            for block in blocks:
+                if isinstance(block, AssistantBlock) and block.finished:
+                    block.show_tail_first(FOLD_SCREENS * height, width - 2)  # 2: the block's padding
+
+    async def _mount_heads(self) -> None:
+        """Mount the heads of the answers that showed their tails first (`_tail_first`), `HEAD_TOKENS`
+        a frame, above their tails, in order; each batch, once laid out, is folded (`_fold`)
+        with the next one's mount, so that every layout walks a batch and a few heights of the view.
+        While the view follows the end nothing shown moves; once the person scrolled up, the rest
+        comes at once, and the view stays on what it shows (`_hold_view`)."""
+        self._held = None  # the blocks mounted last are laid out
+        if not self.is_attached:
+            return
+        pending = [b for b in self.children if isinstance(b, AssistantBlock) and b.head_pending]
+        following = self.is_vertical_scroll_end
+        with self.app.batch_update():
+            if following:
+                await self._fold()
+            if pending:
+                self._hold_view(pending[0])
+                await pending[0].mount_head(HEAD_TOKENS if following else None)
+        if pending:
+            self.refresh(layout=True)
+            self.call_after_refresh(self._mount_heads)
+
+    def _hold_view(self, answer: AssistantBlock) -> None:
+        """Before blocks are mounted in `answer` above its tail: the blocks' places as last laid out,
+        and how far its tail begins above its bottom. Textual keeps an anchored view at its end as
+        blocks are added above; `arrange` keeps a released one (the person scrolled up before the new
+        blocks were laid out) on what it shows."""
+        top = answer.tail_top
+        self._held = {child: child.virtual_region for child in self.children}
+        self._held_tail = (
+            answer,
+            answer.region.bottom - top.region.y if top is not None and top.region else 0,
+        )
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Textual's arrangement; while an answer's head is being mounted (`_hold_view`), a view the
+        person scrolled up keeps what it shows (`_keep_view`)."""
+        arranged = super().arrange(size, optimal)
+        if self._held is not None:
+            places = {placement.widget: placement.region for placement in arranged.placements}
+            if self._anchor_released:
+                self._keep_view(places)
+            self._held = places
+        return arranged
+
+    def _keep_view(self, places: dict[Widget, Region]) -> None:
+        """Scroll by as much as the block at the view's top moved (`_hold_view`): down by its new
+        blocks above the tail when it is the answer and the view shows its tail, else by what came
+        above it. The scroll position is set as Textual's compositor sets an anchored one's."""
+        top = round(self.scroll_y)
+        held = self._held or {}
+        block = next((child for child, was in held.items() if was.bottom > top and child in places), None)
+        if block is None:
+            return
+        was, now = held[block], places[block]
+        answer, tail = self._held_tail
+        in_tail = block is answer and top >= was.bottom - tail
+        shift = now.bottom - was.bottom if in_tail else now.y - was.y
+        if shift:
+            y = self.scroll_y + shift
+            self.set_reactive(VerticalScroll.scroll_y, y)
+            self.set_reactive(VerticalScroll.scroll_target_y, y)
+            self.vertical_scrollbar.position = y
 
     @property
     def mounting_older(self) -> bool:
@@ -573,6 +660,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
     async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
         """Render older events above the mounted ones, keeping the view where it was."""
         self._loading_older = False
+        self._held = None  # it keeps the view itself (`_keep_position`)
         self.has_older = has_older
         if not events:
             return
