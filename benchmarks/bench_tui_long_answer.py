@@ -10,7 +10,8 @@ the ratio says what the answer's length costs.
 
 `--fence` streams the same words as lines of code in one fenced block (eight words a line), the
 shape of an answer that writes out a whole file; `--table` as the rows of one Markdown table (four
-cells of four words a row: as many lines a second as the fence's), a long comparison or listing.
+cells of four words a row: as many lines a second as the fence's), a long comparison or listing;
+`--list` as the items of one bullet list (sixteen words an item, 12.5 items a second).
 
 `--before DIR` runs the code of another tree (`git archive <commit> | tar -x -C DIR`) the same way,
 alternating, in a fresh interpreter each (this script is copied into the tree's benchmarks/ and run
@@ -43,6 +44,7 @@ SHAPES = {
         "The results:\n\n| a | b | c | d |\n|---|---|---|---|\n| ",
         ((" ", " ", " ", " | ") * 3 + (" ", " ", " ", " |\n| ")),
     ),
+    "list": ("as items of one bullet list", "The steps:\n\n- ", (" ",) * 15 + ("\n- ",)),
 }
 """Per shape: its name, the text before the words, and what follows each word, in turn."""
 
@@ -173,6 +175,7 @@ def main() -> None:
     )
     parser.add_argument("--fence", dest="shape", action="store_const", const="fence", help="--shape fence")
     parser.add_argument("--table", dest="shape", action="store_const", const="table", help="--shape table")
+    parser.add_argument("--list", dest="shape", action="store_const", const="list", help="--shape list")
     parser.add_argument("--runs", type=int, default=1, help="streams per code tree (default 1)")
     parser.add_argument("--before", type=Path, help="another tree's code, run alternately")
     parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
