@@ -145,6 +145,23 @@ def optional_int(body: dict[str, Any], name: str) -> int | None:
     return value
 
 
+def optional_flag(body: dict[str, Any], name: str) -> bool | None:
+    """true or false, or None when absent or null (a "yes" or a 1 is refused: it may mean either)."""
+    value = body.get(name)
+    if value is None or isinstance(value, bool):
+        return value
+    raise ApiError.invalid(f"{name} must be true or false.", name)
+
+
+def check_lists(body: dict[str, Any]) -> None:
+    """`tools` is a list of objects and `include` a list of text, when given (both are read, not
+    applied: docs/uhp.md)."""
+    for name, kind, said in (("tools", dict, "objects"), ("include", str, "text")):
+        value = body.get(name)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, kind) for v in value)):
+            raise ApiError.invalid(f"{name} must be a list of {said}.", name)
+
+
 def optional_text(body: dict[str, Any], name: str) -> str | None:
     value = body.get(name)
     if value is None:

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from harnez.events import Finished
 from harnez.http.errors import ApiError
-from harnez.http.inputs import optional_int, optional_text, parse_input
+from harnez.http.inputs import check_lists, optional_flag, optional_int, optional_text, parse_input
 from harnez.http.payloads import json_body, response_facts
 from harnez.http.translate import TaskStream, response_object, terminal_event
 from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
@@ -43,13 +43,18 @@ async def create_response(request: Request) -> Response:
             "since two keys cut alike would share one task.",
             "Idempotency-Key",
         )
+    # Checked before the task starts: a wrong type is refused, not read as false or as nothing.
+    streamed, background = optional_flag(body, "stream"), optional_flag(body, "background")
+    optional_flag(body, "store")
+    optional_int(body, "max_output_tokens")
+    check_lists(body)
     task = await _task_request(host, body, key)
     row, replayed = await host.start(task)
-    if body.get("stream") is True:
+    if streamed:
         # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
         after = _resume_after(request) if replayed else -1
         return stream_response(follow(host, row, str(request.base_url)), after)
-    if body.get("background") is True:
+    if background:
         return JSONResponse(await snapshot(host, row, str(request.base_url)))
     return JSONResponse(await final(host, row, str(request.base_url)))
 

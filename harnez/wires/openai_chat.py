@@ -195,8 +195,9 @@ class ChatTranslator(Translator):
             self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
             out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
         state = self.calls[index]
-        if not state[1] and function.get("name"):  # a name sent after the call's first fragment
-            state[1] = function["name"]
+        if not state[1] and function.get("name"):  # a name sent after the call's first fragment:
+            state[1] = function["name"]  # started again, named, so that what follows is shown named
+            out.append(ToolCallStart(state[0], state[1]))
         arguments = function.get("arguments")
         if arguments and not isinstance(arguments, str):  # an object where JSON text belongs
             arguments = json.dumps(arguments, ensure_ascii=False)

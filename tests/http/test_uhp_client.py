@@ -491,3 +491,26 @@ def test_a_download_names_its_file_for_every_client(served: Served, spec: SpecCl
         disposition
         == "attachment; filename=\"r_sum_ notes.md\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20notes.md"
     )
+
+
+def test_a_request_field_of_the_wrong_type_is_refused_before_any_task(
+    served: Served, spec: SpecClient
+) -> None:
+    """`stream: "true"` was read as false (the client waited for JSON and got it, not a stream), a
+    `max_output_tokens` of text was taken: each is now 400 `invalid_input` naming the field, and no
+    task starts."""
+    calls = len(served.model.requests)
+    for field, value in (
+        ("stream", "true"),
+        ("background", 1),
+        ("store", "no"),
+        ("max_output_tokens", "100"),
+        ("max_output_tokens", True),
+        ("tools", {"type": "function"}),
+        ("include", [1]),
+    ):
+        refused = spec.refused(
+            "POST", "/v1/responses", 400, "invalid_input", json={"input": "x", field: value}
+        )
+        assert refused["param"] == field, (field, value)
+    assert len(served.model.requests) == calls

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harnez.settings import RetrySettings
-from harnez.wires import WIRES, Endpoint, collect
+from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, collect
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
     CHAT_HELLO,
@@ -769,6 +769,18 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+async def test_a_chat_tool_name_sent_after_the_first_fragment_names_the_call_before_its_arguments(
+    scripted_model, make_wire
+) -> None:
+    """The call started unnamed; its arguments were then streamed (and shown) under an empty name."""
+    scripted_model.add(CASES["chat-tool-name-in-a-later-fragment"].turn)
+    _, events = await collect(make_wire("openai-chat").stream(request(tools=(READ_TOOL,))))
+    calls = [e for e in events if isinstance(e, ToolCallStart | ToolCallDelta)]
+    first_delta = next(at for at, e in enumerate(calls) if isinstance(e, ToolCallDelta))
+    named = [e.name for e in calls[:first_delta] if isinstance(e, ToolCallStart)]
+    assert named[-1:] == ["read"], calls
 
 
 # --- HTTP ------------------------------------------------------------------------------------------
