@@ -67,12 +67,14 @@ class TaskOptions:
     """The JSON Schema of the task's structured answer (the `answer` tool, harnez/agent/answer.py)."""
     programs: tuple[str, ...] | None = None
     """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
+    mcp_servers: tuple[dict[str, Any], ...] = ()
+    """The enabled MCP servers of the task's UHP harness (name, url, transport, headers, auth reference)."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
         (text), disabled_tools (tool names), output_schema (a JSON Schema), programs (declared program
-        names)."""
+        names), mcp_servers (the harness's enabled MCP server entries)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -96,6 +98,11 @@ class TaskOptions:
         if not isinstance(disabled, (list, tuple)) or not all(isinstance(n, str) for n in disabled):
             raise HarnezError(f"disabled_tools must be a list of tool names, not {disabled!r}.")
         schema = options.get("output_schema")
+        mcp = options.get("mcp_servers") or ()
+        if not isinstance(mcp, (list, tuple)) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in mcp
+        ):
+            raise HarnezError(f"mcp_servers must be a list of MCP server entries, not {mcp!r}.")
         return cls(
             Budget(max_steps, float(timeout) if timeout else None),
             approve,
@@ -105,6 +112,7 @@ class TaskOptions:
             tuple(disabled),
             output_schema=None if schema is None else OutputSchema.parse(schema),
             programs=_declared_programs(options.get("programs")),
+            mcp_servers=tuple(mcp),
         )
 
 
@@ -187,6 +195,8 @@ class AgentWork:
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
             agents.warn(run.emit)
+            for server in options.mcp_servers:
+                run.emit(mcp_unavailable(server["name"], "Harnez has no MCP client yet"))
         hooks = None if options.compact else task_hooks(run, settings, model)
         if not options.compact:
             refusal = await self._take_prompt(
@@ -318,6 +328,14 @@ class AgentWork:
             ending=ending,
             cache_key=prompt_cache_key(run.session.id),
         )
+
+
+def mcp_unavailable(name: str, why: str) -> ev.WarningEvent:
+    """The warning of an enabled MCP server the task goes on without (docs/events.md)."""
+    return ev.WarningEvent(
+        code="mcp-unavailable",
+        message=f"MCP server `{name}` not connected: {why}; the task goes on without its tools.",
+    )
 
 
 def prompt_cache_key(session_id: str) -> str:

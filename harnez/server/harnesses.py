@@ -91,6 +91,8 @@ class Harness:
             "timeout": timeout or self.timeout_seconds,
             "instructions": "\n\n".join(guidance) or None,
             "disabled_tools": [name for name in self.disabled_tools if name in TOOL_NAMES],
+            # only the enabled entries reach the task: a disabled one is never contacted
+            "mcp_servers": [dict(entry) for entry in self.mcp_servers if entry.get("enabled", True)],
         }
 
 
