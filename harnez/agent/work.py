@@ -34,6 +34,7 @@ from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.paths import settings_sources
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
+from harnez.tools.mcp import McpConnections
 from harnez.wires import (
     HttpClients,
     ResolvedModel,
@@ -154,16 +155,21 @@ class AgentWork:
         return resolve_ref(settings, parse_model_ref(ref))
 
     def registry(
-        self, settings: Settings | None = None, disabled: tuple[str, ...] = (), answer: Tool | None = None
+        self,
+        settings: Settings | None = None,
+        disabled: tuple[str, ...] = (),
+        answer: Tool | None = None,
+        extra: list[Tool] | None = None,
     ) -> tuple[ToolRegistry, list[str]]:
-        """The tools offered (the task's `answer` tool last), and those withheld because settings deny
-        them outright (or `disabled`)."""
+        """The tools offered (the built-in ones, then `extra`: the MCP servers' tools, then the task's
+        `answer` tool), and those withheld because settings deny them outright (or `disabled`)."""
         if self._tools is not None:
             return self._tools(), []
         settings = settings or self.settings
+        tools = [*builtin_tools(), *(extra or ())]
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
-        denied |= {tool.name for tool in builtin_tools() if tool.name in disabled}
-        offered = [tool for tool in builtin_tools() if tool.name not in denied]
+        denied |= {tool.name for tool in tools if tool.name in disabled}
+        offered = [tool for tool in tools if tool.name not in denied]
         return ToolRegistry(offered + ([answer] if answer else [])), sorted(denied)
 
     async def __call__(self, run: TaskRunLike) -> LoopOutcome:
@@ -175,6 +181,23 @@ class AgentWork:
             return LoopOutcome("failed", 0, f"{exc.message} {settings_sources(Path(run.session.workspace))}")
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
+        mcp = McpConnections()
+        try:
+            if not options.compact:  # a compaction calls no tool: it connects no MCP server
+                mcp = await McpConnections.open(options.mcp_servers)
+            return await self._run(run, settings, options, model, mcp)
+        finally:
+            await mcp.aclose()
+
+    async def _run(
+        self,
+        run: TaskRunLike,
+        settings: Settings,
+        options: TaskOptions,
+        model: ResolvedModel,
+        mcp: McpConnections,
+    ) -> LoopOutcome:
+        """The task, its MCP servers connected (those it goes on without each get a warning)."""
         answer = AnswerTool(options.output_schema) if options.output_schema else None
         # The system prompt's `git status` and the history's reads run while the agents and tools are
         # read: each read comes back through the event loop, which the TUI may hold for a while (the
@@ -184,7 +207,7 @@ class AgentWork:
             History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         )
         try:
-            registry, offer, agents = await self._offer(run, settings, options, answer)
+            registry, offer, agents = await self._offer(run, settings, options, answer, mcp.tools)
             system, specs, history = await _prepare(
                 run, registry, options, offer, agents.instructions, environment, reading
             )
@@ -195,8 +218,8 @@ class AgentWork:
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
             agents.warn(run.emit)
-            for server in options.mcp_servers:
-                run.emit(mcp_unavailable(server["name"], "Harnez has no MCP client yet"))
+            for server in mcp.unavailable:
+                run.emit(mcp_unavailable(server.name, server.why))
         hooks = None if options.compact else task_hooks(run, settings, model)
         if not options.compact:
             refusal = await self._take_prompt(
@@ -219,13 +242,18 @@ class AgentWork:
             await wire.aclose()
 
     async def _offer(
-        self, run: TaskRunLike, settings: Settings, options: TaskOptions, answer: Tool | None
+        self,
+        run: TaskRunLike,
+        settings: Settings,
+        options: TaskOptions,
+        answer: Tool | None,
+        extra: list[Tool],
     ) -> tuple[ToolRegistry, Offer, TaskAgents]:
         """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), what
         the model is told of them (those withheld too), and its agents. A child session gets its link's
         tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
-        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer)
+        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer, extra)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])
         owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
