@@ -87,13 +87,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             served.stop()
 
 
-@pytest.fixture
-def client(served: Served) -> Iterator[httpx.Client]:
+def uhp_client(served: Served) -> httpx.Client:
     """An httpx client with the token; every JSON answer is checked against the UHP JSON Schema."""
-    with httpx.Client(
+    return httpx.Client(
         base_url=served.url,
         headers={"Authorization": f"Bearer {TOKEN}"},
         timeout=30,
         event_hooks={"response": [validate_response]},
-    ) as http:
+    )
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[httpx.Client]:
+    with uhp_client(served) as http:
         yield http

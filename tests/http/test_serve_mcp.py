@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from harnez.testing.scripted_model import ScriptedModel
-from tests.http.conftest import start_serve
-from tests.http.helpers import TOKEN, Served, answer, stream_task, validate, validate_response
+from tests.http.conftest import start_serve, uhp_client
+from tests.http.helpers import Served, answer, stream_task, validate
 
 
 @dataclass
@@ -162,12 +162,7 @@ def allowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture
 def allowing_client(allowing: Served) -> Iterator[httpx.Client]:
-    with httpx.Client(
-        base_url=allowing.url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        timeout=30,
-        event_hooks={"response": [validate_response]},
-    ) as http:
+    with uhp_client(allowing) as http:
         yield http
 
 
@@ -224,6 +219,18 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"reply": [{"tool_call": {"id": "m1", "name": name, "arguments": arguments}}]}
 
 
+def _two_turns(
+    served: Served, client: httpx.Client, harness: str, call: dict[str, Any], then: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Run a task whose model makes `call`, then says `then`: (the Response, the model's two requests)."""
+    served.model.add(call, answer(then))
+    asked = len(served.model.requests)
+    body = client.post("/v1/responses", json={"input": "go", "metadata": {"harness_id": harness}}).json()
+    assert body["status"] == "completed", body
+    first, second = (r.body for r in served.model.requests[asked:])
+    return body, first, second
+
+
 def test_an_mcp_servers_tools_are_offered_and_a_call_reaches_the_server_and_the_model(
     allowing: Served, allowing_client: httpx.Client, mcp_server: McpServer, quiet_server: McpServer
 ) -> None:
@@ -234,13 +241,9 @@ def test_an_mcp_servers_tools_are_offered_and_a_call_reaches_the_server_and_the_
             {"name": "quiet", "url": quiet_server.url, "enabled": False},
         ],
     )
-    allowing.model.add(_call("mcp__vault__lookup", key="front door"), answer("It is 4321."))
-    asked = len(allowing.model.requests)
-    body = allowing_client.post(
-        "/v1/responses", json={"input": "what is the code?", "metadata": {"harness_id": harness}}
-    ).json()
-    assert body["status"] == "completed", body
-    first, second = (r.body for r in allowing.model.requests[asked:])
+    body, first, second = _two_turns(
+        allowing, allowing_client, harness, _call("mcp__vault__lookup", key="front door"), "It is 4321."
+    )
     offered = {tool["function"]["name"]: tool["function"] for tool in first["tools"]}
     assert offered["mcp__vault__lookup"]["parameters"] == LOOKUP_SCHEMA
     assert "mcp__vault__jammed" in offered and "read" in offered
@@ -274,13 +277,9 @@ def test_a_failing_mcp_tool_is_a_tool_error_and_a_broken_server_a_warning(
             {"name": "nokey", "url": quiet_server.url, "auth": "env:NOT_SET_ANYWHERE"},
         ],
     )
-    allowing.model.add(_call("mcp__vault__jammed"), answer("The lock is stuck."))
-    asked = len(allowing.model.requests)
-    body = allowing_client.post(
-        "/v1/responses", json={"input": "open it", "metadata": {"harness_id": harness}}
-    ).json()
-    assert body["status"] == "completed", body
-    first, second = (r.body for r in allowing.model.requests[asked:])
+    body, first, second = _two_turns(
+        allowing, allowing_client, harness, _call("mcp__vault__jammed"), "The lock is stuck."
+    )
     offered = [tool["function"]["name"] for tool in first["tools"]]
     assert not any(name.startswith(("mcp__shaky", "mcp__nokey")) for name in offered)
     assert [m["content"] for m in second["messages"] if m["role"] == "tool"][-1].endswith(
