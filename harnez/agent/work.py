@@ -34,6 +34,7 @@ from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.paths import settings_sources
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
+from harnez.tools.mcp import McpConnections
 from harnez.wires import (
     HttpClients,
     ResolvedModel,
@@ -67,12 +68,14 @@ class TaskOptions:
     """The JSON Schema of the task's structured answer (the `answer` tool, harnez/agent/answer.py)."""
     programs: tuple[str, ...] | None = None
     """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
+    mcp_servers: tuple[dict[str, Any], ...] = ()
+    """The enabled MCP servers of the task's UHP harness (name, url, transport, headers, auth reference)."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
         (text), disabled_tools (tool names), output_schema (a JSON Schema), programs (declared program
-        names)."""
+        names), mcp_servers (the harness's enabled MCP server entries)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -96,6 +99,11 @@ class TaskOptions:
         if not isinstance(disabled, (list, tuple)) or not all(isinstance(n, str) for n in disabled):
             raise HarnezError(f"disabled_tools must be a list of tool names, not {disabled!r}.")
         schema = options.get("output_schema")
+        mcp = options.get("mcp_servers") or ()
+        if not isinstance(mcp, (list, tuple)) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in mcp
+        ):
+            raise HarnezError(f"mcp_servers must be a list of MCP server entries, not {mcp!r}.")
         return cls(
             Budget(max_steps, float(timeout) if timeout else None),
             approve,
@@ -105,6 +113,7 @@ class TaskOptions:
             tuple(disabled),
             output_schema=None if schema is None else OutputSchema.parse(schema),
             programs=_declared_programs(options.get("programs")),
+            mcp_servers=tuple(mcp),
         )
 
 
@@ -146,16 +155,21 @@ class AgentWork:
         return resolve_ref(settings, parse_model_ref(ref))
 
     def registry(
-        self, settings: Settings | None = None, disabled: tuple[str, ...] = (), answer: Tool | None = None
+        self,
+        settings: Settings | None = None,
+        disabled: tuple[str, ...] = (),
+        answer: Tool | None = None,
+        extra: list[Tool] | None = None,
     ) -> tuple[ToolRegistry, list[str]]:
-        """The tools offered (the task's `answer` tool last), and those withheld because settings deny
-        them outright (or `disabled`)."""
+        """The tools offered (the built-in ones, then `extra`: the MCP servers' tools, then the task's
+        `answer` tool), and those withheld because settings deny them outright (or `disabled`)."""
         if self._tools is not None:
             return self._tools(), []
         settings = settings or self.settings
+        tools = [*builtin_tools(), *(extra or ())]
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
-        denied |= {tool.name for tool in builtin_tools() if tool.name in disabled}
-        offered = [tool for tool in builtin_tools() if tool.name not in denied]
+        denied |= {tool.name for tool in tools if tool.name in disabled}
+        offered = [tool for tool in tools if tool.name not in denied]
         return ToolRegistry(offered + ([answer] if answer else [])), sorted(denied)
 
     async def __call__(self, run: TaskRunLike) -> LoopOutcome:
@@ -167,6 +181,23 @@ class AgentWork:
             return LoopOutcome("failed", 0, f"{exc.message} {settings_sources(Path(run.session.workspace))}")
         except HarnezError as exc:
             return LoopOutcome("failed", 0, exc.message)
+        mcp = McpConnections()
+        try:
+            if not options.compact:  # a compaction calls no tool: it connects no MCP server
+                mcp = await McpConnections.open(options.mcp_servers)
+            return await self._run(run, settings, options, model, mcp)
+        finally:
+            await mcp.aclose()
+
+    async def _run(
+        self,
+        run: TaskRunLike,
+        settings: Settings,
+        options: TaskOptions,
+        model: ResolvedModel,
+        mcp: McpConnections,
+    ) -> LoopOutcome:
+        """The task, its MCP servers connected (those it goes on without each get a warning)."""
         answer = AnswerTool(options.output_schema) if options.output_schema else None
         # The system prompt's `git status` and the history's reads run while the agents and tools are
         # read: each read comes back through the event loop, which the TUI may hold for a while (the
@@ -176,7 +207,7 @@ class AgentWork:
             History.load(run.store, run.session.num, run.task_id, model.endpoint.wire)
         )
         try:
-            registry, offer, agents = await self._offer(run, settings, options, answer)
+            registry, offer, agents = await self._offer(run, settings, options, answer, mcp.tools)
             system, specs, history = await _prepare(
                 run, registry, options, offer, agents.instructions, environment, reading
             )
@@ -187,6 +218,8 @@ class AgentWork:
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
             agents.warn(run.emit)
+            for server in mcp.unavailable:
+                run.emit(mcp_unavailable(server.name, server.why))
         hooks = None if options.compact else task_hooks(run, settings, model)
         if not options.compact:
             refusal = await self._take_prompt(
@@ -209,13 +242,18 @@ class AgentWork:
             await wire.aclose()
 
     async def _offer(
-        self, run: TaskRunLike, settings: Settings, options: TaskOptions, answer: Tool | None
+        self,
+        run: TaskRunLike,
+        settings: Settings,
+        options: TaskOptions,
+        answer: Tool | None,
+        extra: list[Tool],
     ) -> tuple[ToolRegistry, Offer, TaskAgents]:
         """The tools the task publishes (`delegate` among them when it has agents: docs/agents.md), what
         the model is told of them (those withheld too), and its agents. A child session gets its link's
         tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
-        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer)
+        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer, extra)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])
         owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
@@ -318,6 +356,14 @@ class AgentWork:
             ending=ending,
             cache_key=prompt_cache_key(run.session.id),
         )
+
+
+def mcp_unavailable(name: str, why: str) -> ev.WarningEvent:
+    """The warning of an enabled MCP server the task goes on without (docs/events.md)."""
+    return ev.WarningEvent(
+        code="mcp-unavailable",
+        message=f"MCP server `{name}` not connected: {why}; the task goes on without its tools.",
+    )
 
 
 def prompt_cache_key(session_id: str) -> str:

@@ -12,6 +12,7 @@ through the same code, so they agree by construction — and `harnez events` tel
     tool-requested          function_call_arguments.done + output_item.done
     tool-completed          function_call_output item (added, done)
     turn-retried            the turn's items end `incomplete` and empty (Harnez discards them)
+    warning                 a `harnez_warning` item (added, done): code and message (not for the cost)
     usage                   summed into `usage`
     started                 `model` (the model that ran)
     finished                the status: completed, failed, incomplete, cancelled
@@ -30,6 +31,8 @@ from harnez import events as ev
 from harnez.events import EventBody, StoredEvent
 
 WRITING_TOOLS = frozenset({"write", "edit"})
+COST_WARNINGS = frozenset({"unpriced-model"})
+"""Warnings about the cost, which a Response does not carry: they make no item."""
 _URL = re.compile(r"https?://\S+")
 _PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+){2,}/?")
 
@@ -148,6 +151,23 @@ class TaskStream:
 
     def _on_error(self, seq: int, body: ev.Error) -> list[dict[str, Any]]:
         return [{"type": "error", "code": "harness_error", "message": scrub(body.message), "param": None}]
+
+    def _on_warning(self, seq: int, body: ev.WarningEvent) -> list[dict[str, Any]]:
+        """A warning is an item of its own (vendor type `harnez_warning`): a client that renders only
+        messages skips it, and it is never part of a turn a retry voids."""
+        if body.code in COST_WARNINGS:
+            return []
+        item = {
+            "id": f"warn_{self.task_id}_{seq}",
+            "type": "harnez_warning",
+            "code": body.code,
+            "message": scrub(body.message),
+            "status": "completed",
+        }
+        self.output.append(item)
+        index = len(self.output) - 1
+        added = {"type": "response.output_item.added", "output_index": index, "item": copy.deepcopy(item)}
+        return [added, self._done(index)]
 
     def _on_finished(self, seq: int, body: ev.Finished) -> list[dict[str, Any]]:
         self.finished = body
@@ -397,6 +417,7 @@ _HANDLERS: dict[type[EventBody], Callable[[TaskStream, int, Any], list[dict[str,
     ev.TurnRetried: TaskStream._on_turn_retried,
     ev.Usage: TaskStream._on_usage,
     ev.Error: TaskStream._on_error,
+    ev.WarningEvent: TaskStream._on_warning,
     ev.Finished: TaskStream._on_finished,
     ev.TextDelta: TaskStream._on_text_delta,
     ev.ReasoningDelta: TaskStream._on_reasoning_delta,

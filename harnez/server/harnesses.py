@@ -81,7 +81,7 @@ class Harness:
     ) -> dict[str, Any]:
         """The Harnez task options of a task run by this harness (a request's budgets win)."""
         guidance = [text for text in (self.system_prompt, instructions) if text]
-        unknown = [name for name in self.disabled_tools if name not in TOOL_NAMES]
+        unknown = [name for name in self.disabled_tools if not _blockable(name)]
         if unknown:
             guidance.append(
                 "Do not use these tools, which the operator disabled: " + ", ".join(unknown) + "."
@@ -90,8 +90,15 @@ class Harness:
             "max_steps": max_step or self.max_step,
             "timeout": timeout or self.timeout_seconds,
             "instructions": "\n\n".join(guidance) or None,
-            "disabled_tools": [name for name in self.disabled_tools if name in TOOL_NAMES],
+            "disabled_tools": [name for name in self.disabled_tools if _blockable(name)],
+            # only the enabled entries reach the task: a disabled one is never contacted
+            "mcp_servers": [dict(entry) for entry in self.mcp_servers if entry.get("enabled", True)],
         }
+
+
+def _blockable(tool: str) -> bool:
+    """Whether a `disabledTools` name is a hard block: a Harnez tool, or an MCP server's `mcp__…` tool."""
+    return tool in TOOL_NAMES or tool.startswith("mcp__")
 
 
 class HarnessCatalog:

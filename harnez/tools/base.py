@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 from harnez.errors import ToolError
 
-ToolKind = Literal["read", "edit", "shell"]
-"""What a tool does, which decides its default permission: reads, edits files, or runs commands."""
+ToolKind = Literal["read", "edit", "shell", "remote"]
+"""What a tool does, which decides its default permission: reads, edits files, runs commands, or calls
+another service (an MCP server's tool: harnez/tools/mcp.py), which asks as a shell command does."""
 Operation = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 """The harness-neutral name of what a tool does, as `started` lists it (the Agent Client Protocol's
 tool kinds), so a consumer can tell what a run may do without knowing Harnez's tool names."""

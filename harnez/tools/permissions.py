@@ -245,7 +245,7 @@ def _tool_default(tool: Tool, settings: PermissionSettings) -> tuple[Verdict, st
         return "allow", "Reading inside the workspace is allowed."
     if tool.kind == "edit" and settings.mode == "accept-edits":
         return "allow", "Edits inside the workspace are accepted in accept-edits mode."
-    what = "Edits" if tool.kind == "edit" else "Shell commands"
+    what = {"edit": "Edits", "remote": "Calls to MCP servers' tools"}.get(tool.kind, "Shell commands")
     return "ask", f"{what} need approval in {settings.mode} mode."
 
 

@@ -19,7 +19,12 @@ HARNEZ = Path(sys.executable).with_name("harnez")
 
 
 def start_serve(
-    root: Path, model: ScriptedModel, *extra: str, settings: dict | None = None, token: str | None = TOKEN
+    root: Path,
+    model: ScriptedModel,
+    *extra: str,
+    settings: dict | None = None,
+    token: str | None = TOKEN,
+    env: dict[str, str] | None = None,
 ) -> Served:
     """Start `harnez serve --port 0` in `root` and wait for its `listening on` line."""
     project, home = root / "project", root / "home"
@@ -45,20 +50,21 @@ def start_serve(
         **(settings or {}),
     }
     (project / ".harnez" / "settings.json").write_text(json.dumps(config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
-    env.update(
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
+    environ.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         HARNEZ_HOME=str(home),
         HARNEZ_TEST_KEY=SECRET,
         PYTHONUNBUFFERED="1",
+        **(env or {}),
     )
     if token is not None:
-        env["HARNEZ_SERVE_TOKEN"] = token
+        environ["HARNEZ_SERVE_TOKEN"] = token
     process = subprocess.Popen(
         [str(HARNEZ), "serve", "--port", "0", *extra],
         cwd=project,
-        env=env,
+        env=environ,
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -81,13 +87,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             served.stop()
 
 
-@pytest.fixture
-def client(served: Served) -> Iterator[httpx.Client]:
+def uhp_client(served: Served) -> httpx.Client:
     """An httpx client with the token; every JSON answer is checked against the UHP JSON Schema."""
-    with httpx.Client(
+    return httpx.Client(
         base_url=served.url,
         headers={"Authorization": f"Bearer {TOKEN}"},
         timeout=30,
         event_hooks={"response": [validate_response]},
-    ) as http:
+    )
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[httpx.Client]:
+    with uhp_client(served) as http:
         yield http

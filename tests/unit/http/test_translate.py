@@ -203,3 +203,34 @@ def test_scrub_keeps_plain_text_and_hides_addresses_and_paths() -> None:
     assert scrub("GET https://internal.example:8443/v1 failed in /opt/harnez/x.py") == (
         "GET <address> failed in <path>"
     )
+
+
+def test_a_warning_is_an_item_of_its_own_that_a_retry_keeps_and_cost_warnings_make_none() -> None:
+    message = "MCP server `vault` not connected: refused at http://10.0.0.1/mcp; goes on."
+    stream, out = _run(
+        _events(
+            ("started", {"model": "chat/m", "wire": "openai-chat"}),
+            ("turn-started", {"turn": 1}),
+            ("warning", {"code": "mcp-unavailable", "message": message}),
+            ("text-delta", {"text": "lost"}),
+            ("turn-retried", {"turn": 1, "attempt": 1, "delay": 0.1, "reason": "503"}),
+            ("warning", {"code": "unpriced-model", "message": "no price"}),
+            ("text-delta", {"text": "kept"}),
+            ("finished", {"stop": "completed", "turns": 1}),
+        )
+    )
+    warned = [item for item in stream.output if item["type"] == "harnez_warning"]
+    assert warned == [
+        {
+            "id": "warn_7_3",
+            "type": "harnez_warning",
+            "code": "mcp-unavailable",
+            "message": "MCP server `vault` not connected: refused at <address> goes on.",
+            "status": "completed",
+        }
+    ]
+    assert (
+        next(e["item"]["type"] for e in out if e["type"] == "response.output_item.added") == "harnez_warning"
+    )
+    assert output_text(stream.output) == "kept"
+    _valid(warned[0], "OutputItem")
