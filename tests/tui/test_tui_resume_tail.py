@@ -191,7 +191,13 @@ async def test_a_resumed_answer_of_lists_fences_and_tables_is_mounted_whole_in_o
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
         transcript = app.screen.query_one(Transcript)
-        await wait_for(pilot, lambda: [b for b in transcript.query(AssistantBlock) if b.text == MIXED])
+        # The block (its text set) mounts its Markdown a moment later: wait for both.
+        await wait_for(
+            pilot,
+            lambda: [
+                b for b in transcript.query(AssistantBlock) if b.text == MIXED and b.query(AnswerMarkdown)
+            ],
+        )
         (block,) = [b for b in transcript.query(AssistantBlock) if b.text == MIXED]
         markdown = block.query_one(AnswerMarkdown)
         await wait_for(pilot, lambda: not block.head_pending, "the whole answer mounted")
