@@ -44,6 +44,7 @@ from harnez.wires import (
     open_wire,
     resolve_ref,
 )
+from harnez.wires.http import needs_tls, no_roots_context, tls_context
 
 if TYPE_CHECKING:
     from harnez.store.sessions import SessionRecord
@@ -184,7 +185,9 @@ class AgentWork:
         mcp = McpConnections()
         try:
             if not options.compact:  # a compaction calls no tool: it connects no MCP server
-                mcp = await McpConnections.open(options.mcp_servers)
+                servers = options.mcp_servers
+                tls = any(needs_tls(str(server.get("url", ""))) for server in servers)
+                mcp = await McpConnections.open(servers, verify=tls_context() if tls else no_roots_context())
             return await self._run(run, settings, options, model, mcp)
         finally:
             await mcp.aclose()

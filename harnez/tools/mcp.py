@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import re
+import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -293,12 +294,17 @@ class McpConnections:
 
     @classmethod
     async def open(
-        cls, servers: tuple[dict[str, Any], ...], env: Callable[[str], str | None] = os.environ.get
+        cls,
+        servers: tuple[dict[str, Any], ...],
+        env: Callable[[str], str | None] = os.environ.get,
+        verify: ssl.SSLContext | bool = True,
     ) -> McpConnections:
-        """Connect every server given (the enabled ones: a disabled one must not be passed) side by side."""
+        """Connect every server given (the enabled ones: a disabled one must not be passed) side by
+        side; `verify`: the TLS context (the process's: a new one loads the certificate store, ~80 ms
+        of CPU on the event loop)."""
         if not servers:
             return cls()
-        connections = cls(httpx.AsyncClient(follow_redirects=False))
+        connections = cls(httpx.AsyncClient(follow_redirects=False, verify=verify))
         try:
             found = await asyncio.gather(*(connections._connect(server, env) for server in servers))
         except BaseException:  # cancelled while connecting: nothing stays open
