@@ -229,7 +229,7 @@ class StreamedTable(_Table):  # type: ignore[valid-type,misc]
     # -- the drawing --
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.content_size.width  # the width `get_content_height` is given (less any padding)
         if width != self._width:
             self._fit(width)
         selection = self.text_selection
