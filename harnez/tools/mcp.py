@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import ConfigDict
 
+from harnez.redaction import SECRETS
 from harnez.tools.base import Operation, Tool, ToolContext, ToolKind, ToolParams, ToolResult, WorkspacePath
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -219,13 +220,13 @@ class McpTool(Tool):
     async def run(self, args: ToolParams, ctx: ToolContext) -> ToolResult:
         try:
             result = await self.session.call_tool(self.tool, args.model_dump())
-        except McpError as exc:
-            return ToolResult.error(f"The MCP server `{self.session.name}` failed: {exc}.")
+        except McpError as exc:  # its words: masked, as its results are
+            return ToolResult.error(SECRETS.redact(f"The MCP server `{self.session.name}` failed: {exc}."))
         except httpx.HTTPError as exc:
             return ToolResult.error(f"The MCP server `{self.session.name}` failed: {_why(exc)}.")
         except Exception as exc:  # a broken server never ends the task
             return ToolResult.error(f"The MCP server `{self.session.name}` failed ({type(exc).__name__}).")
-        text = result_text(result)
+        text = SECRETS.redact(result_text(result))  # a server that sends its token back (or another)
         if result.get("isError") is True:
             return ToolResult.error(text or f"The MCP tool {self.tool} failed without a message.")
         return ToolResult(text, {"server": self.session.name, "tool": self.tool})
@@ -238,7 +239,9 @@ def mcp_tool(session: McpSession, spec: dict[str, Any]) -> Tool:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         schema = {"type": "object", "properties": {}}
     description = spec.get("description") if isinstance(spec.get("description"), str) else ""
-    described = f"{description}\n\n(Tool `{spec['name']}` of the MCP server `{session.name}`.)".strip()
+    described = SECRETS.redact(
+        f"{description}\n\n(Tool `{spec['name']}` of the MCP server `{session.name}`.)".strip()
+    )
     kind = type("McpServerTool", (McpTool,), {"name": public, "description": described})
     return kind(session, spec["name"], schema)
 
@@ -335,6 +338,7 @@ class McpConnections:
             token = env(auth[4:])
             if not token:
                 return Unavailable(name, f"its auth variable {auth[4:]} is not set on this server")
+            SECRETS.add_value(token)  # masked wherever it comes back: a result, an error, the store
             headers["Authorization"] = f"Bearer {token}"
         assert self._client is not None
         session = McpSession(name, str(server["url"]), headers, self._client)
@@ -344,7 +348,7 @@ class McpConnections:
                 await session.initialize()
                 listed = await session.list_tools()
         except McpError as exc:
-            return Unavailable(name, str(exc))
+            return Unavailable(name, SECRETS.redact(str(exc)))
         except TimeoutError:
             return Unavailable(name, f"it did not answer within {CONNECT_SECONDS:g} seconds")
         except httpx.HTTPError as exc:
