@@ -14,6 +14,10 @@ run alternate, so load changes on the shared machine hit them alike:
 - `early`: harnez, the prompt typed and sent as soon as the first frame shows (the server still
   opening): Enter → answer, and launch → answer (issue #17 point 2: no extra wait for a prompt
   sent at once);
+- `typed`: harnez, the prompt typed key by key from the first frame at a fast typist's pace (one
+  key every `--key-gap` ms, 80 by default: 150 words a minute) and sent as soon as its last key is
+  typed, as a person starting to type at once would (issue #17 point 2's "the server side opens
+  while the person types"): Enter → answer, to compare with the first prompt of `ready` runs;
 - `atonce`: harnez, the prompt typed and sent right after launch, before any frame (while Python
   imports; its Enter reaches the terminal before Textual sets it raw): launch → answer. Only this
   tree's code: before d92c6a6 such keys were dropped and the run would wait for ever.
@@ -114,8 +118,23 @@ def send(process: tui.PtyProcess, prompt: str, answer: str, echo: bool = True) -
     return sent, shown, process.found_after(mark, answer)
 
 
+def type_keys(process: tui.PtyProcess, text: str, gap: float) -> None:
+    """Type `text` one key at a time, `gap` seconds apart (from the first key's write)."""
+    start = time.perf_counter()
+    for index, key in enumerate(text):
+        pause = start + index * gap - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+        tui.write(process, key.encode())
+
+
 def one_run(
-    kind: str, home: tui.Home, bare_script: str, trace: Path | None = None, before: Path | None = None
+    kind: str,
+    home: tui.Home,
+    bare_script: str,
+    trace: Path | None = None,
+    before: Path | None = None,
+    key_gap: float = 0.080,
 ) -> dict[str, float]:
     """The figures of one process: Enter → answer for each prompt sent (and launch → answer); with
     `trace`, harnez runs under `bench_tui_trace.py` and the stages it stamped are added, as seconds
@@ -135,7 +154,7 @@ def one_run(
     kind = kind.removesuffix("@before")
     process = tui.launch(argv, env, home.workspace)
     try:
-        enter, figures = two_prompts(process, kind)
+        enter, figures = two_prompts(process, kind, key_gap)
     finally:
         process.stop()  # also when a wait timed out: a harnez left without its terminal kept running
     if process.process.returncode != 0:
@@ -145,13 +164,20 @@ def one_run(
     return figures
 
 
-def two_prompts(process: tui.PtyProcess, kind: str) -> tuple[float, dict[str, float]]:
-    """Send the two prompts to a harnez of `kind` (`ready` or `early`); (the first Enter's moment,
-    the figures)."""
+def two_prompts(process: tui.PtyProcess, kind: str, key_gap: float) -> tuple[float, dict[str, float]]:
+    """Send the two prompts to a harnez of `kind` (`ready`, `early`, `typed` or `atonce`; `typed`
+    types the first prompt's keys `key_gap` seconds apart); (the first Enter's moment, the figures)."""
     if kind != "atonce":
         process.wait_for([READY] if kind == "ready" else [FIRST])
     figures: dict[str, float] = {}
-    enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
+    if kind == "typed":
+        typing = time.perf_counter()
+        type_keys(process, PROMPTS[0], key_gap)
+        time.sleep(key_gap)  # the gap before Enter, as between any two keys
+        figures["typing"] = time.perf_counter() - typing
+        enter, figures["first"], shown = send(process, "", ANSWERS[0], echo=False)
+    else:
+        enter, figures["first"], shown = send(process, PROMPTS[0], ANSWERS[0], echo=kind == "ready")
     figures["launch"] = time.perf_counter() - process.started
     process.wait_for_after(shown, READY)
     _, figures["second"], shown = send(process, PROMPTS[1], ANSWERS[1])
@@ -189,7 +215,15 @@ def main() -> None:
         help="the scripted model waits this long before each chunk (a real model's time to its first "
         "words; the bare app does not wait, so compare harnez with --before, not with bare)",
     )
+    parser.add_argument(
+        "--key-gap",
+        type=float,
+        default=80.0,
+        metavar="MS",
+        help="milliseconds between two keys of the typed runs' first prompt (default 80: 150 words a minute)",
+    )
     args = parser.parse_args()
+    key_gap = args.key_gap / lib.MS
     runs = 4 if args.quick else args.runs
     lib.header("Enter → first answer text on screen (SPEC §10: ≤ 100 ms first prompt, ≤ 40 ms later ones)")
     answering = f"waiting {args.model_wait:g} s before each chunk" if args.model_wait else "answering at once"
@@ -201,18 +235,18 @@ def main() -> None:
     point_at(home, url)
     bare_script = home.root / "bare_input_app.py"
     bare_script.write_text(BARE_INPUT_APP.replace("{answers!r}", repr(ANSWERS)), encoding="utf-8")
-    kinds: tuple[str, ...] = ("bare", "ready", "early", "atonce")
+    kinds: tuple[str, ...] = ("bare", "ready", "early", "typed", "atonce")
     if args.before:
         kinds += ("ready@before", "early@before")
     figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
     trace = home.root / "stamps.jsonl" if args.trace else None
     try:
         for kind in kinds:  # warm-up: page cache, bytecode, the database's creation
-            one_run(kind, home, str(bare_script), trace, args.before)
+            one_run(kind, home, str(bare_script), trace, args.before, key_gap)
         for index in range(runs):
             shift = index % len(kinds)
             for kind in kinds[shift:] + kinds[:shift]:
-                figures[kind].append(one_run(kind, home, str(bare_script), trace, args.before))
+                figures[kind].append(one_run(kind, home, str(bare_script), trace, args.before, key_gap))
     finally:
         model.kill()
         model.wait()
@@ -267,6 +301,16 @@ def report(figures: dict[str, list[dict[str, float]]], code: str = "") -> None:
         f"{_median(figures['ready' + code], 'launch') * lib.MS:.0f} ms, typing waited for the session)"
     )
     if not code:
+        typed = [run["first"] for run in figures["typed"]]
+        typing = _median(figures["typed"], "typing")
+        lib.report(
+            f"harnez, prompt typed from the first frame ({len(PROMPTS[0])} keys in {typing * lib.MS:.0f} ms), "
+            "Enter → answer",
+            f"median {lib.median(typed) * lib.MS:.0f} ms, p90 {lib.percentile(typed, 90) * lib.MS:.0f} ms",
+            "≤ 100 ms",
+            lib.median(typed) <= 0.100,
+            f"{lib.median(typed) / bare_first:.1f}× bare",
+        )
         print(
             "  harnez, prompt typed and sent at launch (before the first frame), launch → answer: median "
             f"{_median(figures['atonce'], 'launch') * lib.MS:.0f} ms"
