@@ -73,6 +73,37 @@ def tool_use(id: str = "t1", name: str = "read", input: dict[str, Any] | None = 
     return {"type": "tool_use", "id": id, "name": name, "input": input or {}}
 
 
+def server_tool_use(id: str = "srvtoolu_1", input: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A web search Anthropic runs itself, as its block starts (its input streams in)."""
+    return {"type": "server_tool_use", "id": id, "name": "web_search", "input": input or {}}
+
+
+def search_result(tool_use_id: str = "srvtoolu_1") -> dict[str, Any]:
+    """The result of a web search, given whole in its block's start."""
+    return {
+        "type": "web_search_tool_result",
+        "tool_use_id": tool_use_id,
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://example.org/",
+                "title": "Example",
+                "encrypted_content": "RU5D",
+                "page_age": None,
+            }
+        ],
+    }
+
+
+CITATION = {
+    "type": "web_search_result_location",
+    "url": "https://example.org/",
+    "title": "Example",
+    "encrypted_index": "SU5E",
+    "cited_text": "Hello",
+}
+
+
 def json_delta(text: str) -> dict[str, Any]:
     return {"type": "input_json_delta", "partial_json": text}
 

@@ -15,6 +15,7 @@ from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, collect
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
     CHAT_HELLO,
+    CITATION,
     TEXT_BLOCK,
     USAGE,
     block,
@@ -25,6 +26,8 @@ from tests.wires.sse_bodies import (
     message_end,
     message_start,
     raw,
+    search_result,
+    server_tool_use,
     tool_use,
 )
 
@@ -359,11 +362,6 @@ CASES: dict[str, Case] = {
         raw(events(message_start(), *TEXT_BLOCK, *message_end("max_tokens"), named=True)),
         stop="max_tokens",
     ),
-    "anthropic-pause-turn": Case(
-        "anthropic-messages",
-        raw(events(message_start(), *TEXT_BLOCK, *message_end("pause_turn"), named=True)),
-        stop="other",
-    ),
     "anthropic-refusal": Case(
         "anthropic-messages",
         raw(events(message_start(), *TEXT_BLOCK, *message_end("refusal"), named=True)),
@@ -406,22 +404,52 @@ CASES: dict[str, Case] = {
             0,
             {"type": "text", "text": ""},
             {"type": "text_delta", "text": "Hello."},
-            {"type": "citations_delta", "citation": {"cited_text": "x"}},
+            {"type": "future_delta", "future": {"x": 1}},
         ),
         *message_end(),
         warnings={"unknown-stream-event"},
+    ),
+    "anthropic-citations-delta": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            {"type": "text", "text": "", "citations": []},
+            {"type": "text_delta", "text": "Hello."},
+            {"type": "citations_delta", "citation": CITATION},
+        ),
+        *message_end(),
     ),
     "anthropic-unknown-block": named(
         "anthropic-messages",
         message_start(),
         *block(
             0,
-            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            {"type": "future_block", "id": "f1", "input": {}},
             json_delta('{"query": "x"}'),
         ),
         *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
         *message_end(),
         warnings={"unknown-stream-event"},
+    ),
+    "anthropic-server-tool-blocks": named(
+        "anthropic-messages",
+        message_start(),
+        *block(0, server_tool_use(), json_delta('{"query": '), json_delta('"x"}')),
+        *block(1, search_result()),
+        *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
+    ),
+    "anthropic-server-tool-then-a-client-tool": named(
+        "anthropic-messages",
+        message_start(),
+        *block(0, server_tool_use(), json_delta('{"query": "x"}')),
+        *block(1, search_result()),
+        *block(2, tool_use(), json_delta('{"path": "a.py"}')),
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
     ),
     "anthropic-json-answer-to-a-stream-request": Case(
         "anthropic-messages",
