@@ -164,9 +164,19 @@ class ResponsesTranslator(Translator):
         item = payload.get("item") or {}
         if item.get("type") != "function_call":
             return []
-        self.calls[item.get("id", item["call_id"])] = item["call_id"]
-        self.started[item["call_id"]] = item
-        return [ToolCallStart(item["call_id"], item.get("name", ""))]
+        call_id = self._call_id(item)
+        self.calls[item.get("id", call_id)] = call_id
+        self.started[call_id] = item
+        return [ToolCallStart(call_id, item.get("name", ""))]
+
+    def _call_id(self, item: dict[str, Any]) -> str:
+        """A function call's id: the one its added item was given, else its `call_id`, else (servers
+        that send only the item's `id`) that `id`, which is sent back as the `call_id` of its output."""
+        known = self.calls.get(item.get("id", ""))
+        call_id = known or own_call_id(item)
+        if call_id is None:
+            raise KeyError("call_id")
+        return call_id
 
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
         call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
@@ -187,8 +197,9 @@ class ResponsesTranslator(Translator):
         """A message whose text, or a call whose end, no event has given yet."""
         if item.get("type") == "message":
             return not self._was_texted(item.get("id"))
-        call_id = item.get("call_id")
-        return item.get("type") == "function_call" and isinstance(call_id, str) and call_id not in self.ended
+        if item.get("type") != "function_call" or own_call_id(item) is None:
+            return False
+        return self._call_id(item) not in self.ended
 
     def _was_texted(self, key: Any) -> bool:
         """Whether the message item `key` had its text given (deltas sent without an item id count
@@ -219,13 +230,14 @@ class ResponsesTranslator(Translator):
     def _item_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         item = payload.get("item") or {}
         if item.get("type") == "function_call":
+            call_id = self._call_id(item)
             self.saw_call = True
-            self.ended.add(item["call_id"])
-            raw = item.get("arguments") or self.arguments.get(item["call_id"], "")
+            self.ended.add(call_id)
+            raw = item.get("arguments") or self.arguments.get(call_id, "")
             if not isinstance(raw, str):  # an object where JSON text belongs
                 raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)
-            return [ToolCallEnd(item["call_id"], item.get("name", ""), arguments, raw, error)]
+            return [ToolCallEnd(call_id, item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
             return [OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
@@ -322,14 +334,23 @@ _MESSAGE_PART_EVENTS = {
 """A message's content part kind -> the delta event that streams it and the field holding its text."""
 
 
+def own_call_id(item: dict[str, Any]) -> str | None:
+    """The id a function_call item names itself by: `call_id`, else its item `id`."""
+    for key in ("call_id", "id"):
+        if isinstance(item.get(key), str) and item[key]:
+            return str(item[key])
+    return None
+
+
 def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """One whole output item as the events that stream it: added (a call), its deltas, done."""
     kind = item.get("type")
     out: list[tuple[str, dict[str, Any]]] = []
-    if kind == "function_call" and isinstance(item.get("call_id"), str):
+    call_id = own_call_id(item) if kind == "function_call" else None
+    if call_id is not None:
         out.append(("response.output_item.added", {"item": {**item, "arguments": ""}}))
         if isinstance(item.get("arguments"), str) and item["arguments"]:
-            delta = {"item_id": item.get("id", item["call_id"]), "delta": item["arguments"]}
+            delta = {"item_id": item.get("id", call_id), "delta": item["arguments"]}
             out.append(("response.function_call_arguments.delta", delta))
     parts = item.get("content") if kind == "message" else item.get("summary") if kind == "reasoning" else ()
     for part in parts if isinstance(parts, list) else ():

@@ -136,3 +136,35 @@ async def test_a_turn_paused_again_and_again_ends_after_the_last_continuation(
     # each continuation sends back everything paused so far, as one assistant turn
     _, assistant = scripted_model.requests[-1].body["messages"]
     assert assistant["content"] == PAUSED_CONTENT * MAX_PAUSES
+
+
+async def test_a_responses_call_named_only_by_its_item_id_is_answered_under_that_id(
+    scripted_model, make_wire
+) -> None:
+    call = {"type": "function_call", "id": "fc_7", "name": "read", "arguments": '{"path": "a.py"}'}
+    scripted_model.add(
+        raw(
+            events(
+                {"type": "response.output_item.added", "item": {**call, "arguments": ""}},
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": "fc_7",
+                    "delta": call["arguments"],
+                },
+                {"type": "response.output_item.done", "item": call},
+                {"type": "response.completed", "response": {"status": "completed"}},
+                named=True,
+            )
+        ),
+        {"reply": [{"text": "done"}]},
+    )
+    wire = make_wire("openai-responses")
+    turn, _ = await collect(wire.stream(ask()))
+    assert [(c.id, c.arguments) for c in turn.tool_calls] == [("fc_7", {"path": "a.py"})]
+    assert not turn.warnings
+    history = ask().conversation.append(turn.to_message(), ToolResult("fc_7", "contents"))
+    follow, _ = await collect(wire.stream(WireRequest("gpt-5", history, (READ_TOOL,))))
+    assert follow.text == "done"
+    sent = scripted_model.requests[-1].body["input"]
+    assert {"type": "function_call_output", "call_id": "fc_7", "output": "contents"} in sent
+    assert [i["call_id"] for i in sent if i.get("type") == "function_call"] == ["fc_7"]

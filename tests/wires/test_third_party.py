@@ -547,6 +547,77 @@ CASES: dict[str, Case] = {
         stop="tool_use",
         usage=(11, 7),
     ),
+    "responses-call-with-only-an-item-id": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": ""},
+        },
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '{"path": '},
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '"a.py"}'},
+        {
+            "type": "response.output_item.done",
+            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'},
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
+        text="",
+        calls=[("fc_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-call-with-only-an-item-id-in-the-completed-response": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {
+                "status": "completed",
+                "output": [
+                    {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'}
+                ],
+            },
+        },
+        text="",
+        calls=[("fc_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-json-answer-with-a-call-with-only-an-item-id": Case(
+        "openai-responses",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "response",
+                "status": "completed",
+                "output": [
+                    {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'}
+                ],
+            },
+        },
+        text="",
+        calls=[("fc_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "responses-call-id-only-in-its-done-item": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": ""},
+        },
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '{"path": "a.py"}'},
+        {
+            "type": "response.output_item.done",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": '{"path": "a.py"}',
+            },
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
+        text="",
+        calls=[("fc_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
     "responses-failed": named(
         "openai-responses",
         {
