@@ -140,7 +140,9 @@ class ChatTranslator(Translator):
     def __init__(self) -> None:
         self.model: str | None = None
         self.calls: dict[int, list[str]] = {}
-        """index -> [id, name, arguments so far]"""
+        """slot -> [id, name, arguments so far], slots numbered in the order the calls started"""
+        self.slots: dict[int, int] = {}
+        """The server's `index` -> the slot of the call it names now."""
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
@@ -186,15 +188,13 @@ class ChatTranslator(Translator):
         return out
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
-        index = call.get("index")
-        if not isinstance(index, int):  # some servers (older Ollama) leave `index` out
-            index = self._index_of(call.get("id"))
+        slot = self._slot(call)
         function = call.get("function") or {}
         out: list[WireEvent] = []
-        if index not in self.calls:
-            self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
-            out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
-        state = self.calls[index]
+        if slot not in self.calls:
+            self.calls[slot] = [call.get("id") or f"call_{slot}", function.get("name", ""), ""]
+            out.append(ToolCallStart(self.calls[slot][0], self.calls[slot][1]))
+        state = self.calls[slot]
         if not state[1] and function.get("name"):  # a name sent after the call's first fragment:
             state[1] = function["name"]  # started again, named, so that what follows is shown named
             out.append(ToolCallStart(state[0], state[1]))
@@ -206,15 +206,25 @@ class ChatTranslator(Translator):
             out.append(ToolCallDelta(state[0], arguments))
         return out
 
-    def _index_of(self, call_id: Any) -> int:
-        """The index of a tool-call delta sent without one: the call with its id; a new call for an
-        id not seen yet; else (no id) a continuation of the latest call."""
-        for index, state in self.calls.items():
-            if call_id and state[0] == call_id:
-                return index
-        if call_id or not self.calls:
-            return max(self.calls, default=-1) + 1
-        return max(self.calls)
+    def _slot(self, call: dict[str, Any]) -> int:
+        """The call a tool-call fragment belongs to. By its `index`; without one (older Ollama), the
+        call with its id, a new call for an id not seen yet, else (no id) the latest call. A fragment
+        that starts another call where it would continue one (`_starts_another`) makes a new call."""
+        call_id, index = call.get("id"), call.get("index")
+        slot: int | None
+        if isinstance(index, int):
+            slot = self.slots.get(index)
+        elif call_id:
+            slot = next((at for at, state in self.calls.items() if state[0] == call_id), None)
+        else:
+            slot = max(self.calls, default=None)
+        if slot is not None and _starts_another(self.calls[slot], call_id, call.get("function") or {}):
+            slot = None
+        if slot is None:
+            slot = max(self.calls, default=-1) + 1
+            if isinstance(index, int):
+                self.slots[index] = slot
+        return slot
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
         reason = CHAT_STOPS.get(raw, "other")
@@ -287,6 +297,19 @@ class ChatTranslator(Translator):
         reason, raw = self.stop
         self.stop = None
         return [Stop(reason, raw, self.model)]
+
+
+def _starts_another(state: list[str], call_id: Any, function: dict[str, Any]) -> bool:
+    """Whether a fragment sent under a call's index (or, without one, after the latest call) starts
+    another call: servers that give every call index 0 (Ollama) or none, each call whole in a chunk.
+    It does when the call's arguments are already a whole JSON object and the fragment brings its own,
+    under another id or (no id) a name; a fragment repeating the call's id continues it."""
+    if call_id and call_id == state[0]:
+        return False
+    arguments = function.get("arguments")
+    if not (call_id or function.get("name")) or not arguments or not str(arguments).strip():
+        return False
+    return bool(state[2].strip()) and parse_arguments(state[2])[1] is None
 
 
 def _text_of(value: Any) -> str:

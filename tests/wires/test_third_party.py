@@ -199,6 +199,33 @@ CASES: dict[str, Case] = {
     "chat-tool-no-index-single": chat_calls(
         [call(None, "c1", "read", '{"path":')], [call(None, args=' "a.py"}')]
     ),
+    "chat-tool-index-0-for-every-call": chat_calls(  # Ollama: each call whole, every one at index 0
+        [call(0, "c1", "read", '{"path": "a.py"}')],
+        [call(0, "c2", "read", '{"path": "b.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-index-0-for-every-call-streamed": chat_calls(
+        [call(0, "c1", "read", '{"path": ')],
+        [call(0, args='"a.py"}')],
+        [call(0, "c2", "read", '{"path": ')],
+        [call(0, args='"b.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-whole-calls-without-index-or-id": chat_calls(
+        [call(None, name="read", args='{"path": "a.py"}')],
+        [call(None, name="read", args='{"path": "b.py"}')],
+        calls=[("call_0", "read", {"path": "a.py"}), ("call_1", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-several-whole-calls-in-one-delta-without-index-or-id": chat_calls(
+        [call(None, name="read", args='{"path": "a.py"}'), call(None, name="read", args='{"path": "b.py"}')],
+        calls=[("call_0", "read", {"path": "a.py"}), ("call_1", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-no-index-no-id-name-repeated-each-fragment": chat_calls(
+        [call(None, name="read", args='{"path":')],
+        [call(None, name="read", args=' "a.py"}')],
+        [call(None, name="read", args="")],
+        calls=[("call_0", "read", {"path": "a.py"})],
+    ),
     "chat-tool-args-whole-and-finish-stop": Case(
         "openai-chat",
         raw(
