@@ -37,6 +37,7 @@ ANTHROPIC_STOPS: dict[str, StopReason] = {
     "stop_sequence": "end_turn",
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",  # the window ran out while it wrote: cut the same way
     "refusal": "content_filter",
 }
 PAUSED = "pause_turn"

@@ -389,6 +389,11 @@ CASES: dict[str, Case] = {
         raw(events(message_start(), *TEXT_BLOCK, *message_end("max_tokens"), named=True)),
         stop="max_tokens",
     ),
+    "anthropic-context-window-exceeded": Case(
+        "anthropic-messages",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("model_context_window_exceeded"), named=True)),
+        stop="max_tokens",
+    ),
     "anthropic-refusal": Case(
         "anthropic-messages",
         raw(events(message_start(), *TEXT_BLOCK, *message_end("refusal"), named=True)),
