@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harnez.redaction import SECRETS
+from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
     ModelSpec,
+    OpaqueItem,
     ReasoningDelta,
     Stop,
     StopReason,
@@ -22,7 +25,7 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
-from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
 from harnez.wires.http import (
     RETRYABLE_STATUSES,
     HttpWire,
@@ -32,6 +35,8 @@ from harnez.wires.http import (
     parse_arguments,
 )
 
+WIRE: WireName = "openai-chat"
+REASONING_CONTENT = "reasoning_content"
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -58,7 +63,9 @@ passes: the call is tried again."""
 
 
 def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
-    """The portable conversation as chat messages; reasoning is not sent back on this wire."""
+    """The portable conversation as chat messages. Reasoning is sent back only as the
+    `reasoning_content` a server of this wire gave (kept as an opaque item): DeepSeek's and Kimi's
+    thinking modes refuse a tool loop whose assistant messages lack it."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -74,6 +81,9 @@ def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
 
 def _assistant(item: AssistantMessage) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+    for kept in item.opaque:
+        if kept.wire == WIRE and isinstance(kept.item.get(REASONING_CONTENT), str):
+            message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
     if item.tool_calls:
         message["tool_calls"] = [
             {
@@ -94,7 +104,7 @@ def chat_usage(raw: dict[str, Any]) -> Usage:
 class OpenAIChatWire(HttpWire):
     """POST {base_url}/chat/completions with `stream: true`."""
 
-    name = "openai-chat"
+    name = WIRE
     path = "/chat/completions"
 
     def headers(self) -> dict[str, str]:
@@ -146,6 +156,8 @@ class ChatTranslator(Translator):
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
+        self.reasoning_content: list[str] = []
+        """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
@@ -172,7 +184,10 @@ class ChatTranslator(Translator):
     def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:
         out: list[WireEvent] = []
         # Text, or a list of text parts (some servers send content as parts even when streaming).
-        reasoning = _text_of(delta.get("reasoning_content")) or _text_of(delta.get("reasoning"))
+        kept = _text_of(delta.get(REASONING_CONTENT))
+        if kept:
+            self.reasoning_content.append(kept)
+        reasoning = kept or _text_of(delta.get("reasoning"))
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -234,6 +249,9 @@ class ChatTranslator(Translator):
         )
         self.finished = True
         out: list[WireEvent] = []
+        if self.reasoning_content:
+            text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
+            out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
         for call_id, name, raw_args in self.calls.values():
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))

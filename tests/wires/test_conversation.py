@@ -18,6 +18,7 @@ from harnez.wires.conversation import (
     UserMessage,
     item_from_json,
 )
+from tests.wires.sse_bodies import chunk, events, raw
 
 THINKING = {
     "reply": [
@@ -104,6 +105,7 @@ async def test_responses_reasoning_items_are_replayed_before_the_call(scripted_m
         ("anthropic-messages", "openai-chat"),
         ("anthropic-messages", "openai-responses"),
         ("openai-responses", "anthropic-messages"),
+        ("openai-chat", "anthropic-messages"),
     ],
 )
 async def test_a_wire_switch_keeps_the_portable_history_and_warns_about_dropped_items(
@@ -116,3 +118,34 @@ async def test_a_wire_switch_keeps_the_portable_history_and_warns_about_dropped_
     sent = json.dumps(body)
     assert "SIG-1" not in sent and "ponder" not in sent
     assert "call_9" in sent and "contents" in sent
+
+
+def chat_thinking_then_call(field: str) -> dict[str, object]:
+    """A chat answer (DeepSeek's or Kimi's thinking mode) that reasons in `field`, then calls a tool."""
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    return raw(
+        events(
+            chunk({"role": "assistant", field: "Let me "}),
+            chunk({field: "read it."}),
+            chunk({"tool_calls": [call]}),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        )
+    )
+
+
+@pytest.mark.parametrize(("field", "sent_back"), [("reasoning_content", True), ("reasoning", False)])
+async def test_chat_reasoning_content_goes_back_with_its_message_in_the_tool_loop(
+    scripted_model, make_wire, field, sent_back
+) -> None:
+    scripted_model.add(chat_thinking_then_call(field), {"reply": [{"text": "done"}]})
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("deepseek-v4", start, thinking="high")))
+    assert turn.reasoning == "Let me read it."
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    await collect(wire.stream(WireRequest("deepseek-v4", Conversation.from_json(stored), thinking="high")))
+    assistant = scripted_model.requests[-1].body["messages"][2]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_9"
+    assert assistant.get("reasoning_content") == ("Let me read it." if sent_back else None)
+    assert "reasoning" not in assistant
