@@ -142,6 +142,10 @@ class ResponsesTranslator(Translator):
         """Call id -> the function_call item that started it."""
         self.arguments: dict[str, str] = {}
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
+        self.kept: set[Any] = set()
+        """Reasoning items (by id) kept to be sent back."""
+        self.reasoned = False
+        """Whether reasoning text was streamed."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -194,9 +198,11 @@ class ResponsesTranslator(Translator):
         return [ToolCallDelta(call_id, whole)] if whole else []
 
     def _unshown(self, item: dict[str, Any]) -> bool:
-        """A message whose text, or a call whose end, no event has given yet."""
+        """A message whose text, a call whose end, or a reasoning item that no event has given yet."""
         if item.get("type") == "message":
             return not self._was_texted(item.get("id"))
+        if item.get("type") == "reasoning":
+            return item.get("id") not in self.kept
         if item.get("type") != "function_call" or own_call_id(item) is None:
             return False
         return self._call_id(item) not in self.ended
@@ -205,6 +211,10 @@ class ResponsesTranslator(Translator):
         """Whether the message item `key` had its text given (deltas sent without an item id count
         for every item: the text must not be shown twice)."""
         return key in self.texted or None in self.texted
+
+    def _reasoning(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.reasoned = True
+        return [ReasoningDelta(payload["delta"])]
 
     def _text(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.texted.add(payload.get("item_id"))
@@ -239,6 +249,7 @@ class ResponsesTranslator(Translator):
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(call_id, item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
+            self.kept.add(item.get("id"))
             return [OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
@@ -259,6 +270,8 @@ class ResponsesTranslator(Translator):
         out: list[WireEvent] = []
         for item in response.get("output") or ():
             if isinstance(item, dict) and self._unshown(item):
+                if item.get("type") == "reasoning" and not self.reasoned:
+                    out.extend(ReasoningDelta(text) for text in _summary_texts(item))
                 out.extend(self._item_done({"item": item}))
         return out
 
@@ -315,8 +328,8 @@ class ResponsesTranslator(Translator):
         "response.output_text.done": _text_done,
         "response.refusal.delta": _refusal,
         "response.refusal.done": _refusal_done,
-        "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
-        "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
+        "response.reasoning_summary_text.delta": _reasoning,
+        "response.reasoning_text.delta": _reasoning,
         "response.function_call_arguments.delta": _arguments,
         "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,
@@ -332,6 +345,16 @@ _MESSAGE_PART_EVENTS = {
     "refusal": ("response.refusal.delta", "refusal"),
 }
 """A message's content part kind -> the delta event that streams it and the field holding its text."""
+
+
+def _summary_texts(item: dict[str, Any]) -> list[str]:
+    """The texts of a reasoning item's summary parts."""
+    parts = item.get("summary")
+    return [
+        p["text"]
+        for p in (parts if isinstance(parts, list) else ())
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]
+    ]
 
 
 def own_call_id(item: dict[str, Any]) -> str | None:

@@ -49,6 +49,13 @@ class Case:
 
 
 READ_A = ("c1", "read", {"path": "a.py"})
+REASONING = {
+    "type": "reasoning",
+    "id": "rs_1",
+    "summary": [{"type": "summary_text", "text": "Hm."}],
+    "encrypted_content": "RU5DUllQVEVE",
+}
+HELLO_ITEM = {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "Hello."}]}
 
 
 def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
@@ -650,6 +657,25 @@ CASES: dict[str, Case] = {
         calls=[("fc_1", "read", {"path": "a.py"})],
         stop="tool_use",
     ),
+    "responses-reasoning-only-in-the-completed-response": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "output": [REASONING, HELLO_ITEM]},
+        },
+        reasoning="Hm.",
+    ),
+    "responses-reasoning-streamed-and-again-in-the-completed-response": named(
+        "openai-responses",
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "delta": "Hm."},
+        {"type": "response.output_item.done", "item": REASONING},
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "output": [REASONING, HELLO_ITEM]},
+        },
+        reasoning="Hm.",
+    ),
     "responses-failed": named(
         "openai-responses",
         {
@@ -900,6 +926,21 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "responses-reasoning-only-in-the-completed-response",
+        "responses-reasoning-streamed-and-again-in-the-completed-response",
+    ],
+)
+async def test_a_responses_reasoning_item_is_kept_once_to_be_sent_back(
+    scripted_model, make_wire, name
+) -> None:
+    scripted_model.add(CASES[name].turn)
+    turn, _ = await collect(make_wire("openai-responses").stream(request()))
+    assert [o.item for o in turn.opaque] == [REASONING]
 
 
 async def test_a_chat_tool_name_sent_after_the_first_fragment_names_the_call_before_its_arguments(
