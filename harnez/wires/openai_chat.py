@@ -200,6 +200,9 @@ class ChatTranslator(Translator):
             out.append(TextDelta(refusal))
         for call in delta.get("tool_calls") or ():
             out.extend(self._tool_call(call))
+        legacy = delta.get("function_call")  # the functions API before tools: one call, with no id
+        if isinstance(legacy, dict):
+            out.extend(self._tool_call({"index": 0, "function": legacy}))
         return out
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
@@ -300,7 +303,11 @@ class ChatTranslator(Translator):
         ]
         if calls:
             delta["tool_calls"] = calls
-        finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
+        if isinstance(message.get("function_call"), dict):
+            delta["function_call"] = message["function_call"]
+        finish = choice.get("finish_reason") or (
+            "tool_calls" if calls or "function_call" in delta else "stop"
+        )
         chunk: dict[str, Any] = {
             "model": body.get("model"),
             "choices": [{"delta": delta, "finish_reason": finish}],

@@ -233,6 +233,47 @@ CASES: dict[str, Case] = {
         [call(None, name="read", args="")],
         calls=[("call_0", "read", {"path": "a.py"})],
     ),
+    "chat-legacy-function-call": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk(
+                    {"role": "assistant", "content": None, "function_call": {"name": "read", "arguments": ""}}
+                ),
+                chunk({"function_call": {"arguments": '{"path": '}}),
+                chunk({"function_call": {"arguments": '"a.py"}'}}),
+                chunk({}, "function_call"),
+                "[DONE]",
+            )
+        ),
+        text="",
+        calls=[("call_0", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "chat-json-answer-with-a-legacy-function-call": Case(
+        "openai-chat",
+        raw(
+            json.dumps(
+                {
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "message": {
+                                "role": "assistant",
+                                "content": None,
+                                "function_call": {"name": "read", "arguments": '{"path": "a.py"}'},
+                            },
+                            "finish_reason": "function_call",
+                        }
+                    ],
+                }
+            ),
+            headers={"content-type": "application/json"},
+        ),
+        text="",
+        calls=[("call_0", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
     "chat-tool-args-whole-and-finish-stop": Case(
         "openai-chat",
         raw(
