@@ -156,6 +156,8 @@ class ChatTranslator(Translator):
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
+        self.inline = InlineThinking()
+        """Reasoning the model writes in its content, between think tags (servers without a parser)."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
 
@@ -192,7 +194,7 @@ class ChatTranslator(Translator):
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
         if content:
-            out.append(TextDelta(content))
+            out.extend(self.inline.feed(content))
         # A refusal is what the model said instead of an answer: shown as its text.
         refusal = _text_of(delta.get("refusal"))
         if refusal:
@@ -251,7 +253,7 @@ class ChatTranslator(Translator):
             raw if said else None,
         )
         self.finished = True
-        out: list[WireEvent] = []
+        out: list[WireEvent] = self.inline.flush()
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
@@ -322,6 +324,55 @@ class ChatTranslator(Translator):
         reason, raw = self.stop
         self.stop = None
         return [Stop(reason, raw, self.model)]
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+class InlineThinking:
+    """Reasoning a model writes in its content, `<think>…</think>` before its answer (DeepSeek-R1,
+    Qwen3 and others on a server without a reasoning parser: older Ollama, llama.cpp, LM Studio): given
+    as reasoning, the rest as text. Content that does not open with the tag is text as it comes; a
+    tag split across chunks is held until it is whole."""
+
+    def __init__(self) -> None:
+        self.state = "start"
+        """start (nothing but blanks yet), thinking, after (the tag closed), or text."""
+        self.held = ""
+
+    def feed(self, text: str) -> list[WireEvent]:
+        if self.state == "text":
+            return [TextDelta(text)]
+        if self.state == "after":  # the blanks between the closing tag and the answer are dropped
+            text = text.lstrip()
+            if text:
+                self.state = "text"
+            return [TextDelta(text)] if text else []
+        self.held += text
+        if self.state == "start":
+            lead = self.held.lstrip()
+            if lead.startswith(THINK_OPEN):
+                self.state, self.held = "thinking", lead[len(THINK_OPEN) :].lstrip("\n")
+            elif THINK_OPEN.startswith(lead):  # blanks, or the tag's first characters
+                return []
+            else:
+                self.state, held, self.held = "text", self.held, ""
+                return [TextDelta(held)]
+        end = self.held.find(THINK_CLOSE)
+        if end >= 0:
+            reasoning, rest = self.held[:end], self.held[end + len(THINK_CLOSE) :]
+            self.state, self.held = "after", ""
+            return ([ReasoningDelta(reasoning)] if reasoning else []) + self.feed(rest)
+        keep = next((n for n in range(len(THINK_CLOSE) - 1, 0, -1) if self.held.endswith(THINK_CLOSE[:n])), 0)
+        reasoning, self.held = self.held[: len(self.held) - keep], self.held[len(self.held) - keep :]
+        return [ReasoningDelta(reasoning)] if reasoning else []
+
+    def flush(self) -> list[WireEvent]:
+        """What is held when the answer ends: reasoning never closed, or text that began like the tag."""
+        held, self.held = self.held, ""
+        if not held:
+            return []
+        return [ReasoningDelta(held) if self.state == "thinking" else TextDelta(held)]
 
 
 def _starts_another(state: list[str], call_id: Any, function: dict[str, Any]) -> bool:

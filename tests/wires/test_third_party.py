@@ -296,6 +296,39 @@ CASES: dict[str, Case] = {
         ),
         reasoning="Thinking.",
     ),
+    "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
+        "openai-chat",
+        raw(
+            events(
+                *(
+                    chunk({"content": part})
+                    for part in ["<thi", "nk>\nLet me", " think.</th", "ink>\n\n", "Hel"]
+                ),
+                chunk({"content": "lo."}, "stop"),
+                "[DONE]",
+            )
+        ),
+        reasoning="Let me think.",
+    ),
+    "chat-think-tags-whole-in-one-chunk": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "<think>Hm.</think>Hello."}, "stop"), "[DONE]")),
+        reasoning="Hm.",
+    ),
+    "chat-think-never-closed": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "<think>Hm."}), chunk({}, "length"), "[DONE]")),
+        text="",
+        reasoning="Hm.",
+        stop="max_tokens",
+    ),
+    "chat-text-that-starts-like-the-think-tag-is-text": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": " <thin"}), chunk({"content": "g> Hello."}), chunk({}, "stop"), "[DONE]")
+        ),
+        text=" <thing> Hello.",
+    ),
     "chat-refusal": Case(
         "openai-chat",
         raw(
