@@ -30,7 +30,18 @@ from harnez.wires.http import HttpWire, Translator, is_openai, openai_usage, par
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
-RETRYABLE_CODES = frozenset(("server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"))
+RETRYABLE_CODES = frozenset(
+    (
+        "server_error",
+        "rate_limit_exceeded",
+        "server_is_overloaded",
+        "slow_down",
+        "too_many_requests",
+        "service_unavailable_error",
+        "internal_server_error",
+    )
+)
+"""Error codes (or, nested, types) of trouble that passes: the call is tried again."""
 QUIET_EVENTS = frozenset(
     (
         "response.in_progress",
@@ -296,11 +307,19 @@ class ResponsesTranslator(Translator):
         return out
 
     def _failed(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """`response.failed` (its `response.error`), or an `error` event: documented with `code` and
+        `message` at its top, sent by OpenAI with them nested in an `error` object (`type` too); each
+        field is read where it is."""
         self.finished = True
-        error = (payload.get("response") or {}).get("error") or payload
-        code = error.get("code")
-        message = f"the provider reported an error {self.where} ({code}): {error.get('message', '')}"
-        return [Failure(message, retryable=code in RETRYABLE_CODES)]
+        nested = (payload.get("response") or {}).get("error") or payload.get("error")
+        found = [nested, payload] if isinstance(nested, dict) else [payload]
+
+        def field(key: str) -> Any:
+            return next((where[key] for where in found if where.get(key) is not None), None)
+
+        code, kind = field("code"), field("type") if isinstance(nested, dict) else None
+        message = f"the provider reported an error {self.where} ({code or kind}): {field('message') or ''}"
+        return [Failure(message, retryable=bool({code, kind} & RETRYABLE_CODES))]
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """A whole `response` as its stream: created, each output item's deltas and done, then the

@@ -770,6 +770,53 @@ CASES: dict[str, Case] = {
         stop=None,
         failure="no such model",
     ),
+    "responses-nested-error-event-is-retried": named(  # what OpenAI sends, unlike its documentation
+        "openai-responses",
+        {
+            "type": "error",
+            "sequence_number": 2,
+            "error": {
+                "type": "too_many_requests",
+                "code": "too_many_requests",
+                "message": "Too Many Requests",
+                "param": None,
+            },
+        },
+        text="",
+        stop=None,
+        failure="(too_many_requests): Too Many Requests (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "responses-nested-error-event-with-a-null-code": named(
+        "openai-responses",
+        {
+            "type": "error",
+            "error": {
+                "type": "service_unavailable_error",
+                "code": None,
+                "message": "Unable to verify model access right now. Please retry.",
+                "param": None,
+            },
+        },
+        text="",
+        stop=None,
+        failure="Unable to verify model access right now. Please retry. (gave up after 3 attempts)",
+        requests=3,
+    ),
+    "responses-nested-quota-error-is-not-retried": named(
+        "openai-responses",
+        {
+            "type": "error",
+            "error": {
+                "type": "insufficient_quota",
+                "code": "credit_balance_exhausted",
+                "message": "You have no credits remaining.",
+            },
+        },
+        text="",
+        stop=None,
+        failure="(credit_balance_exhausted): You have no credits remaining.",
+    ),
     "responses-incomplete": named(
         "openai-responses",
         {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
