@@ -37,6 +37,9 @@ from harnez.wires.http import (
 
 WIRE: WireName = "openai-chat"
 REASONING_CONTENT = "reasoning_content"
+CALL_EXTRAS = "tool_call_extra_content"
+"""The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
+which Gemini 3 refuses a tool loop without)."""
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -81,15 +84,21 @@ def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
 
 def _assistant(item: AssistantMessage) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+    extras: dict[str, Any] = {}
     for kept in item.opaque:
-        if kept.wire == WIRE and isinstance(kept.item.get(REASONING_CONTENT), str):
+        if kept.wire != WIRE:
+            continue
+        if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
+        if isinstance(kept.item.get(CALL_EXTRAS), dict):
+            extras.update(kept.item[CALL_EXTRAS])
     if item.tool_calls:
         message["tool_calls"] = [
             {
                 "id": c.id,
                 "type": "function",
                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                **({"extra_content": extras[c.id]} if c.id in extras else {}),
             }
             for c in item.tool_calls
         ]
@@ -158,6 +167,8 @@ class ChatTranslator(Translator):
         """The model gave a `refusal` instead of (or with) its content."""
         self.inline = InlineThinking()
         """Reasoning the model writes in its content, between think tags (servers without a parser)."""
+        self.extras: dict[str, Any] = {}
+        """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
 
@@ -215,6 +226,8 @@ class ChatTranslator(Translator):
             self.calls[slot] = [call.get("id") or f"call_{slot}", function.get("name", ""), ""]
             out.append(ToolCallStart(self.calls[slot][0], self.calls[slot][1]))
         state = self.calls[slot]
+        if isinstance(call.get("extra_content"), dict):
+            self.extras[state[0]] = {**self.extras.get(state[0], {}), **call["extra_content"]}
         if not state[1] and function.get("name"):  # a name sent after the call's first fragment:
             state[1] = function["name"]  # started again, named, so that what follows is shown named
             out.append(ToolCallStart(state[0], state[1]))
@@ -257,6 +270,9 @@ class ChatTranslator(Translator):
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.extras:
+            out.append(OpaqueItem(Opaque(WIRE, {CALL_EXTRAS: self.extras})))
+            self.extras = {}
         for call_id, name, raw_args in self.calls.values():
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
@@ -299,7 +315,12 @@ class ChatTranslator(Translator):
             if text:
                 delta[key] = text
         calls = [
-            {"index": index, "id": call.get("id"), "function": call.get("function") or {}}
+            {
+                "index": index,
+                "id": call.get("id"),
+                "function": call.get("function") or {},
+                **({"extra_content": call["extra_content"]} if "extra_content" in call else {}),
+            }
             for index, call in enumerate(message.get("tool_calls") or ())
             if isinstance(call, dict)
         ]

@@ -149,3 +149,49 @@ async def test_chat_reasoning_content_goes_back_with_its_message_in_the_tool_loo
     assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_9"
     assert assistant.get("reasoning_content") == ("Let me read it." if sent_back else None)
     assert "reasoning" not in assistant
+
+
+GEMINI_CALL = {
+    "index": 0,
+    "id": "function-call-1",
+    "type": "function",
+    "function": {"name": "read", "arguments": '{"path": "a"}'},
+    "extra_content": {"google": {"thought_signature": "U0lHTkVE"}},
+}
+GEMINI_ANSWERS = {
+    "streamed": raw(
+        events(chunk({"role": "assistant", "tool_calls": [GEMINI_CALL]}), chunk({}, "tool_calls"))
+    ),
+    "whole": raw(
+        json.dumps(
+            {
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "tool_calls": [GEMINI_CALL]},
+                        "finish_reason": "tool_calls",
+                    }
+                ],
+            }
+        ),
+        headers={"content-type": "application/json"},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(GEMINI_ANSWERS))
+async def test_a_chat_tool_calls_extra_content_goes_back_with_it(scripted_model, make_wire, shape) -> None:
+    """Gemini's OpenAI-compatible API signs a call in its `extra_content`; Gemini 3 refuses (400) the
+    next request of the tool loop when the signature is not sent back with the call."""
+    scripted_model.add(GEMINI_ANSWERS[shape], {"reply": [{"text": "done"}]})
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("gemini-3-pro", start)))
+    assert [c.id for c in turn.tool_calls] == ["function-call-1"]
+    stored = json.loads(
+        json.dumps(start.append(turn.to_message(), ToolResult("function-call-1", "x")).to_json())
+    )
+    await collect(wire.stream(WireRequest("gemini-3-pro", Conversation.from_json(stored))))
+    (sent,) = scripted_model.requests[-1].body["messages"][2]["tool_calls"]
+    assert sent["id"] == "function-call-1"
+    assert sent["extra_content"] == {"google": {"thought_signature": "U0lHTkVE"}}
