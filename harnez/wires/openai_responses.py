@@ -254,7 +254,8 @@ class ResponsesTranslator(Translator):
             call_id = self._call_id(item)
             self.saw_call = True
             self.ended.add(call_id)
-            raw = item.get("arguments") or self.arguments.get(call_id, "")
+            started = self.started.get(call_id, {})  # servers that give them whole when the call starts
+            raw = item.get("arguments") or self.arguments.get(call_id) or started.get("arguments") or ""
             if not isinstance(raw, str):  # an object where JSON text belongs
                 raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)

@@ -660,6 +660,27 @@ CASES: dict[str, Case] = {
         stop="tool_use",
         usage=(11, 7),
     ),
+    "responses-call-arguments-whole-in-its-added-item": named(
+        "openai-responses",
+        {
+            "type": "response.output_item.added",
+            "item": {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "read",
+                "arguments": '{"path": "a.py"}',
+            },
+        },
+        {
+            "type": "response.output_item.done",
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
+        },
+        {"type": "response.completed", "response": {"status": "completed"}},
+        text="",
+        calls=[("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
     "responses-call-with-only-an-item-id": named(
         "openai-responses",
         {
