@@ -37,6 +37,9 @@ from harnez.wires.http import (
 
 WIRE: WireName = "openai-chat"
 REASONING_CONTENT = "reasoning_content"
+INLINE_THINKING = "content_before_text"
+"""The opaque item holding what the model wrote in its content before its answer's text (its
+`<think>` tags and reasoning), put back before the text when the message is sent again."""
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
@@ -90,6 +93,8 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
+        if isinstance(kept.item.get(INLINE_THINKING), str):
+            message["content"] = kept.item[INLINE_THINKING] + item.text
         if isinstance(kept.item.get(CALL_EXTRAS), dict):
             extras.update(kept.item[CALL_EXTRAS])
     if item.tool_calls:
@@ -267,6 +272,9 @@ class ChatTranslator(Translator):
         )
         self.finished = True
         out: list[WireEvent] = self.inline.flush()
+        if self.inline.written:
+            out.append(OpaqueItem(Opaque(WIRE, {INLINE_THINKING: SECRETS.redact(self.inline.written)})))
+            self.inline = InlineThinking()
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
@@ -354,16 +362,31 @@ class InlineThinking:
     """Reasoning a model writes in its content, `<think>…</think>` before its answer (DeepSeek-R1,
     Qwen3 and others on a server without a reasoning parser: older Ollama, llama.cpp, LM Studio): given
     as reasoning, the rest as text. Content that does not open with the tag is text as it comes; a
-    tag split across chunks is held until it is whole."""
+    tag split across chunks is held until it is whole. What it wrote before the text is kept to be
+    sent back as written (MiniMax asks for its thinking to stay in the history)."""
 
     def __init__(self) -> None:
         self.state = "start"
         """start (nothing but blanks yet), thinking, after (the tag closed), or text."""
         self.held = ""
+        self.thought = False
+        self.raw: list[str] = []
+        """The content as written before the answer's text: the tags, the reasoning, the blanks."""
+
+    @property
+    def written(self) -> str:
+        """The content before the answer's text as the model wrote it, when it thought in tags."""
+        return "".join(self.raw) if self.thought else ""
 
     def feed(self, text: str) -> list[WireEvent]:
         if self.state == "text":
             return [TextDelta(text)]
+        out = self._read(text)
+        shown = sum(len(e.text) for e in out if isinstance(e, TextDelta))  # the chunk's end, once thought
+        self.raw.append(text[: max(len(text) - shown, 0)])
+        return out
+
+    def _read(self, text: str) -> list[WireEvent]:
         if self.state == "after":  # the blanks between the closing tag and the answer are dropped
             text = text.lstrip()
             if text:
@@ -374,6 +397,7 @@ class InlineThinking:
             lead = self.held.lstrip()
             if lead.startswith(THINK_OPEN):
                 self.state, self.held = "thinking", lead[len(THINK_OPEN) :].lstrip("\n")
+                self.thought = True
             elif THINK_OPEN.startswith(lead):  # blanks, or the tag's first characters
                 return []
             else:
@@ -383,7 +407,7 @@ class InlineThinking:
         if end >= 0:
             reasoning, rest = self.held[:end], self.held[end + len(THINK_CLOSE) :]
             self.state, self.held = "after", ""
-            return ([ReasoningDelta(reasoning)] if reasoning else []) + self.feed(rest)
+            return ([ReasoningDelta(reasoning)] if reasoning else []) + self._read(rest)
         keep = next((n for n in range(len(THINK_CLOSE) - 1, 0, -1) if self.held.endswith(THINK_CLOSE[:n])), 0)
         reasoning, self.held = self.held[: len(self.held) - keep], self.held[len(self.held) - keep :]
         return [ReasoningDelta(reasoning)] if reasoning else []

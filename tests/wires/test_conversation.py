@@ -195,3 +195,26 @@ async def test_a_chat_tool_calls_extra_content_goes_back_with_it(scripted_model,
     (sent,) = scripted_model.requests[-1].body["messages"][2]["tool_calls"]
     assert sent["id"] == "function-call-1"
     assert sent["extra_content"] == {"google": {"thought_signature": "U0lHTkVE"}}
+
+
+async def test_thinking_written_in_the_content_goes_back_as_it_was_written(scripted_model, make_wire) -> None:
+    """MiniMax (and reasoning models on servers without a parser) think in `<think>` tags in the
+    content: shown as reasoning, and sent back in the content as written."""
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    scripted_model.add(
+        raw(
+            events(
+                *(chunk({"content": part}) for part in ["<think>\nPl", "an.\n</thi", "nk>\n\nCalling."]),
+                chunk({"tool_calls": [call]}, "tool_calls"),
+            )
+        ),
+        {"reply": [{"text": "done"}]},
+    )
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("minimax-m2", start)))
+    assert (turn.text, turn.reasoning.strip()) == ("Calling.", "Plan.")
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    await collect(wire.stream(WireRequest("minimax-m2", Conversation.from_json(stored))))
+    assistant = scripted_model.requests[-1].body["messages"][2]
+    assert assistant["content"] == "<think>\nPlan.\n</think>\n\nCalling."
