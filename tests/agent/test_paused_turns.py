@@ -7,35 +7,7 @@ from pathlib import Path
 
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.helpers import answer, events, kinds, make_settings, run_task
-from tests.wires.sse_bodies import (
-    block,
-    json_delta,
-    message_end,
-    message_start,
-    raw,
-    search_result,
-    server_tool_use,
-)
-from tests.wires.sse_bodies import (
-    events as sse,
-)
-
-
-def text(index: int, words: str) -> list[dict[str, object]]:
-    return block(index, {"type": "text", "text": ""}, {"type": "text_delta", "text": words})
-
-
-PAUSED = raw(
-    sse(
-        message_start(),
-        *text(0, "Let me look. "),
-        *block(1, server_tool_use(), json_delta('{"query": "x"}')),
-        *block(2, search_result()),
-        *message_end("pause_turn"),
-        named=True,
-    )
-)
-RESUMED = raw(sse(message_start(), *text(0, "Found it."), *message_end(), named=True))
+from tests.wires.sse_bodies import PAUSED, RESUMED
 
 
 async def test_a_paused_turn_is_one_model_turn_of_one_answer(

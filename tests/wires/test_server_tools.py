@@ -6,54 +6,14 @@ next request's body."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from harnez.wires import Stop, UsageReport, collect
 from harnez.wires.anthropic import MAX_PAUSES
 from harnez.wires.base import WireRequest
 from harnez.wires.conversation import Conversation, ToolResult, UserMessage
+from tests.wires import sse_bodies as sse
 from tests.wires.helpers import READ_TOOL
-from tests.wires.sse_bodies import (
-    CITATION,
-    block,
-    events,
-    json_delta,
-    message_end,
-    message_start,
-    raw,
-    search_result,
-    server_tool_use,
-    tool_use,
-)
-
-SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
-
-
-def text_block(index: int, text: str, *more: dict[str, Any]) -> list[dict[str, Any]]:
-    return block(index, {"type": "text", "text": ""}, {"type": "text_delta", "text": text}, *more)
-
-
-def anthropic(*items: dict[str, Any]) -> dict[str, Any]:
-    return raw(events(*items, named=True))
-
-
-PAUSED = anthropic(
-    message_start(),
-    *text_block(0, "Let me look. "),
-    *block(1, server_tool_use(), json_delta('{"query": '), json_delta('"x"}')),
-    *block(2, search_result()),
-    *message_end("pause_turn"),
-)
-PAUSED_CONTENT = [
-    {"type": "text", "text": "Let me look. "},
-    SEARCH,
-    search_result(),
-]
-RESUMED = anthropic(
-    message_start(),
-    *text_block(0, "Found it.", {"type": "citations_delta", "citation": CITATION}),
-    *message_end("end_turn"),
-)
+from tests.wires.sse_bodies import PAUSED, PAUSED_CONTENT, RESUMED, SEARCH, anthropic, text_block
 
 
 def ask(text: str = "search") -> WireRequest:
@@ -85,7 +45,9 @@ async def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(
 async def test_a_continued_answer_is_replayed_block_for_block_in_the_next_request(
     scripted_model, make_wire
 ) -> None:
-    scripted_model.add(PAUSED, RESUMED, anthropic(message_start(), *text_block(0, "ok"), *message_end()))
+    scripted_model.add(
+        PAUSED, RESUMED, anthropic(sse.message_start(), *text_block(0, "ok"), *sse.message_end())
+    )
     wire = make_wire("anthropic-messages")
     turn, _ = await collect(wire.stream(ask()))
     stored = json.loads(json.dumps(ask().conversation.append(turn.to_message()).to_json()))
@@ -94,7 +56,7 @@ async def test_a_continued_answer_is_replayed_block_for_block_in_the_next_reques
     assistant = scripted_model.requests[-1].body["messages"][1]
     assert assistant == {
         "role": "assistant",
-        "content": [*PAUSED_CONTENT, {"type": "text", "text": "Found it.", "citations": [CITATION]}],
+        "content": [*PAUSED_CONTENT, {"type": "text", "text": "Found it.", "citations": [sse.CITATION]}],
     }
 
 
@@ -103,14 +65,14 @@ async def test_server_tool_blocks_are_kept_beside_a_client_call_for_the_next_req
 ) -> None:
     scripted_model.add(
         anthropic(
-            message_start(),
+            sse.message_start(),
             *text_block(0, "Searching. "),
-            *block(1, server_tool_use(), json_delta('{"query": "x"}')),
-            *block(2, search_result()),
-            *block(3, tool_use(), json_delta('{"path": "a.py"}')),
-            *message_end("tool_use"),
+            *sse.block(1, sse.server_tool_use(), sse.json_delta('{"query": "x"}')),
+            *sse.block(2, sse.search_result()),
+            *sse.block(3, sse.tool_use(), sse.json_delta('{"path": "a.py"}')),
+            *sse.message_end("tool_use"),
         ),
-        anthropic(message_start(), *text_block(0, "Read."), *message_end()),
+        anthropic(sse.message_start(), *text_block(0, "Read."), *sse.message_end()),
     )
     wire = make_wire("anthropic-messages")
     turn, _ = await collect(wire.stream(ask()))
@@ -121,7 +83,7 @@ async def test_server_tool_blocks_are_kept_beside_a_client_call_for_the_next_req
     assert scripted_model.requests[-1].body["messages"][1]["content"] == [
         {"type": "text", "text": "Searching. "},
         SEARCH,
-        search_result(),
+        sse.search_result(),
         {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
     ]
 
@@ -143,8 +105,8 @@ async def test_a_responses_call_named_only_by_its_item_id_is_answered_under_that
 ) -> None:
     call = {"type": "function_call", "id": "fc_7", "name": "read", "arguments": '{"path": "a.py"}'}
     scripted_model.add(
-        raw(
-            events(
+        sse.raw(
+            sse.events(
                 {"type": "response.output_item.added", "item": {**call, "arguments": ""}},
                 {
                     "type": "response.function_call_arguments.delta",

@@ -69,6 +69,69 @@ def named(wire: str, *items: dict[str, Any], **expected: Any) -> Case:
     return Case(wire, raw(events(*items, named=True)), **expected)
 
 
+A_ARGS = '{"path": "a.py"}'
+LEGACY_CALL: dict[str, Any] = {
+    "text": "",
+    "calls": [("call_0", "read", {"path": "a.py"})],
+    "stop": "tool_use",
+}
+"""What a chat answer holding one legacy `function_call` to read a.py gives (its id made up)."""
+FC_A = ("fc_1", "read", {"path": "a.py"})
+
+
+def function_call(**fields: Any) -> dict[str, Any]:
+    """A Responses function_call item `fc_1` calling read (no `call_id` unless given)."""
+    return {"type": "function_call", "id": "fc_1", "name": "read", **fields}
+
+
+def added(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.added", "item": item}
+
+
+def done(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.done", "item": item}
+
+
+def arguments_delta(text: str) -> dict[str, Any]:
+    return {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": text}
+
+
+def completed(*output: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.completed", "response": {"status": "completed", "output": list(output)}}
+
+
+def nested_error(kind: str, code: str | None, message: str, tries: int) -> Case:
+    """A Responses `error` event with its fields in an `error` object, failing after `tries` requests."""
+    error = {"type": "error", "sequence_number": 2, "error": {"type": kind, "code": code, "message": message}}
+    said = f"({code or kind}): {message}" + (f" (gave up after {tries} attempts)" if tries > 1 else "")
+    return named("openai-responses", error, text="", stop=None, failure=said, requests=tries)
+
+
+def anthropic_call(*blocks: dict[str, Any]) -> Case:
+    """An Anthropic answer whose blocks end with a call to read a.py (`t1`)."""
+    return named(
+        "anthropic-messages",
+        message_start(),
+        *blocks,
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    )
+
+
+def responses_call(*items: dict[str, Any], calls: list[Any] | None = None) -> Case:
+    """A Responses answer made of one call to read a.py: its items, then `response.completed`."""
+    return named(
+        "openai-responses",
+        *items,
+        completed(),
+        text="",
+        calls=calls or [("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    )
+
+
 CASES: dict[str, Case] = {
     # --- SSE framing -------------------------------------------------------------------------
     "sse-no-space-after-colon": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]", space=""))),
@@ -246,9 +309,7 @@ CASES: dict[str, Case] = {
                 "[DONE]",
             )
         ),
-        text="",
-        calls=[("call_0", "read", {"path": "a.py"})],
-        stop="tool_use",
+        **LEGACY_CALL,
     ),
     "chat-json-answer-with-a-legacy-function-call": Case(
         "openai-chat",
@@ -270,9 +331,7 @@ CASES: dict[str, Case] = {
             ),
             headers={"content-type": "application/json"},
         ),
-        text="",
-        calls=[("call_0", "read", {"path": "a.py"})],
-        stop="tool_use",
+        **LEGACY_CALL,
     ),
     "chat-tool-args-whole-and-finish-stop": Case(
         "openai-chat",
@@ -553,16 +612,10 @@ CASES: dict[str, Case] = {
         *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
         *message_end(),
     ),
-    "anthropic-server-tool-then-a-client-tool": named(
-        "anthropic-messages",
-        message_start(),
+    "anthropic-server-tool-then-a-client-tool": anthropic_call(
         *block(0, server_tool_use(), json_delta('{"query": "x"}')),
         *block(1, search_result()),
-        *block(2, tool_use(), json_delta('{"path": "a.py"}')),
-        *message_end("tool_use"),
-        text="",
-        calls=[("t1", "read", {"path": "a.py"})],
-        stop="tool_use",
+        *block(2, tool_use(), json_delta(A_ARGS)),
     ),
     "anthropic-json-answer-to-a-stream-request": Case(
         "anthropic-messages",
@@ -660,97 +713,40 @@ CASES: dict[str, Case] = {
         stop="tool_use",
         usage=(11, 7),
     ),
-    "responses-call-arguments-whole-in-its-added-item": named(
-        "openai-responses",
-        {
-            "type": "response.output_item.added",
-            "item": {
-                "type": "function_call",
-                "id": "fc_1",
-                "call_id": "call_1",
-                "name": "read",
-                "arguments": '{"path": "a.py"}',
-            },
-        },
-        {
-            "type": "response.output_item.done",
-            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read"},
-        },
-        {"type": "response.completed", "response": {"status": "completed"}},
-        text="",
-        calls=[("call_1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "responses-call-arguments-whole-in-its-added-item": responses_call(
+        added(function_call(call_id="call_1", arguments=A_ARGS)), done(function_call(call_id="call_1"))
     ),
-    "responses-call-with-only-an-item-id": named(
-        "openai-responses",
-        {
-            "type": "response.output_item.added",
-            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": ""},
-        },
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '{"path": '},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '"a.py"}'},
-        {
-            "type": "response.output_item.done",
-            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'},
-        },
-        {"type": "response.completed", "response": {"status": "completed"}},
-        text="",
-        calls=[("fc_1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "responses-call-with-only-an-item-id": responses_call(
+        added(function_call(arguments="")),
+        arguments_delta('{"path": '),
+        arguments_delta('"a.py"}'),
+        done(function_call(arguments=A_ARGS)),
+        calls=[FC_A],
     ),
     "responses-call-with-only-an-item-id-in-the-completed-response": named(
         "openai-responses",
-        {
-            "type": "response.completed",
-            "response": {
-                "status": "completed",
-                "output": [
-                    {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'}
-                ],
-            },
-        },
+        completed(function_call(arguments=A_ARGS)),
         text="",
-        calls=[("fc_1", "read", {"path": "a.py"})],
+        calls=[FC_A],
         stop="tool_use",
     ),
     "responses-json-answer-with-a-call-with-only-an-item-id": Case(
         "openai-responses",
-        {
-            "status": 200,
-            "headers": {"content-type": "application/json"},
-            "body": {
-                "object": "response",
-                "status": "completed",
-                "output": [
-                    {"type": "function_call", "id": "fc_1", "name": "read", "arguments": '{"path": "a.py"}'}
-                ],
-            },
-        },
+        raw(
+            json.dumps(
+                {"object": "response", "status": "completed", "output": [function_call(arguments=A_ARGS)]}
+            ),
+            headers={"content-type": "application/json"},
+        ),
         text="",
-        calls=[("fc_1", "read", {"path": "a.py"})],
+        calls=[FC_A],
         stop="tool_use",
     ),
-    "responses-call-id-only-in-its-done-item": named(
-        "openai-responses",
-        {
-            "type": "response.output_item.added",
-            "item": {"type": "function_call", "id": "fc_1", "name": "read", "arguments": ""},
-        },
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": '{"path": "a.py"}'},
-        {
-            "type": "response.output_item.done",
-            "item": {
-                "type": "function_call",
-                "id": "fc_1",
-                "call_id": "call_1",
-                "name": "read",
-                "arguments": '{"path": "a.py"}',
-            },
-        },
-        {"type": "response.completed", "response": {"status": "completed"}},
-        text="",
-        calls=[("fc_1", "read", {"path": "a.py"})],
-        stop="tool_use",
+    "responses-call-id-only-in-its-done-item": responses_call(
+        added(function_call(arguments="")),
+        arguments_delta(A_ARGS),
+        done(function_call(call_id="call_1", arguments=A_ARGS)),
+        calls=[FC_A],
     ),
     "responses-reasoning-only-in-the-completed-response": named(
         "openai-responses",
@@ -791,52 +787,15 @@ CASES: dict[str, Case] = {
         stop=None,
         failure="no such model",
     ),
-    "responses-nested-error-event-is-retried": named(  # what OpenAI sends, unlike its documentation
-        "openai-responses",
-        {
-            "type": "error",
-            "sequence_number": 2,
-            "error": {
-                "type": "too_many_requests",
-                "code": "too_many_requests",
-                "message": "Too Many Requests",
-                "param": None,
-            },
-        },
-        text="",
-        stop=None,
-        failure="(too_many_requests): Too Many Requests (gave up after 3 attempts)",
-        requests=3,
+    # what OpenAI sends, unlike its documentation: the error's fields nested (its code may be null)
+    "responses-nested-error-event-is-retried": nested_error(
+        "too_many_requests", "too_many_requests", "Too Many Requests", tries=3
     ),
-    "responses-nested-error-event-with-a-null-code": named(
-        "openai-responses",
-        {
-            "type": "error",
-            "error": {
-                "type": "service_unavailable_error",
-                "code": None,
-                "message": "Unable to verify model access right now. Please retry.",
-                "param": None,
-            },
-        },
-        text="",
-        stop=None,
-        failure="Unable to verify model access right now. Please retry. (gave up after 3 attempts)",
-        requests=3,
+    "responses-nested-error-event-with-a-null-code": nested_error(
+        "service_unavailable_error", None, "Unable to verify model access right now.", tries=3
     ),
-    "responses-nested-quota-error-is-not-retried": named(
-        "openai-responses",
-        {
-            "type": "error",
-            "error": {
-                "type": "insufficient_quota",
-                "code": "credit_balance_exhausted",
-                "message": "You have no credits remaining.",
-            },
-        },
-        text="",
-        stop=None,
-        failure="(credit_balance_exhausted): You have no credits remaining.",
+    "responses-nested-quota-error-is-not-retried": nested_error(
+        "insufficient_quota", "credit_balance_exhausted", "You have no credits remaining.", tries=1
     ),
     "responses-incomplete": named(
         "openai-responses",
