@@ -40,6 +40,7 @@ WARNING_CODES: dict[str, str] = {
     "title-failed": "Automatic naming failed; the fallback title stays.",
     "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
+    "output-limit": "The model stopped at its output limit; its answer (or a tool call) is cut short.",
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
     "untrusted-hooks": "The project's hooks are not trusted yet, so they did not run.",
     "invalid-agent": "A sub-agent's file could not be read as an agent; it is not offered.",

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harnez import events as ev
 from harnez.agent.costs import ModelPrices
@@ -32,6 +32,9 @@ COALESCE_SECONDS = 0.04
 """Streamed text is emitted at most this often: the first fragment after a pause at once, the ones
 that follow within this time joined (and at once at the end of a turn or on cancel)."""
 ONCE_PER_TASK = frozenset({"opaque-items-dropped"})
+CUT_ARGUMENTS = (
+    "your answer reached the output limit inside them: send less in one call (a long file in parts)"
+)
 
 StreamFn = Callable[[WireRequest], AsyncGenerator[WireEvent, None]]
 """The injected model: one request in, its wire events out (e.g. `RetryingWire.stream`)."""
@@ -129,8 +132,28 @@ class ModelTurn:
         finally:
             reasoning.flush()
             text.flush()
+        self._tell_output_limit()
         await self.prices.look_up()  # after the answer streamed: the card's first load never delays it
         return self.turn
+
+    def _tell_output_limit(self) -> None:
+        """A call that stopped at the output limit: say that its answer is cut short, and tell the
+        model, of each call whose arguments the limit cut, why they are broken."""
+        turn = self.turn
+        if turn.stop is None or turn.stop.reason != "max_tokens" or turn.failure is not None:
+            return
+        cut = [call.name or call.id for call in turn.tool_calls if call.error]
+        turn.tool_calls = [
+            replace(call, error=f"{call.error}; {CUT_ARGUMENTS}") if call.error else call
+            for call in turn.tool_calls
+        ]
+        message = (
+            f"The model stopped at its output limit ({turn.stop.raw or 'max_tokens'}): its answer is cut "
+            "short. Ask it to go on, or raise the model's max_output in settings.json."
+        )
+        if cut:
+            message += f" The arguments of {', '.join(cut)} were cut, so it did not run."
+        self.emit(ev.WarningEvent(code="output-limit", message=message))
 
     @property
     def prices(self) -> ModelPrices:

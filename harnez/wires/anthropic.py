@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncGenerator
+from dataclasses import replace
 from typing import Any
 
 from harnez.settings import WireName
@@ -24,7 +27,7 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import anthropic_thinking, clamp_thinking
-from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall, ToolResult, UserMessage
 from harnez.wires.http import HttpWire, Translator, parse_arguments
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -34,8 +37,16 @@ ANTHROPIC_STOPS: dict[str, StopReason] = {
     "stop_sequence": "end_turn",
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",  # the window ran out while it wrote: cut the same way
     "refusal": "content_filter",
 }
+PAUSED = "pause_turn"
+"""Anthropic paused a long turn of its own server tools (web search, code execution): the request is
+sent again with the paused content as the last assistant message, and the answer goes on."""
+MAX_PAUSES = 8
+"""How many times one model call is continued after a pause before it ends as it is."""
+SIGNED_BLOCKS = frozenset(("thinking", "redacted_thinking"))
+SERVER_TOOL_BLOCKS = frozenset(("server_tool_use", "mcp_tool_use"))
 RETRYABLE_ERRORS = frozenset(("overloaded_error", "api_error", "rate_limit_error", "timeout_error"))
 CACHE_BREAKPOINT = {"type": "ephemeral"}
 CACHED_USER_TURNS = 2
@@ -95,8 +106,10 @@ def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
 
 
 def _assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
+    """The message's content: its kept blocks first (thinking, server tools), then its text (unless the
+    kept blocks already hold it, in place around the server tools' blocks), then its tool calls."""
     blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE]
-    if item.text:
+    if item.text and not any(block.get("type") == "text" for block in blocks):
         blocks.append({"type": "text", "text": item.text})
     blocks += [
         {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls
@@ -142,17 +155,58 @@ class AnthropicWire(HttpWire):
         return body
 
     def translator(self, request: WireRequest) -> Translator:
-        return AnthropicTranslator()
+        items = request.conversation.items
+        return AnthropicTranslator(verbatim=bool(items) and isinstance(items[-1], AssistantMessage))
+
+    async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
+        """One model call, continued after each `pause_turn` (up to MAX_PAUSES times) by sending the
+        request again with the paused content as the last assistant message: the events read as one
+        answer, its usage the sum of the calls', its stop the last call's."""
+        usage: Usage | None = None
+        for pause in range(MAX_PAUSES + 1):
+            kept: list[Opaque] = []
+            calls: list[ToolCall] = []
+            stop: Stop | None = None
+            async with contextlib.aclosing(super()._stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, UsageReport):
+                        usage = add_usage(usage, event.usage)
+                        continue
+                    if isinstance(event, Stop):
+                        stop = event
+                        continue
+                    if isinstance(event, WireWarning) and event.code == "opaque-items-dropped" and pause:
+                        continue  # said once, for the first call
+                    if isinstance(event, OpaqueItem):
+                        kept.append(event.opaque)
+                    elif isinstance(event, ToolCallEnd):
+                        calls.append(ToolCall(event.id, event.name, event.arguments))
+                    yield event
+            if stop is None:  # failed, or cut: what the call streamed stands as it is
+                return
+            if stop.raw != PAUSED or calls or pause == MAX_PAUSES:
+                if usage is not None:
+                    yield UsageReport(usage)
+                yield stop
+                return
+            paused = AssistantMessage(tool_calls=tuple(calls), opaque=tuple(kept))
+            request = replace(request, conversation=request.conversation.append(paused))
 
 
 class AnthropicTranslator(Translator):
     """message_start, content blocks (start/delta/stop), message_delta, message_stop."""
 
-    def __init__(self) -> None:
+    def __init__(self, verbatim: bool = False) -> None:
         self.model: str | None = None
         self.usage: dict[str, Any] = {}
         self.stop_raw: str | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
+        """Index -> the blocks started and not stopped yet, as they stream in."""
+        self.content: dict[int, dict[str, Any]] = {}
+        """Index -> each stopped block as it is sent back (tool calls apart)."""
+        self.verbatim = verbatim
+        """Whether the message's text is kept in its blocks, in place among the others, for replay: a
+        continued message (the request ended with an assistant message) is sent back block for block."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -193,7 +247,11 @@ class AnthropicTranslator(Translator):
         delta = payload.get("delta") or {}
         kind = delta.get("type")
         if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
             return [TextDelta(delta["text"])]
+        if kind == "citations_delta":  # a text block's sources (web search): sent back with it
+            block["citations"] = [*(block.get("citations") or ()), delta["citation"]]
+            return []
         if kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta["thinking"]
             return [ReasoningDelta(delta["thinking"])]
@@ -212,7 +270,8 @@ class AnthropicTranslator(Translator):
         ]
 
     def _block_stop(self, payload: dict[str, Any]) -> list[WireEvent]:
-        block = self.blocks.pop(payload.get("index", -1), {})
+        index = payload.get("index", -1)
+        block = self.blocks.pop(index, {})
         kind = block.get("type")
         if kind == "tool_use":
             raw = block["partial_json"]
@@ -220,9 +279,14 @@ class AnthropicTranslator(Translator):
                 raw = json.dumps(block["input"], ensure_ascii=False)  # given whole at the start (mocks)
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(block["id"], block["name"], arguments, raw, error)]
-        if kind in ("thinking", "redacted_thinking"):
-            return [OpaqueItem(Opaque(WIRE, block))]
-        if block and kind != "text":  # e.g. server_tool_use, web_search_tool_result: not understood, but kept
+        if kind in SERVER_TOOL_BLOCKS:  # its input streamed like a tool call's
+            raw = block.pop("partial_json", "")
+            if raw:
+                block["input"] = parse_arguments(raw)[0]
+        if kind == "text" or kind in SIGNED_BLOCKS or is_server_block(kind):
+            self.content[index] = block
+            return []
+        if block:  # a block of a kind not known here: not understood, but kept in the warning
             return [
                 WireWarning(
                     "unknown-stream-event",
@@ -231,6 +295,22 @@ class AnthropicTranslator(Translator):
                 )
             ]
         return []
+
+    def _kept(self) -> list[WireEvent]:
+        """The message's blocks to send back, in their order: signed thinking always; with the blocks
+        of the tools Anthropic ran itself (`server_tool_use` and its `*_tool_result`), in a paused or
+        continued message, every block but the tool calls, text included (a call stays beside its
+        result, each text where it was)."""
+        blocks = [self.content[index] for index in sorted(self.content)]
+        verbatim = (
+            self.verbatim or self.stop_raw == PAUSED or any(is_server_block(b.get("type")) for b in blocks)
+        )
+        kept = [
+            b
+            for b in blocks
+            if b.get("type") in SIGNED_BLOCKS or (verbatim and (b.get("type") != "text" or b.get("text")))
+        ]
+        return [OpaqueItem(Opaque(WIRE, {k: v for k, v in b.items() if v is not None})) for b in kept]
 
     def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.stop_raw = (payload.get("delta") or {}).get("stop_reason") or self.stop_raw
@@ -243,6 +323,7 @@ class AnthropicTranslator(Translator):
         out: list[WireEvent] = []
         for index in list(self.blocks):  # blocks a server never stopped end with the message
             out.extend(self.read("content_block_stop", {"type": "content_block_stop", "index": index}))
+        out.extend(self._kept())
         return [*out, UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
     def finish(self) -> list[WireEvent]:
@@ -303,7 +384,7 @@ def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     kind = block.get("type")
     if kind == "text" and isinstance(block.get("text"), str):
         text = block["text"]
-        return {"type": "text", "text": ""}, ([{"type": "text_delta", "text": text}] if text else [])
+        return {**block, "text": ""}, ([{"type": "text_delta", "text": text}] if text else [])
     if kind == "thinking":
         deltas = [
             {"type": f"{key}_delta", key: block[key]}
@@ -315,6 +396,30 @@ def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
         arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
         return {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": arguments}]
     return block, []  # redacted thinking is kept whole; other kinds pass as they are
+
+
+def is_server_block(kind: Any) -> bool:
+    """A block of a tool Anthropic ran itself: its call (`server_tool_use`, `mcp_tool_use`) or its result
+    (`web_search_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …), both in the
+    assistant's own content."""
+    return kind in SERVER_TOOL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result"))
+
+
+def add_usage(total: Usage | None, more: Usage) -> Usage:
+    """The tokens of two calls together; a field neither reported stays None."""
+    if total is None:
+        return more
+
+    def both(a: int | None, b: int | None) -> int | None:
+        return None if a is None and b is None else (a or 0) + (b or 0)
+
+    return Usage(
+        both(total.input, more.input),
+        both(total.output, more.output),
+        both(total.cache_read, more.cache_read),
+        both(total.cache_write, more.cache_write),
+        both(total.reasoning, more.reasoning),
+    )
 
 
 def anthropic_usage(raw: dict[str, Any]) -> Usage:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harnez.redaction import SECRETS
+from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
     ModelSpec,
+    OpaqueItem,
     ReasoningDelta,
     Stop,
     StopReason,
@@ -22,7 +25,7 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
-from harnez.wires.conversation import AssistantMessage, ToolResult, UserMessage
+from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
 from harnez.wires.http import (
     RETRYABLE_STATUSES,
     HttpWire,
@@ -32,6 +35,14 @@ from harnez.wires.http import (
     parse_arguments,
 )
 
+WIRE: WireName = "openai-chat"
+REASONING_CONTENT = "reasoning_content"
+INLINE_THINKING = "content_before_text"
+"""The opaque item holding what the model wrote in its content before its answer's text (its
+`<think>` tags and reasoning), put back before the text when the message is sent again."""
+CALL_EXTRAS = "tool_call_extra_content"
+"""The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
+which Gemini 3 refuses a tool loop without)."""
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -58,7 +69,9 @@ passes: the call is tried again."""
 
 
 def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
-    """The portable conversation as chat messages; reasoning is not sent back on this wire."""
+    """The portable conversation as chat messages. Reasoning is sent back only as the
+    `reasoning_content` a server of this wire gave (kept as an opaque item): DeepSeek's and Kimi's
+    thinking modes refuse a tool loop whose assistant messages lack it."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -74,12 +87,23 @@ def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
 
 def _assistant(item: AssistantMessage) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+    extras: dict[str, Any] = {}
+    for kept in item.opaque:
+        if kept.wire != WIRE:
+            continue
+        if isinstance(kept.item.get(REASONING_CONTENT), str):
+            message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
+        if isinstance(kept.item.get(INLINE_THINKING), str):
+            message["content"] = kept.item[INLINE_THINKING] + item.text
+        if isinstance(kept.item.get(CALL_EXTRAS), dict):
+            extras.update(kept.item[CALL_EXTRAS])
     if item.tool_calls:
         message["tool_calls"] = [
             {
                 "id": c.id,
                 "type": "function",
                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                **({"extra_content": extras[c.id]} if c.id in extras else {}),
             }
             for c in item.tool_calls
         ]
@@ -94,7 +118,7 @@ def chat_usage(raw: dict[str, Any]) -> Usage:
 class OpenAIChatWire(HttpWire):
     """POST {base_url}/chat/completions with `stream: true`."""
 
-    name = "openai-chat"
+    name = WIRE
     path = "/chat/completions"
 
     def headers(self) -> dict[str, str]:
@@ -140,10 +164,18 @@ class ChatTranslator(Translator):
     def __init__(self) -> None:
         self.model: str | None = None
         self.calls: dict[int, list[str]] = {}
-        """index -> [id, name, arguments so far]"""
+        """slot -> [id, name, arguments so far], slots numbered in the order the calls started"""
+        self.slots: dict[int, int] = {}
+        """The server's `index` -> the slot of the call it names now."""
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
+        self.inline = InlineThinking()
+        """Reasoning the model writes in its content, between think tags (servers without a parser)."""
+        self.extras: dict[str, Any] = {}
+        """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
+        self.reasoning_content: list[str] = []
+        """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
@@ -170,12 +202,15 @@ class ChatTranslator(Translator):
     def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:
         out: list[WireEvent] = []
         # Text, or a list of text parts (some servers send content as parts even when streaming).
-        reasoning = _text_of(delta.get("reasoning_content")) or _text_of(delta.get("reasoning"))
+        kept = _text_of(delta.get(REASONING_CONTENT))
+        if kept:
+            self.reasoning_content.append(kept)
+        reasoning = kept or _text_of(delta.get("reasoning"))
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
         if content:
-            out.append(TextDelta(content))
+            out.extend(self.inline.feed(content))
         # A refusal is what the model said instead of an answer: shown as its text.
         refusal = _text_of(delta.get("refusal"))
         if refusal:
@@ -183,18 +218,21 @@ class ChatTranslator(Translator):
             out.append(TextDelta(refusal))
         for call in delta.get("tool_calls") or ():
             out.extend(self._tool_call(call))
+        legacy = delta.get("function_call")  # the functions API before tools: one call, with no id
+        if isinstance(legacy, dict):
+            out.extend(self._tool_call({"index": 0, "function": legacy}))
         return out
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
-        index = call.get("index")
-        if not isinstance(index, int):  # some servers (older Ollama) leave `index` out
-            index = self._index_of(call.get("id"))
+        slot = self._slot(call)
         function = call.get("function") or {}
         out: list[WireEvent] = []
-        if index not in self.calls:
-            self.calls[index] = [call.get("id") or f"call_{index}", function.get("name", ""), ""]
-            out.append(ToolCallStart(self.calls[index][0], self.calls[index][1]))
-        state = self.calls[index]
+        if slot not in self.calls:
+            self.calls[slot] = [call.get("id") or f"call_{slot}", function.get("name", ""), ""]
+            out.append(ToolCallStart(self.calls[slot][0], self.calls[slot][1]))
+        state = self.calls[slot]
+        if isinstance(call.get("extra_content"), dict):
+            self.extras[state[0]] = {**self.extras.get(state[0], {}), **call["extra_content"]}
         if not state[1] and function.get("name"):  # a name sent after the call's first fragment:
             state[1] = function["name"]  # started again, named, so that what follows is shown named
             out.append(ToolCallStart(state[0], state[1]))
@@ -206,15 +244,25 @@ class ChatTranslator(Translator):
             out.append(ToolCallDelta(state[0], arguments))
         return out
 
-    def _index_of(self, call_id: Any) -> int:
-        """The index of a tool-call delta sent without one: the call with its id; a new call for an
-        id not seen yet; else (no id) a continuation of the latest call."""
-        for index, state in self.calls.items():
-            if call_id and state[0] == call_id:
-                return index
-        if call_id or not self.calls:
-            return max(self.calls, default=-1) + 1
-        return max(self.calls)
+    def _slot(self, call: dict[str, Any]) -> int:
+        """The call a tool-call fragment belongs to. By its `index`; without one (older Ollama), the
+        call with its id, a new call for an id not seen yet, else (no id) the latest call. A fragment
+        that starts another call where it would continue one (`_starts_another`) makes a new call."""
+        call_id, index = call.get("id"), call.get("index")
+        slot: int | None
+        if isinstance(index, int):
+            slot = self.slots.get(index)
+        elif call_id:
+            slot = next((at for at, state in self.calls.items() if state[0] == call_id), None)
+        else:
+            slot = max(self.calls, default=None)
+        if slot is not None and _starts_another(self.calls[slot], call_id, call.get("function") or {}):
+            slot = None
+        if slot is None:
+            slot = max(self.calls, default=-1) + 1
+            if isinstance(index, int):
+                self.slots[index] = slot
+        return slot
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
         reason = CHAT_STOPS.get(raw, "other")
@@ -223,7 +271,16 @@ class ChatTranslator(Translator):
             raw if said else None,
         )
         self.finished = True
-        out: list[WireEvent] = []
+        out: list[WireEvent] = self.inline.flush()
+        if self.inline.written:
+            out.append(OpaqueItem(Opaque(WIRE, {INLINE_THINKING: SECRETS.redact(self.inline.written)})))
+            self.inline = InlineThinking()
+        if self.reasoning_content:
+            text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
+            out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.extras:
+            out.append(OpaqueItem(Opaque(WIRE, {CALL_EXTRAS: self.extras})))
+            self.extras = {}
         for call_id, name, raw_args in self.calls.values():
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
@@ -266,13 +323,22 @@ class ChatTranslator(Translator):
             if text:
                 delta[key] = text
         calls = [
-            {"index": index, "id": call.get("id"), "function": call.get("function") or {}}
+            {
+                "index": index,
+                "id": call.get("id"),
+                "function": call.get("function") or {},
+                **({"extra_content": call["extra_content"]} if "extra_content" in call else {}),
+            }
             for index, call in enumerate(message.get("tool_calls") or ())
             if isinstance(call, dict)
         ]
         if calls:
             delta["tool_calls"] = calls
-        finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
+        if isinstance(message.get("function_call"), dict):
+            delta["function_call"] = message["function_call"]
+        finish = choice.get("finish_reason") or (
+            "tool_calls" if calls or "function_call" in delta else "stop"
+        )
         chunk: dict[str, Any] = {
             "model": body.get("model"),
             "choices": [{"delta": delta, "finish_reason": finish}],
@@ -287,6 +353,84 @@ class ChatTranslator(Translator):
         reason, raw = self.stop
         self.stop = None
         return [Stop(reason, raw, self.model)]
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+class InlineThinking:
+    """Reasoning a model writes in its content, `<think>…</think>` before its answer (DeepSeek-R1,
+    Qwen3 and others on a server without a reasoning parser: older Ollama, llama.cpp, LM Studio): given
+    as reasoning, the rest as text. Content that does not open with the tag is text as it comes; a
+    tag split across chunks is held until it is whole. What it wrote before the text is kept to be
+    sent back as written (MiniMax asks for its thinking to stay in the history)."""
+
+    def __init__(self) -> None:
+        self.state = "start"
+        """start (nothing but blanks yet), thinking, after (the tag closed), or text."""
+        self.held = ""
+        self.thought = False
+        self.raw: list[str] = []
+        """The content as written before the answer's text: the tags, the reasoning, the blanks."""
+
+    @property
+    def written(self) -> str:
+        """The content before the answer's text as the model wrote it, when it thought in tags."""
+        return "".join(self.raw) if self.thought else ""
+
+    def feed(self, text: str) -> list[WireEvent]:
+        if self.state == "text":
+            return [TextDelta(text)]
+        out = self._read(text)
+        shown = sum(len(e.text) for e in out if isinstance(e, TextDelta))  # the chunk's end, once thought
+        self.raw.append(text[: max(len(text) - shown, 0)])
+        return out
+
+    def _read(self, text: str) -> list[WireEvent]:
+        if self.state == "after":  # the blanks between the closing tag and the answer are dropped
+            text = text.lstrip()
+            if text:
+                self.state = "text"
+            return [TextDelta(text)] if text else []
+        self.held += text
+        if self.state == "start":
+            lead = self.held.lstrip()
+            if lead.startswith(THINK_OPEN):
+                self.state, self.held = "thinking", lead[len(THINK_OPEN) :].lstrip("\n")
+                self.thought = True
+            elif THINK_OPEN.startswith(lead):  # blanks, or the tag's first characters
+                return []
+            else:
+                self.state, held, self.held = "text", self.held, ""
+                return [TextDelta(held)]
+        end = self.held.find(THINK_CLOSE)
+        if end >= 0:
+            reasoning, rest = self.held[:end], self.held[end + len(THINK_CLOSE) :]
+            self.state, self.held = "after", ""
+            return ([ReasoningDelta(reasoning)] if reasoning else []) + self._read(rest)
+        keep = next((n for n in range(len(THINK_CLOSE) - 1, 0, -1) if self.held.endswith(THINK_CLOSE[:n])), 0)
+        reasoning, self.held = self.held[: len(self.held) - keep], self.held[len(self.held) - keep :]
+        return [ReasoningDelta(reasoning)] if reasoning else []
+
+    def flush(self) -> list[WireEvent]:
+        """What is held when the answer ends: reasoning never closed, or text that began like the tag."""
+        held, self.held = self.held, ""
+        if not held:
+            return []
+        return [ReasoningDelta(held) if self.state == "thinking" else TextDelta(held)]
+
+
+def _starts_another(state: list[str], call_id: Any, function: dict[str, Any]) -> bool:
+    """Whether a fragment sent under a call's index (or, without one, after the latest call) starts
+    another call: servers that give every call index 0 (Ollama) or none, each call whole in a chunk.
+    It does when the call's arguments are already a whole JSON object and the fragment brings its own,
+    under another id or (no id) a name; a fragment repeating the call's id continues it."""
+    if call_id and call_id == state[0]:
+        return False
+    arguments = function.get("arguments")
+    if not (call_id or function.get("name")) or not arguments or not str(arguments).strip():
+        return False
+    return bool(state[2].strip()) and parse_arguments(state[2])[1] is None
 
 
 def _text_of(value: Any) -> str:

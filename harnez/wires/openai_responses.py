@@ -30,7 +30,18 @@ from harnez.wires.http import HttpWire, Translator, is_openai, openai_usage, par
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
-RETRYABLE_CODES = frozenset(("server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"))
+RETRYABLE_CODES = frozenset(
+    (
+        "server_error",
+        "rate_limit_exceeded",
+        "server_is_overloaded",
+        "slow_down",
+        "too_many_requests",
+        "service_unavailable_error",
+        "internal_server_error",
+    )
+)
+"""Error codes (or, nested, types) of trouble that passes: the call is tried again."""
 QUIET_EVENTS = frozenset(
     (
         "response.in_progress",
@@ -142,6 +153,10 @@ class ResponsesTranslator(Translator):
         """Call id -> the function_call item that started it."""
         self.arguments: dict[str, str] = {}
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
+        self.kept: set[Any] = set()
+        """Reasoning items (by id) kept to be sent back."""
+        self.reasoned = False
+        """Whether reasoning text was streamed."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -164,9 +179,19 @@ class ResponsesTranslator(Translator):
         item = payload.get("item") or {}
         if item.get("type") != "function_call":
             return []
-        self.calls[item.get("id", item["call_id"])] = item["call_id"]
-        self.started[item["call_id"]] = item
-        return [ToolCallStart(item["call_id"], item.get("name", ""))]
+        call_id = self._call_id(item)
+        self.calls[item.get("id", call_id)] = call_id
+        self.started[call_id] = item
+        return [ToolCallStart(call_id, item.get("name", ""))]
+
+    def _call_id(self, item: dict[str, Any]) -> str:
+        """A function call's id: the one its added item was given, else its `call_id`, else (servers
+        that send only the item's `id`) that `id`, which is sent back as the `call_id` of its output."""
+        known = self.calls.get(item.get("id", ""))
+        call_id = known or own_call_id(item)
+        if call_id is None:
+            raise KeyError("call_id")
+        return call_id
 
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
         call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
@@ -184,16 +209,23 @@ class ResponsesTranslator(Translator):
         return [ToolCallDelta(call_id, whole)] if whole else []
 
     def _unshown(self, item: dict[str, Any]) -> bool:
-        """A message whose text, or a call whose end, no event has given yet."""
+        """A message whose text, a call whose end, or a reasoning item that no event has given yet."""
         if item.get("type") == "message":
             return not self._was_texted(item.get("id"))
-        call_id = item.get("call_id")
-        return item.get("type") == "function_call" and isinstance(call_id, str) and call_id not in self.ended
+        if item.get("type") == "reasoning":
+            return item.get("id") not in self.kept
+        if item.get("type") != "function_call" or own_call_id(item) is None:
+            return False
+        return self._call_id(item) not in self.ended
 
     def _was_texted(self, key: Any) -> bool:
         """Whether the message item `key` had its text given (deltas sent without an item id count
         for every item: the text must not be shown twice)."""
         return key in self.texted or None in self.texted
+
+    def _reasoning(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.reasoned = True
+        return [ReasoningDelta(payload["delta"])]
 
     def _text(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.texted.add(payload.get("item_id"))
@@ -219,14 +251,17 @@ class ResponsesTranslator(Translator):
     def _item_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         item = payload.get("item") or {}
         if item.get("type") == "function_call":
+            call_id = self._call_id(item)
             self.saw_call = True
-            self.ended.add(item["call_id"])
-            raw = item.get("arguments") or self.arguments.get(item["call_id"], "")
+            self.ended.add(call_id)
+            started = self.started.get(call_id, {})  # servers that give them whole when the call starts
+            raw = item.get("arguments") or self.arguments.get(call_id) or started.get("arguments") or ""
             if not isinstance(raw, str):  # an object where JSON text belongs
                 raw = json.dumps(raw, ensure_ascii=False)
             arguments, error = parse_arguments(raw)
-            return [ToolCallEnd(item["call_id"], item.get("name", ""), arguments, raw, error)]
+            return [ToolCallEnd(call_id, item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
+            self.kept.add(item.get("id"))
             return [OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
@@ -247,6 +282,8 @@ class ResponsesTranslator(Translator):
         out: list[WireEvent] = []
         for item in response.get("output") or ():
             if isinstance(item, dict) and self._unshown(item):
+                if item.get("type") == "reasoning" and not self.reasoned:
+                    out.extend(ReasoningDelta(text) for text in _summary_texts(item))
                 out.extend(self._item_done({"item": item}))
         return out
 
@@ -271,11 +308,19 @@ class ResponsesTranslator(Translator):
         return out
 
     def _failed(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """`response.failed` (its `response.error`), or an `error` event: documented with `code` and
+        `message` at its top, sent by OpenAI with them nested in an `error` object (`type` too); each
+        field is read where it is."""
         self.finished = True
-        error = (payload.get("response") or {}).get("error") or payload
-        code = error.get("code")
-        message = f"the provider reported an error {self.where} ({code}): {error.get('message', '')}"
-        return [Failure(message, retryable=code in RETRYABLE_CODES)]
+        nested = (payload.get("response") or {}).get("error") or payload.get("error")
+        found = [nested, payload] if isinstance(nested, dict) else [payload]
+
+        def field(key: str) -> Any:
+            return next((where[key] for where in found if where.get(key) is not None), None)
+
+        code, kind = field("code"), field("type") if isinstance(nested, dict) else None
+        message = f"the provider reported an error {self.where} ({code or kind}): {field('message') or ''}"
+        return [Failure(message, retryable=bool({code, kind} & RETRYABLE_CODES))]
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """A whole `response` as its stream: created, each output item's deltas and done, then the
@@ -303,8 +348,8 @@ class ResponsesTranslator(Translator):
         "response.output_text.done": _text_done,
         "response.refusal.delta": _refusal,
         "response.refusal.done": _refusal_done,
-        "response.reasoning_summary_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
-        "response.reasoning_text.delta": lambda self, p: [ReasoningDelta(p["delta"])],
+        "response.reasoning_summary_text.delta": _reasoning,
+        "response.reasoning_text.delta": _reasoning,
         "response.function_call_arguments.delta": _arguments,
         "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,
@@ -322,14 +367,33 @@ _MESSAGE_PART_EVENTS = {
 """A message's content part kind -> the delta event that streams it and the field holding its text."""
 
 
+def _summary_texts(item: dict[str, Any]) -> list[str]:
+    """The texts of a reasoning item's summary parts."""
+    parts = item.get("summary")
+    return [
+        p["text"]
+        for p in (parts if isinstance(parts, list) else ())
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]
+    ]
+
+
+def own_call_id(item: dict[str, Any]) -> str | None:
+    """The id a function_call item names itself by: `call_id`, else its item `id`."""
+    for key in ("call_id", "id"):
+        if isinstance(item.get(key), str) and item[key]:
+            return str(item[key])
+    return None
+
+
 def _item_as_stream(item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """One whole output item as the events that stream it: added (a call), its deltas, done."""
     kind = item.get("type")
     out: list[tuple[str, dict[str, Any]]] = []
-    if kind == "function_call" and isinstance(item.get("call_id"), str):
+    call_id = own_call_id(item) if kind == "function_call" else None
+    if call_id is not None:
         out.append(("response.output_item.added", {"item": {**item, "arguments": ""}}))
         if isinstance(item.get("arguments"), str) and item["arguments"]:
-            delta = {"item_id": item.get("id", item["call_id"]), "delta": item["arguments"]}
+            delta = {"item_id": item.get("id", call_id), "delta": item["arguments"]}
             out.append(("response.function_call_arguments.delta", delta))
     parts = item.get("content") if kind == "message" else item.get("summary") if kind == "reasoning" else ()
     for part in parts if isinstance(parts, list) else ():

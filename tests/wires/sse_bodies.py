@@ -73,6 +73,37 @@ def tool_use(id: str = "t1", name: str = "read", input: dict[str, Any] | None = 
     return {"type": "tool_use", "id": id, "name": name, "input": input or {}}
 
 
+def server_tool_use(id: str = "srvtoolu_1", input: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A web search Anthropic runs itself, as its block starts (its input streams in)."""
+    return {"type": "server_tool_use", "id": id, "name": "web_search", "input": input or {}}
+
+
+def search_result(tool_use_id: str = "srvtoolu_1") -> dict[str, Any]:
+    """The result of a web search, given whole in its block's start."""
+    return {
+        "type": "web_search_tool_result",
+        "tool_use_id": tool_use_id,
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://example.org/",
+                "title": "Example",
+                "encrypted_content": "RU5D",
+                "page_age": None,
+            }
+        ],
+    }
+
+
+CITATION = {
+    "type": "web_search_result_location",
+    "url": "https://example.org/",
+    "title": "Example",
+    "encrypted_index": "SU5E",
+    "cited_text": "Hello",
+}
+
+
 def json_delta(text: str) -> dict[str, Any]:
     return {"type": "input_json_delta", "partial_json": text}
 
@@ -98,3 +129,34 @@ TEXT_BLOCK = block(
 
 def raw(body: str, **more: Any) -> dict[str, Any]:
     return {"raw": body, **more}
+
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+"""The web search of `server_tool_use()`, whole, as it is sent back."""
+
+
+def text_block(index: int, text: str, *more: dict[str, Any]) -> list[dict[str, Any]]:
+    return block(index, {"type": "text", "text": ""}, {"type": "text_delta", "text": text}, *more)
+
+
+def anthropic(*items: dict[str, Any]) -> dict[str, Any]:
+    """A raw turn of Anthropic stream items, each under its `event:` name."""
+    return raw(events(*items, named=True))
+
+
+PAUSED = anthropic(
+    message_start(),
+    *text_block(0, "Let me look. "),
+    *block(1, server_tool_use(), json_delta('{"query": '), json_delta('"x"}')),
+    *block(2, search_result()),
+    *message_end("pause_turn"),
+)
+"""A turn Anthropic paused in the middle of a web search (`pause_turn`)."""
+PAUSED_CONTENT = [{"type": "text", "text": "Let me look. "}, SEARCH, search_result()]
+"""The paused content, as it is sent back."""
+RESUMED = anthropic(
+    message_start(),
+    *text_block(0, "Found it.", {"type": "citations_delta", "citation": CITATION}),
+    *message_end("end_turn"),
+)
+"""The continuation of `PAUSED`: the answer, citing what was found."""

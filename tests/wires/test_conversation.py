@@ -18,6 +18,7 @@ from harnez.wires.conversation import (
     UserMessage,
     item_from_json,
 )
+from tests.wires.sse_bodies import chunk, events, raw
 
 THINKING = {
     "reply": [
@@ -104,6 +105,7 @@ async def test_responses_reasoning_items_are_replayed_before_the_call(scripted_m
         ("anthropic-messages", "openai-chat"),
         ("anthropic-messages", "openai-responses"),
         ("openai-responses", "anthropic-messages"),
+        ("openai-chat", "anthropic-messages"),
     ],
 )
 async def test_a_wire_switch_keeps_the_portable_history_and_warns_about_dropped_items(
@@ -116,3 +118,103 @@ async def test_a_wire_switch_keeps_the_portable_history_and_warns_about_dropped_
     sent = json.dumps(body)
     assert "SIG-1" not in sent and "ponder" not in sent
     assert "call_9" in sent and "contents" in sent
+
+
+def chat_thinking_then_call(field: str) -> dict[str, object]:
+    """A chat answer (DeepSeek's or Kimi's thinking mode) that reasons in `field`, then calls a tool."""
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    return raw(
+        events(
+            chunk({"role": "assistant", field: "Let me "}),
+            chunk({field: "read it."}),
+            chunk({"tool_calls": [call]}),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        )
+    )
+
+
+@pytest.mark.parametrize(("field", "sent_back"), [("reasoning_content", True), ("reasoning", False)])
+async def test_chat_reasoning_content_goes_back_with_its_message_in_the_tool_loop(
+    scripted_model, make_wire, field, sent_back
+) -> None:
+    scripted_model.add(chat_thinking_then_call(field), {"reply": [{"text": "done"}]})
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("deepseek-v4", start, thinking="high")))
+    assert turn.reasoning == "Let me read it."
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    await collect(wire.stream(WireRequest("deepseek-v4", Conversation.from_json(stored), thinking="high")))
+    assistant = scripted_model.requests[-1].body["messages"][2]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_9"
+    assert assistant.get("reasoning_content") == ("Let me read it." if sent_back else None)
+    assert "reasoning" not in assistant
+
+
+GEMINI_CALL = {
+    "index": 0,
+    "id": "function-call-1",
+    "type": "function",
+    "function": {"name": "read", "arguments": '{"path": "a"}'},
+    "extra_content": {"google": {"thought_signature": "U0lHTkVE"}},
+}
+GEMINI_ANSWERS = {
+    "streamed": raw(
+        events(chunk({"role": "assistant", "tool_calls": [GEMINI_CALL]}), chunk({}, "tool_calls"))
+    ),
+    "whole": raw(
+        json.dumps(
+            {
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "message": {"role": "assistant", "tool_calls": [GEMINI_CALL]},
+                        "finish_reason": "tool_calls",
+                    }
+                ],
+            }
+        ),
+        headers={"content-type": "application/json"},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(GEMINI_ANSWERS))
+async def test_a_chat_tool_calls_extra_content_goes_back_with_it(scripted_model, make_wire, shape) -> None:
+    """Gemini's OpenAI-compatible API signs a call in its `extra_content`; Gemini 3 refuses (400) the
+    next request of the tool loop when the signature is not sent back with the call."""
+    scripted_model.add(GEMINI_ANSWERS[shape], {"reply": [{"text": "done"}]})
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("gemini-3-pro", start)))
+    assert [c.id for c in turn.tool_calls] == ["function-call-1"]
+    stored = json.loads(
+        json.dumps(start.append(turn.to_message(), ToolResult("function-call-1", "x")).to_json())
+    )
+    await collect(wire.stream(WireRequest("gemini-3-pro", Conversation.from_json(stored))))
+    (sent,) = scripted_model.requests[-1].body["messages"][2]["tool_calls"]
+    assert sent["id"] == "function-call-1"
+    assert sent["extra_content"] == {"google": {"thought_signature": "U0lHTkVE"}}
+
+
+async def test_thinking_written_in_the_content_goes_back_as_it_was_written(scripted_model, make_wire) -> None:
+    """MiniMax (and reasoning models on servers without a parser) think in `<think>` tags in the
+    content: shown as reasoning, and sent back in the content as written."""
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    scripted_model.add(
+        raw(
+            events(
+                *(chunk({"content": part}) for part in ["<think>\nPl", "an.\n</thi", "nk>\n\nCalling."]),
+                chunk({"tool_calls": [call]}, "tool_calls"),
+            )
+        ),
+        {"reply": [{"text": "done"}]},
+    )
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("minimax-m2", start)))
+    assert (turn.text, turn.reasoning.strip()) == ("Calling.", "Plan.")
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    await collect(wire.stream(WireRequest("minimax-m2", Conversation.from_json(stored))))
+    assistant = scripted_model.requests[-1].body["messages"][2]
+    assert assistant["content"] == "<think>\nPlan.\n</think>\n\nCalling."

@@ -15,6 +15,7 @@ from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, collect
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
     CHAT_HELLO,
+    CITATION,
     TEXT_BLOCK,
     USAGE,
     block,
@@ -25,6 +26,8 @@ from tests.wires.sse_bodies import (
     message_end,
     message_start,
     raw,
+    search_result,
+    server_tool_use,
     tool_use,
 )
 
@@ -46,6 +49,13 @@ class Case:
 
 
 READ_A = ("c1", "read", {"path": "a.py"})
+REASONING = {
+    "type": "reasoning",
+    "id": "rs_1",
+    "summary": [{"type": "summary_text", "text": "Hm."}],
+    "encrypted_content": "RU5DUllQVEVE",
+}
+HELLO_ITEM = {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "Hello."}]}
 
 
 def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
@@ -57,6 +67,69 @@ def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None)
 def named(wire: str, *items: dict[str, Any], **expected: Any) -> Case:
     """A stream of typed items, each under its `event:` name (Anthropic, Responses)."""
     return Case(wire, raw(events(*items, named=True)), **expected)
+
+
+A_ARGS = '{"path": "a.py"}'
+LEGACY_CALL: dict[str, Any] = {
+    "text": "",
+    "calls": [("call_0", "read", {"path": "a.py"})],
+    "stop": "tool_use",
+}
+"""What a chat answer holding one legacy `function_call` to read a.py gives (its id made up)."""
+FC_A = ("fc_1", "read", {"path": "a.py"})
+
+
+def function_call(**fields: Any) -> dict[str, Any]:
+    """A Responses function_call item `fc_1` calling read (no `call_id` unless given)."""
+    return {"type": "function_call", "id": "fc_1", "name": "read", **fields}
+
+
+def added(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.added", "item": item}
+
+
+def done(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.output_item.done", "item": item}
+
+
+def arguments_delta(text: str) -> dict[str, Any]:
+    return {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": text}
+
+
+def completed(*output: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "response.completed", "response": {"status": "completed", "output": list(output)}}
+
+
+def nested_error(kind: str, code: str | None, message: str, tries: int) -> Case:
+    """A Responses `error` event with its fields in an `error` object, failing after `tries` requests."""
+    error = {"type": "error", "sequence_number": 2, "error": {"type": kind, "code": code, "message": message}}
+    said = f"({code or kind}): {message}" + (f" (gave up after {tries} attempts)" if tries > 1 else "")
+    return named("openai-responses", error, text="", stop=None, failure=said, requests=tries)
+
+
+def anthropic_call(*blocks: dict[str, Any]) -> Case:
+    """An Anthropic answer whose blocks end with a call to read a.py (`t1`)."""
+    return named(
+        "anthropic-messages",
+        message_start(),
+        *blocks,
+        *message_end("tool_use"),
+        text="",
+        calls=[("t1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    )
+
+
+def responses_call(*items: dict[str, Any], calls: list[Any] | None = None) -> Case:
+    """A Responses answer made of one call to read a.py: its items, then `response.completed`."""
+    return named(
+        "openai-responses",
+        *items,
+        completed(),
+        text="",
+        calls=calls or [("call_1", "read", {"path": "a.py"})],
+        stop="tool_use",
+    )
 
 
 CASES: dict[str, Case] = {
@@ -196,6 +269,70 @@ CASES: dict[str, Case] = {
     "chat-tool-no-index-single": chat_calls(
         [call(None, "c1", "read", '{"path":')], [call(None, args=' "a.py"}')]
     ),
+    "chat-tool-index-0-for-every-call": chat_calls(  # Ollama: each call whole, every one at index 0
+        [call(0, "c1", "read", '{"path": "a.py"}')],
+        [call(0, "c2", "read", '{"path": "b.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-index-0-for-every-call-streamed": chat_calls(
+        [call(0, "c1", "read", '{"path": ')],
+        [call(0, args='"a.py"}')],
+        [call(0, "c2", "read", '{"path": ')],
+        [call(0, args='"b.py"}')],
+        calls=[READ_A, ("c2", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-whole-calls-without-index-or-id": chat_calls(
+        [call(None, name="read", args='{"path": "a.py"}')],
+        [call(None, name="read", args='{"path": "b.py"}')],
+        calls=[("call_0", "read", {"path": "a.py"}), ("call_1", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-several-whole-calls-in-one-delta-without-index-or-id": chat_calls(
+        [call(None, name="read", args='{"path": "a.py"}'), call(None, name="read", args='{"path": "b.py"}')],
+        calls=[("call_0", "read", {"path": "a.py"}), ("call_1", "read", {"path": "b.py"})],
+    ),
+    "chat-tool-no-index-no-id-name-repeated-each-fragment": chat_calls(
+        [call(None, name="read", args='{"path":')],
+        [call(None, name="read", args=' "a.py"}')],
+        [call(None, name="read", args="")],
+        calls=[("call_0", "read", {"path": "a.py"})],
+    ),
+    "chat-legacy-function-call": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk(
+                    {"role": "assistant", "content": None, "function_call": {"name": "read", "arguments": ""}}
+                ),
+                chunk({"function_call": {"arguments": '{"path": '}}),
+                chunk({"function_call": {"arguments": '"a.py"}'}}),
+                chunk({}, "function_call"),
+                "[DONE]",
+            )
+        ),
+        **LEGACY_CALL,
+    ),
+    "chat-json-answer-with-a-legacy-function-call": Case(
+        "openai-chat",
+        raw(
+            json.dumps(
+                {
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "message": {
+                                "role": "assistant",
+                                "content": None,
+                                "function_call": {"name": "read", "arguments": '{"path": "a.py"}'},
+                            },
+                            "finish_reason": "function_call",
+                        }
+                    ],
+                }
+            ),
+            headers={"content-type": "application/json"},
+        ),
+        **LEGACY_CALL,
+    ),
     "chat-tool-args-whole-and-finish-stop": Case(
         "openai-chat",
         raw(
@@ -217,6 +354,39 @@ CASES: dict[str, Case] = {
             events(chunk({"reasoning_content": "Think"}), chunk({"reasoning": "ing."}), *CHAT_HELLO, "[DONE]")
         ),
         reasoning="Thinking.",
+    ),
+    "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
+        "openai-chat",
+        raw(
+            events(
+                *(
+                    chunk({"content": part})
+                    for part in ["<thi", "nk>\nLet me", " think.</th", "ink>\n\n", "Hel"]
+                ),
+                chunk({"content": "lo."}, "stop"),
+                "[DONE]",
+            )
+        ),
+        reasoning="Let me think.",
+    ),
+    "chat-think-tags-whole-in-one-chunk": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "<think>Hm.</think>Hello."}, "stop"), "[DONE]")),
+        reasoning="Hm.",
+    ),
+    "chat-think-never-closed": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "<think>Hm."}), chunk({}, "length"), "[DONE]")),
+        text="",
+        reasoning="Hm.",
+        stop="max_tokens",
+    ),
+    "chat-text-that-starts-like-the-think-tag-is-text": Case(
+        "openai-chat",
+        raw(
+            events(chunk({"content": " <thin"}), chunk({"content": "g> Hello."}), chunk({}, "stop"), "[DONE]")
+        ),
+        text=" <thing> Hello.",
     ),
     "chat-refusal": Case(
         "openai-chat",
@@ -359,10 +529,10 @@ CASES: dict[str, Case] = {
         raw(events(message_start(), *TEXT_BLOCK, *message_end("max_tokens"), named=True)),
         stop="max_tokens",
     ),
-    "anthropic-pause-turn": Case(
+    "anthropic-context-window-exceeded": Case(
         "anthropic-messages",
-        raw(events(message_start(), *TEXT_BLOCK, *message_end("pause_turn"), named=True)),
-        stop="other",
+        raw(events(message_start(), *TEXT_BLOCK, *message_end("model_context_window_exceeded"), named=True)),
+        stop="max_tokens",
     ),
     "anthropic-refusal": Case(
         "anthropic-messages",
@@ -406,22 +576,46 @@ CASES: dict[str, Case] = {
             0,
             {"type": "text", "text": ""},
             {"type": "text_delta", "text": "Hello."},
-            {"type": "citations_delta", "citation": {"cited_text": "x"}},
+            {"type": "future_delta", "future": {"x": 1}},
         ),
         *message_end(),
         warnings={"unknown-stream-event"},
+    ),
+    "anthropic-citations-delta": named(
+        "anthropic-messages",
+        message_start(),
+        *block(
+            0,
+            {"type": "text", "text": "", "citations": []},
+            {"type": "text_delta", "text": "Hello."},
+            {"type": "citations_delta", "citation": CITATION},
+        ),
+        *message_end(),
     ),
     "anthropic-unknown-block": named(
         "anthropic-messages",
         message_start(),
         *block(
             0,
-            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            {"type": "future_block", "id": "f1", "input": {}},
             json_delta('{"query": "x"}'),
         ),
         *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
         *message_end(),
         warnings={"unknown-stream-event"},
+    ),
+    "anthropic-server-tool-blocks": named(
+        "anthropic-messages",
+        message_start(),
+        *block(0, server_tool_use(), json_delta('{"query": '), json_delta('"x"}')),
+        *block(1, search_result()),
+        *block(2, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Hello."}),
+        *message_end(),
+    ),
+    "anthropic-server-tool-then-a-client-tool": anthropic_call(
+        *block(0, server_tool_use(), json_delta('{"query": "x"}')),
+        *block(1, search_result()),
+        *block(2, tool_use(), json_delta(A_ARGS)),
     ),
     "anthropic-json-answer-to-a-stream-request": Case(
         "anthropic-messages",
@@ -519,6 +713,60 @@ CASES: dict[str, Case] = {
         stop="tool_use",
         usage=(11, 7),
     ),
+    "responses-call-arguments-whole-in-its-added-item": responses_call(
+        added(function_call(call_id="call_1", arguments=A_ARGS)), done(function_call(call_id="call_1"))
+    ),
+    "responses-call-with-only-an-item-id": responses_call(
+        added(function_call(arguments="")),
+        arguments_delta('{"path": '),
+        arguments_delta('"a.py"}'),
+        done(function_call(arguments=A_ARGS)),
+        calls=[FC_A],
+    ),
+    "responses-call-with-only-an-item-id-in-the-completed-response": named(
+        "openai-responses",
+        completed(function_call(arguments=A_ARGS)),
+        text="",
+        calls=[FC_A],
+        stop="tool_use",
+    ),
+    "responses-json-answer-with-a-call-with-only-an-item-id": Case(
+        "openai-responses",
+        raw(
+            json.dumps(
+                {"object": "response", "status": "completed", "output": [function_call(arguments=A_ARGS)]}
+            ),
+            headers={"content-type": "application/json"},
+        ),
+        text="",
+        calls=[FC_A],
+        stop="tool_use",
+    ),
+    "responses-call-id-only-in-its-done-item": responses_call(
+        added(function_call(arguments="")),
+        arguments_delta(A_ARGS),
+        done(function_call(call_id="call_1", arguments=A_ARGS)),
+        calls=[FC_A],
+    ),
+    "responses-reasoning-only-in-the-completed-response": named(
+        "openai-responses",
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "output": [REASONING, HELLO_ITEM]},
+        },
+        reasoning="Hm.",
+    ),
+    "responses-reasoning-streamed-and-again-in-the-completed-response": named(
+        "openai-responses",
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "delta": "Hm."},
+        {"type": "response.output_item.done", "item": REASONING},
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "output": [REASONING, HELLO_ITEM]},
+        },
+        reasoning="Hm.",
+    ),
     "responses-failed": named(
         "openai-responses",
         {
@@ -538,6 +786,16 @@ CASES: dict[str, Case] = {
         text="",
         stop=None,
         failure="no such model",
+    ),
+    # what OpenAI sends, unlike its documentation: the error's fields nested (its code may be null)
+    "responses-nested-error-event-is-retried": nested_error(
+        "too_many_requests", "too_many_requests", "Too Many Requests", tries=3
+    ),
+    "responses-nested-error-event-with-a-null-code": nested_error(
+        "service_unavailable_error", None, "Unable to verify model access right now.", tries=3
+    ),
+    "responses-nested-quota-error-is-not-retried": nested_error(
+        "insufficient_quota", "credit_balance_exhausted", "You have no credits remaining.", tries=1
     ),
     "responses-incomplete": named(
         "openai-responses",
@@ -769,6 +1027,21 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "responses-reasoning-only-in-the-completed-response",
+        "responses-reasoning-streamed-and-again-in-the-completed-response",
+    ],
+)
+async def test_a_responses_reasoning_item_is_kept_once_to_be_sent_back(
+    scripted_model, make_wire, name
+) -> None:
+    scripted_model.add(CASES[name].turn)
+    turn, _ = await collect(make_wire("openai-responses").stream(request()))
+    assert [o.item for o in turn.opaque] == [REASONING]
 
 
 async def test_a_chat_tool_name_sent_after_the_first_fragment_names_the_call_before_its_arguments(

@@ -1,0 +1,132 @@
+"""Tools a provider runs itself, and calls named in other ways: Anthropic's server tools (their blocks
+sent back in place, a `pause_turn` continued), a Responses call given only its item `id`. Each model
+call is a real exchange with the scripted model over loopback; what is sent back is read from the
+next request's body."""
+
+from __future__ import annotations
+
+import json
+
+from harnez.wires import Stop, UsageReport, collect
+from harnez.wires.anthropic import MAX_PAUSES
+from harnez.wires.base import WireRequest
+from harnez.wires.conversation import Conversation, ToolResult, UserMessage
+from tests.wires import sse_bodies as sse
+from tests.wires.helpers import READ_TOOL
+from tests.wires.sse_bodies import PAUSED, PAUSED_CONTENT, RESUMED, SEARCH, anthropic, text_block
+
+
+def ask(text: str = "search") -> WireRequest:
+    return WireRequest("claude-sonnet-4-5", Conversation("sys", (UserMessage(text),)), (READ_TOOL,))
+
+
+async def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(
+    scripted_model, make_wire
+) -> None:
+    scripted_model.add(PAUSED, RESUMED)
+    turn, seen = await collect(make_wire("anthropic-messages").stream(ask()))
+    assert turn.failure is None and len(scripted_model.requests) == 2
+    first, second = (r.body for r in scripted_model.requests)
+    # the request again, the paused content as the last assistant message, block for block
+    assert second["messages"][:-1] == first["messages"]
+    assert second["messages"][-1] == {"role": "assistant", "content": PAUSED_CONTENT}
+    assert {k: v for k, v in second.items() if k != "messages"} == {
+        k: v for k, v in first.items() if k != "messages"
+    }
+    # one answer: its text goes on, one stop (the last call's), the usage of both calls
+    assert turn.text == "Let me look. Found it."
+    assert [e.raw for e in seen if isinstance(e, Stop)] == ["end_turn"]
+    assert turn.stop is not None and turn.stop.reason == "end_turn"
+    assert len([e for e in seen if isinstance(e, UsageReport)]) == 1
+    assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (18, 10)
+    assert not turn.warnings
+
+
+async def test_a_continued_answer_is_replayed_block_for_block_in_the_next_request(
+    scripted_model, make_wire
+) -> None:
+    scripted_model.add(
+        PAUSED, RESUMED, anthropic(sse.message_start(), *text_block(0, "ok"), *sse.message_end())
+    )
+    wire = make_wire("anthropic-messages")
+    turn, _ = await collect(wire.stream(ask()))
+    stored = json.loads(json.dumps(ask().conversation.append(turn.to_message()).to_json()))
+    history = Conversation.from_json(stored).append(UserMessage("and then?"))
+    await collect(wire.stream(WireRequest("claude-sonnet-4-5", history)))
+    assistant = scripted_model.requests[-1].body["messages"][1]
+    assert assistant == {
+        "role": "assistant",
+        "content": [*PAUSED_CONTENT, {"type": "text", "text": "Found it.", "citations": [sse.CITATION]}],
+    }
+
+
+async def test_server_tool_blocks_are_kept_beside_a_client_call_for_the_next_request(
+    scripted_model, make_wire
+) -> None:
+    scripted_model.add(
+        anthropic(
+            sse.message_start(),
+            *text_block(0, "Searching. "),
+            *sse.block(1, sse.server_tool_use(), sse.json_delta('{"query": "x"}')),
+            *sse.block(2, sse.search_result()),
+            *sse.block(3, sse.tool_use(), sse.json_delta('{"path": "a.py"}')),
+            *sse.message_end("tool_use"),
+        ),
+        anthropic(sse.message_start(), *text_block(0, "Read."), *sse.message_end()),
+    )
+    wire = make_wire("anthropic-messages")
+    turn, _ = await collect(wire.stream(ask()))
+    assert [c.id for c in turn.tool_calls] == ["t1"] and turn.text == "Searching. "
+    history = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    await collect(wire.stream(WireRequest("claude-sonnet-4-5", history, (READ_TOOL,))))
+    assert len(scripted_model.requests) == 2
+    assert scripted_model.requests[-1].body["messages"][1]["content"] == [
+        {"type": "text", "text": "Searching. "},
+        SEARCH,
+        sse.search_result(),
+        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
+    ]
+
+
+async def test_a_turn_paused_again_and_again_ends_after_the_last_continuation(
+    scripted_model, make_wire
+) -> None:
+    scripted_model.add(*[PAUSED] * (MAX_PAUSES + 1))
+    turn, _ = await collect(make_wire("anthropic-messages").stream(ask()))
+    assert len(scripted_model.requests) == MAX_PAUSES + 1 and turn.failure is None
+    assert turn.stop is not None and (turn.stop.reason, turn.stop.raw) == ("other", "pause_turn")
+    # each continuation sends back everything paused so far, as one assistant turn
+    _, assistant = scripted_model.requests[-1].body["messages"]
+    assert assistant["content"] == PAUSED_CONTENT * MAX_PAUSES
+
+
+async def test_a_responses_call_named_only_by_its_item_id_is_answered_under_that_id(
+    scripted_model, make_wire
+) -> None:
+    call = {"type": "function_call", "id": "fc_7", "name": "read", "arguments": '{"path": "a.py"}'}
+    scripted_model.add(
+        sse.raw(
+            sse.events(
+                {"type": "response.output_item.added", "item": {**call, "arguments": ""}},
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": "fc_7",
+                    "delta": call["arguments"],
+                },
+                {"type": "response.output_item.done", "item": call},
+                {"type": "response.completed", "response": {"status": "completed"}},
+                named=True,
+            )
+        ),
+        {"reply": [{"text": "done"}]},
+    )
+    wire = make_wire("openai-responses")
+    turn, _ = await collect(wire.stream(ask()))
+    assert [(c.id, c.arguments) for c in turn.tool_calls] == [("fc_7", {"path": "a.py"})]
+    assert not turn.warnings
+    history = ask().conversation.append(turn.to_message(), ToolResult("fc_7", "contents"))
+    follow, _ = await collect(wire.stream(WireRequest("gpt-5", history, (READ_TOOL,))))
+    assert follow.text == "done"
+    sent = scripted_model.requests[-1].body["input"]
+    assert {"type": "function_call_output", "call_id": "fc_7", "output": "contents"} in sent
+    assert [i["call_id"] for i in sent if i.get("type") == "function_call"] == ["fc_7"]
