@@ -220,6 +220,8 @@ class _Rollout:
                 info.agent_type = _str(spawn.get("agent_role"))
             else:
                 info.agent_id = info.agent_type = next(iter(agent), "sub-agent")
+        if info.parent_session_id is None:  # a fork (`/fork`, `codex fork`): the thread it was copied from
+            info.parent_session_id = _str(payload.get("forked_from_id"))
 
     def _context(self, payload: dict[str, Any]) -> None:
         model = payload.get("model")

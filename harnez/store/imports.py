@@ -125,10 +125,37 @@ class ImportedSessions:
             "original_id": row[1],
             "agent_id": row[2] or None,
             "parent_original_id": row[3],
+            "parent_session": await self._parent(session_num, row[0], row[3]),
+            "children": await self._children(session_num, row[0], row[1], row[2]),
             "source": row[4],
             "source_key": row[5] or None,
             "imported_at": row[6],
         }
+
+    async def _parent(self, session_num: int, harness: str, parent: str | None) -> str | None:
+        """The Harnez id of the imported session a sub-agent or fork came from, found by its original id
+        when asked (so the link holds whichever of the two was imported first); its main session when
+        sub-agents share its id (Claude Code)."""
+        if parent is None:
+            return None
+        row = await self._db.fetchone(
+            "SELECT s.id FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+            "WHERE i.harness = ? AND i.original_id = ? AND i.session != ? "
+            "ORDER BY i.agent_id != '', i.agent_id LIMIT 1",
+            (harness, parent, session_num),
+        )
+        return row[0] if row else None
+
+    async def _children(self, session_num: int, harness: str, original_id: str, agent_id: str) -> list[str]:
+        """The Harnez ids of the imported sub-agents and forks whose parent is this session."""
+        if agent_id:
+            return []  # a sub-agent sharing its parent's id (Claude Code) is no one's parent
+        rows = await self._db.fetchall(
+            "SELECT s.id FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+            "WHERE i.harness = ? AND i.parent_original_id = ? AND i.session != ? ORDER BY s.created_at, s.num",
+            (harness, original_id, session_num),
+        )
+        return [row[0] for row in rows]
 
     async def write(self, record: ImportRecord) -> ImportOutcome:
         """Insert one session, or replace what an earlier import wrote of it."""

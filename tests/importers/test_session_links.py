@@ -1,0 +1,147 @@
+"""Links between imported sessions: a fork names the session it was copied from (pi `parentSession`,
+Codex `forked_from_id`), whichever of the two is imported first."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from harnez.importers.sources import Readers
+from harnez.server import Server
+
+PI_SESSION = "pi/lazyagents-0.87.1/home/.pi/agent/sessions/--home-user-proj--"
+PI_PARENT = "01a0f21b-0595-72a7-84dc-df0fc0d0de3f"
+CODEX_HOME = "codex/lazyagents-0.158.0/home"
+CODEX_PARENT = "01a0f21c-5c40-7f72-9aa9-ef0b43570680"
+
+
+def write_lines(path: Path, lines: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def pi_fork(fixtures: Path, folder: Path, parent_path: str, *, field: str = "parentSession") -> Path:
+    """A pi fork as `/fork` writes it: a new header naming the parent's file, then the copied entries."""
+    [parent] = (fixtures / PI_SESSION).glob("*.jsonl")
+    header, *entries = lines_of(parent)
+    fork_id = "02b1e32c-1111-7222-8333-444455556666"
+    header = {**header, "id": fork_id, "timestamp": "2026-10-01T09:00:00.000Z", field: parent_path}
+    return write_lines(folder / f"2026-10-01T09-00-00-000Z_{fork_id}.jsonl", [header, *entries])
+
+
+async def origins(server: Server) -> dict[str, dict]:
+    """The origin of every imported session, by its original id."""
+    found = {}
+    for record in (await server.list_sessions(None, None)).sessions:
+        origin = await server.session_origin(record.id)
+        found[origin["original_id"]] = {**origin, "id": record.id}
+    return found
+
+
+async def test_a_pi_fork_is_linked_to_its_parent_imported_after_it(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
+    home = tmp_path / "home"
+    folder = home / ".pi/agent/sessions/--home-user-proj--"
+    [parent] = (fixtures / PI_SESSION).glob("*.jsonl")
+    # the path pi recorded on the machine that wrote it, not this HOME: the id is in the file name
+    pi_fork(fixtures, folder, f"/home/user/.pi/agent/sessions/--home-user-proj--/{parent.name}")
+    server = await Server.open(db_path)
+    try:
+        assert (await server.import_sessions(home, workspace=workspace)).imported == 1
+        child = (await origins(server))["02b1e32c-1111-7222-8333-444455556666"]
+        assert (child["parent_original_id"], child["parent_session"]) == (PI_PARENT, None)
+
+        shutil.copy(parent, folder / parent.name)  # the parent arrives in a later import
+        report = await server.import_sessions(home, workspace=workspace)
+        assert (report.imported, report.unchanged) == (1, 1)
+        found = await origins(server)
+        child, mother = found["02b1e32c-1111-7222-8333-444455556666"], found[PI_PARENT]
+        assert child["parent_session"] == mother["id"]
+        assert mother["children"] == [child["id"]] and mother["parent_session"] is None
+    finally:
+        await server.close()
+
+
+def test_a_pi_parent_named_by_its_own_file_is_read_for_its_id(fixtures: Path, tmp_path: Path) -> None:
+    [parent] = (fixtures / PI_SESSION).glob("*.jsonl")
+    named = tmp_path / "named-by-hand.jsonl"  # `pi --session FILE`: the name says nothing
+    shutil.copy(parent, named)
+    old = pi_fork(fixtures, tmp_path / "forks", str(named), field="branchedFrom")  # pi before 0.31
+    gone = pi_fork(fixtures, tmp_path / "gone", str(tmp_path / "deleted.jsonl"))
+    with Readers() as readers:
+        [linked] = readers["pi"].summarize(readers["pi"].refs_for(old)[0])
+        [unknown] = readers["pi"].summarize(readers["pi"].refs_for(gone)[0])
+    assert linked.to_json()["parent_session_id"] == PI_PARENT
+    assert linked.to_json()["agent_id"] is None  # a fork is a session of its own, not a sub-agent
+    assert unknown.to_json()["parent_session_id"] is None
+
+
+async def test_a_codex_fork_is_linked_to_the_thread_it_was_forked_from(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / CODEX_HOME, home)
+    fork_id = "01a0f21c-9999-7f72-9aa9-ef0b43570681"
+    codex_fork(home, fork_id)
+    server = await Server.open(db_path)
+    try:
+        assert (await server.import_sessions(home, workspace=workspace)).imported == 2
+        found = await origins(server)
+        assert found[fork_id]["parent_session"] == found[CODEX_PARENT]["id"]
+        assert found[fork_id]["agent_id"] is None
+        assert found[CODEX_PARENT]["children"] == [found[fork_id]["id"]]
+    finally:
+        await server.close()
+
+
+def codex_fork(home: Path, fork_id: str) -> None:
+    """A Codex fork of the fixture's rollout: its own id, `forked_from_id` naming the parent."""
+    [parent] = home.rglob(f"rollout-*{CODEX_PARENT}.jsonl")
+    meta, *rest = lines_of(parent)
+    meta["payload"] = {
+        **meta["payload"],
+        "id": fork_id,
+        "session_id": fork_id,
+        "forked_from_id": CODEX_PARENT,
+    }
+    write_lines(parent.with_name(f"rollout-2026-09-30T09-00-00-{fork_id}.jsonl"), [meta, *rest])
+
+
+def test_sessions_show_names_the_fork_parent_and_children(fixtures: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / CODEX_HOME, home)
+    fork_id = "01a0f21c-9999-7f72-9aa9-ef0b43570681"
+    codex_fork(home, fork_id)
+    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "harnez", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("import", "--home", str(home))
+    ids = {}
+    for line in run("sessions", "--all", "--json").splitlines():
+        session = json.loads(line)["id"]
+        shown = run("sessions", "show", session)
+        ids[fork_id if f"session {fork_id}" in shown else CODEX_PARENT] = (session, shown)
+    (fork, fork_shown), (parent, parent_shown) = ids[fork_id], ids[CODEX_PARENT]
+    assert f"forked from codex session {CODEX_PARENT} ({parent})" in fork_shown
+    assert f"imported sub-agents and forks: {fork}" in parent_shown
