@@ -107,6 +107,8 @@ class _FileParse:
         self.roots: dict[str, str] = {}
         """uuid → root uuid of each inline sidechain record."""
         self.titles: dict[str, str] = {}
+        self.ids: dict[str, None] = {}
+        """The `sessionId`s the records carry, in the order they first appear."""
 
     def run(self, strict: bool) -> Iterator[tuple[StreamKey, Entry]]:
         integrity = self.main.integrity
@@ -125,6 +127,25 @@ class _FileParse:
             for entry in conversation.finish():
                 yield key, entry
         self.main.title = next((self.titles[k] for k in TITLE_RECORDS if k in self.titles), None)
+        if not self.ref.subagent:
+            self._own_id()
+
+    def _own_id(self) -> None:
+        """A resumed session's file starts with the records of the session it resumed, copied with
+        their `sessionId` (and a file may go on under a newer one): the file is one session, the one
+        its name gives (`<sessionId>.jsonl`, the id Claude Code resumes it by) when its records carry
+        it, else the first recorded; the id recorded just before that one first appears is the
+        session it resumed, its parent."""
+        ids = list(self.ids)
+        own = self.ref.path.stem if self.ref.path.stem in self.ids else (ids[0] if ids else None)
+        if own is None:
+            return
+        self.main.session_id = own
+        at = ids.index(own)
+        self.main.parent_session_id = ids[at - 1] if at > 0 else None
+        for info in self.infos.values():
+            if info is not self.main:
+                info.parent_session_id = own
 
     def _stream_key(self, record: dict[str, Any]) -> StreamKey:
         if self.ref.subagent or record.get("isSidechain") is not True:
@@ -161,8 +182,10 @@ class _FileParse:
             if isinstance(title, str) and title.strip():
                 self.titles[kind] = title.strip()  # the newest of each kind wins (a later rename)
         session = record.get("sessionId")
-        if isinstance(session, str) and info.session_id is None:
-            info.session_id = session
+        if isinstance(session, str) and session:
+            self.ids.setdefault(session)
+            if info.session_id is None:
+                info.session_id = session
         agent = record.get("agentId")
         if isinstance(agent, str) and self.ref.subagent and main:
             info.agent_id = agent

@@ -145,3 +145,69 @@ def test_sessions_show_names_the_fork_parent_and_children(fixtures: Path, tmp_pa
     (fork, fork_shown), (parent, parent_shown) = ids[fork_id], ids[CODEX_PARENT]
     assert f"forked from codex session {CODEX_PARENT} ({parent})" in fork_shown
     assert f"imported sub-agents and forks: {fork}" in parent_shown
+
+
+def claude_lines(session: str, turns: list[tuple[str, str]], start: int = 0) -> list[dict]:
+    """A prompt and its answer per turn, every record with `sessionId` = session (uuids by position)."""
+    lines = []
+    for n, (prompt, answer) in enumerate(turns, start):
+        stamp = f"2026-05-01T10:{n:02d}:00.000Z"
+        common = {"sessionId": session, "cwd": "/home/user/proj", "version": "1.0.65", "timestamp": stamp}
+        lines.append(
+            {**common, "type": "user", "uuid": f"p{n}", "message": {"role": "user", "content": prompt}}
+        )
+        message = {
+            "id": f"m{n}",
+            "model": "claude-sonnet-4",
+            "role": "assistant",
+            "usage": {"input_tokens": 4},
+        }
+        content = [{"type": "text", "text": answer}]
+        lines.append(
+            {**common, "type": "assistant", "uuid": f"a{n}", "message": {**message, "content": content}}
+        )
+    return lines
+
+
+async def test_a_resumed_claude_session_is_its_own_session_linked_to_the_one_it_resumed(
+    tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-home-user-proj"
+    first = "aaaaaaaa-0000-4000-8000-000000000001"
+    resumed = ["bbbbbbbb-0000-4000-8000-000000000002", "cccccccc-0000-4000-8000-000000000003"]
+    asked = [("what is 4 + 4 * 4?", "20")]
+    write_lines(folder / f"{first}.jsonl", claude_lines(first, asked))
+    # `claude --resume` (1.0.x) twice from the same session: each a new file named after a new id,
+    # starting with the resumed session's records copied under its id
+    for n, own in enumerate(resumed, 1):
+        write_lines(
+            folder / f"{own}.jsonl", claude_lines(first, asked) + claude_lines(own, [(f"then {n}", "ok")], n)
+        )
+    # a file that goes on under a newer id after its own records: still the session its name gives
+    later = "dddddddd-0000-4000-8000-000000000004"
+    write_lines(
+        folder / f"{later}.jsonl", claude_lines(later, asked) + claude_lines("eeeeeeee", [("more", "ok")], 5)
+    )
+
+    with Readers() as readers:
+        reader = readers["claude-code"]
+        found = {s.info.session_id: s for ref in reader.locate(home) for s in reader.read(ref)}
+    assert {
+        k: (s.info.parent_session_id, s.summary().to_json()["user_messages"]) for k, s in found.items()
+    } == {
+        first: (None, 1),
+        resumed[0]: (first, 2),  # the copied prompt is in the file and counted, as the rules count records
+        resumed[1]: (first, 2),
+        later: (None, 2),
+    }
+
+    server = await Server.open(db_path)
+    try:
+        report = await server.import_sessions(home, workspace=workspace)
+        assert (report.imported, report.duplicates) == (4, 0)  # before: one session, three "copies"
+        origin = await origins(server)
+        assert [origin[r]["parent_session"] for r in resumed] == [origin[first]["id"]] * 2
+        assert sorted(origin[first]["children"]) == sorted(origin[r]["id"] for r in resumed)
+    finally:
+        await server.close()
