@@ -341,6 +341,8 @@ class _Rollout:
             self.out.append(Notice("error", _str(payload.get("message")) or "Codex reported an error.", time))
         elif kind == "thread_name_updated" and _str(payload.get("thread_name")):
             self.info.title = payload["thread_name"]
+        elif kind == "entered_review_mode" and time is not None:
+            self.info.review_starts.append(time)
 
     def _typed(self, text: str, time: str | None, source: str, images: int) -> None:
         """A typed prompt from an event: it replaces the response item holding the same prompt."""

@@ -361,6 +361,9 @@ class SessionInfo:
     models: list[str] = field(default_factory=list)
     span: TimeSpan = field(default_factory=TimeSpan)
     integrity: Integrity = field(default_factory=Integrity)
+    review_starts: list[str] = field(default_factory=list)
+    """When a Codex session entered review mode (`/review`): its review sub-agent's rollout, which
+    does not name this session, started then."""
     active_path: set[str] | None = None
     """For a harness whose entries form a tree (pi), the ids on the path to the last entry: what a
     continued session's context holds. None when every entry is on it. Only a full read fills it."""

@@ -59,6 +59,17 @@ class ImportRecord:
     """(role, task, item, wire) of each context record."""
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     tool_executions: list[dict[str, Any]] = field(default_factory=list)
+    review_starts: list[float] = field(default_factory=list)
+    """When the session entered review mode (Codex): its review sub-agents started then."""
+
+
+REVIEW_HARNESS, REVIEW_AGENT = "codex", "review"
+"""The sub-agents whose parent is found by when they started (`ImportedSessions.link_reviews`)."""
+REVIEW_WINDOW = 300.0
+"""How long after its parent entered review mode a review sub-agent's rollout may start (seconds;
+Codex starts it at once: the two times are the same to the millisecond in a real pair)."""
+REVIEW_SKEW = 1.0
+"""How much earlier than the review mode's start it may be stamped (two clocks, rounding)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +168,12 @@ class ImportedSessions:
         )
         return [row[0] for row in rows]
 
+    async def link_reviews(self) -> int:
+        """Give each imported review sub-agent that has no parent yet the session of its folder that
+        entered review mode closest before it started (within `REVIEW_WINDOW`); run after every
+        import, so the link is made whichever of the two was imported first. The number linked."""
+        return await self._db.write(_link_reviews)
+
     async def write(self, record: ImportRecord) -> ImportOutcome:
         """Insert one session, or replace what an earlier import wrote of it."""
         return (await self.write_many([record]))[0]
@@ -193,6 +210,26 @@ def _write_many(conn: sqlite3.Connection, records: list[ImportRecord]) -> list[I
     _clear(conn, replaced)
     _insert_contents(conn, fresh + replaced)
     return outcomes
+
+
+def _link_reviews(conn: sqlite3.Connection) -> int:
+    """`ImportedSessions.link_reviews`'s update, in the write thread."""
+    links = conn.execute(
+        "SELECT c.session, p.original_id FROM imported_sessions c"
+        " JOIN sessions cs ON cs.num = c.session"
+        " JOIN imported_reviews r ON r.started_at BETWEEN cs.created_at - ? AND cs.created_at + ?"
+        " JOIN imported_sessions p ON p.session = r.session AND p.harness = c.harness AND p.session != c.session"
+        " JOIN sessions ps ON ps.num = p.session AND ps.workspace = cs.workspace"
+        " WHERE c.harness = ? AND c.agent_id = ? AND c.parent_original_id IS NULL"
+        " ORDER BY c.session, abs(cs.created_at - r.started_at) DESC, p.original_id DESC",
+        (REVIEW_WINDOW, REVIEW_SKEW, REVIEW_HARNESS, REVIEW_AGENT),
+    ).fetchall()
+    closest = dict(links)  # per child, the last row wins: the closest review start (then the lowest id)
+    conn.executemany(
+        "UPDATE imported_sessions SET parent_original_id = ? WHERE session = ?",
+        [(parent, session) for session, parent in closest.items()],
+    )
+    return len(closest)
 
 
 def _one(conn: sqlite3.Connection, sql: str, params: tuple) -> Any:
@@ -247,7 +284,15 @@ def _clear(conn: sqlite3.Connection, replaced: list[tuple[int, ImportRecord]]) -
     marks = ", ".join("?" for _ in nums)
     # The index forgets documents by the text they indexed: they go while their events are there.
     documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
-    for table in ("events", "live_deltas", "context_records", "model_calls", "tool_executions", "tasks"):
+    for table in (
+        "events",
+        "live_deltas",
+        "context_records",
+        "model_calls",
+        "tool_executions",
+        "tasks",
+        "imported_reviews",
+    ):
         conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
     conn.executemany(
         "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
@@ -288,6 +333,7 @@ class _Rows:
     """(seq, task, text) of each task's prompt: its input is kept in the event only."""
     context: list[tuple] = field(default_factory=list)
     origins: list[tuple] = field(default_factory=list)
+    reviews: list[tuple[int, float]] = field(default_factory=list)
     ledgers: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {"model_calls": [], "tool_executions": []}
     )
@@ -306,6 +352,7 @@ class _Rows:
             self.ledgers[table] += [
                 {**row, "session": num, "task": _task(row["task"], task_ids)} for row in rows
             ]
+        self.reviews += [(num, moment) for moment in r.review_starts]
         self.origins.append(
             (
                 num,
@@ -383,6 +430,7 @@ def _insert_contents(conn: sqlite3.Connection, sessions: list[tuple[int, ImportR
                 f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                 [tuple(_scrubbed(row[n]) for n in names) for row in ledger],
             )
+    conn.executemany("INSERT INTO imported_reviews (session, started_at) VALUES (?, ?)", rows.reviews)
     conn.executemany(
         "INSERT OR REPLACE INTO imported_sessions (session, harness, original_id, agent_id, parent_original_id, "
         "source, source_key, fingerprint, imported_events, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

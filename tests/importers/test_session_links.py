@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harnez.importers.sources import Readers
 from harnez.server import Server
 
@@ -209,5 +211,51 @@ async def test_a_resumed_claude_session_is_its_own_session_linked_to_the_one_it_
         origin = await origins(server)
         assert [origin[r]["parent_session"] for r in resumed] == [origin[first]["id"]] * 2
         assert sorted(origin[first]["children"]) == sorted(origin[r]["id"] for r in resumed)
+    finally:
+        await server.close()
+
+
+REVIEW_EXCERPTS = "codex/agtrace-0.77.0-excerpts"
+REVIEW_PARENT = "019b88e0-0b0f-7bb0-a9ba-5cc2d8dffde9"
+REVIEW_CHILD = "019b88e5-a2e4-7b90-8953-38fce393c653"
+
+
+@pytest.mark.parametrize("order", [("parent", "child"), ("child", "parent"), ("parent child",)])
+async def test_a_codex_review_sub_agent_is_linked_to_the_session_that_entered_review_mode(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path, order: tuple[str, ...]
+) -> None:
+    """The review rollout (`source.subagent: review`) does not name its parent: the parent is the
+    session of the same folder that entered review mode when the review started (the real pair's
+    `entered_review_mode` and the review's `session_meta` are stamped the same millisecond)."""
+    home = tmp_path / "home"
+    day = home / ".codex/sessions/2026/01/04"
+    day.mkdir(parents=True)
+    sources = {
+        "parent": (
+            REVIEW_EXCERPTS + "/rollout-parent-019b88e0.jsonl",
+            f"rollout-2026-01-04T11-59-02-{REVIEW_PARENT}",
+        ),
+        "child": (
+            REVIEW_EXCERPTS + "/rollout-subagent-019b88e5.jsonl",
+            f"rollout-2026-01-04T12-05-09-{REVIEW_CHILD}",
+        ),
+    }
+    # another folder's review, started the same moment: not the parent's
+    meta, *rest = lines_of(fixtures / sources["child"][0])
+    stranger = "019b88e5-ffff-7b90-8953-38fce393c654"
+    meta["payload"] = {**meta["payload"], "id": stranger, "cwd": "/test/elsewhere"}
+    write_lines(day / f"rollout-2026-01-04T12-05-09-{stranger}.jsonl", [meta, *rest])
+    server = await Server.open(db_path)
+    try:
+        for step in order:
+            for name in step.split():
+                shutil.copy(fixtures / sources[name][0], day / f"{sources[name][1]}.jsonl")
+            await server.import_sessions(home, workspace=workspace)
+        found = await origins(server)
+        review = found[REVIEW_CHILD]
+        assert (review["agent_id"], review["parent_original_id"]) == ("review", REVIEW_PARENT)
+        assert review["parent_session"] == found[REVIEW_PARENT]["id"]
+        assert found[REVIEW_PARENT]["children"] == [review["id"]]
+        assert found[stranger]["parent_original_id"] is None
     finally:
         await server.close()
