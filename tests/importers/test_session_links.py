@@ -4,16 +4,14 @@ Codex `forked_from_id`), whichever of the two is imported first."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harnez.importers.sources import Readers
 from harnez.server import Server
+from tests.importers.conftest import harnez_in
 
 PI_SESSION = "pi/lazyagents-0.87.1/home/.pi/agent/sessions/--home-user-proj--"
 PI_PARENT = "01a0f21b-0595-72a7-84dc-df0fc0d0de3f"
@@ -124,17 +122,10 @@ def test_sessions_show_names_the_fork_parent_and_children(fixtures: Path, tmp_pa
     shutil.copytree(fixtures / CODEX_HOME, home)
     fork_id = "01a0f21c-9999-7f72-9aa9-ef0b43570681"
     codex_fork(home, fork_id)
-    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
+    harnez = harnez_in(tmp_path)
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "harnez", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            cwd=tmp_path,
-        )
+        done = harnez(*args)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
