@@ -168,6 +168,8 @@ def parent_id(path: str) -> str | None:
     if named:
         return named["id"]
     try:
+        if not Path(path).is_file():  # never a pipe or a device a header could name
+            return None
         with open(path, "rb") as handle:
             header = json.loads(handle.readline(MAX_HEADER_BYTES))
     except (OSError, ValueError):

@@ -131,13 +131,14 @@ class ImportedSessions:
         )
         if row is None:
             return None
+        shares_parent_id = bool(row[2]) and row[3] == row[1]  # a Claude Code sub-agent: no one's parent
         return {
             "harness": row[0],
             "original_id": row[1],
             "agent_id": row[2] or None,
             "parent_original_id": row[3],
             "parent_session": await self._parent(session_num, row[0], row[3]),
-            "children": await self._children(session_num, row[0], row[1], row[2]),
+            "children": [] if shares_parent_id else await self._children(session_num, row[0], row[1]),
             "source": row[4],
             "source_key": row[5] or None,
             "imported_at": row[6],
@@ -157,10 +158,8 @@ class ImportedSessions:
         )
         return row[0] if row else None
 
-    async def _children(self, session_num: int, harness: str, original_id: str, agent_id: str) -> list[str]:
+    async def _children(self, session_num: int, harness: str, original_id: str) -> list[str]:
         """The Harnez ids of the imported sub-agents and forks whose parent is this session."""
-        if agent_id:
-            return []  # a sub-agent sharing its parent's id (Claude Code) is no one's parent
         rows = await self._db.fetchall(
             "SELECT s.id FROM imported_sessions i JOIN sessions s ON s.num = i.session "
             "WHERE i.harness = ? AND i.parent_original_id = ? AND i.session != ? ORDER BY s.created_at, s.num",

@@ -4,6 +4,7 @@ Codex `forked_from_id`), whichever of the two is imported first."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -78,12 +79,16 @@ def test_a_pi_parent_named_by_its_own_file_is_read_for_its_id(fixtures: Path, tm
     shutil.copy(parent, named)
     old = pi_fork(fixtures, tmp_path / "forks", str(named), field="branchedFrom")  # pi before 0.31
     gone = pi_fork(fixtures, tmp_path / "gone", str(tmp_path / "deleted.jsonl"))
+    os.mkfifo(tmp_path / "pipe")  # nothing writes to it: opening it would wait for ever
+    piped = pi_fork(fixtures, tmp_path / "piped", str(tmp_path / "pipe"))
     with Readers() as readers:
-        [linked] = readers["pi"].summarize(readers["pi"].refs_for(old)[0])
-        [unknown] = readers["pi"].summarize(readers["pi"].refs_for(gone)[0])
+        [linked], [unknown], [unread] = (
+            readers["pi"].summarize(readers["pi"].refs_for(p)[0]) for p in (old, gone, piped)
+        )
     assert linked.to_json()["parent_session_id"] == PI_PARENT
     assert linked.to_json()["agent_id"] is None  # a fork is a session of its own, not a sub-agent
     assert unknown.to_json()["parent_session_id"] is None
+    assert unread.to_json()["parent_session_id"] is None
 
 
 async def test_a_codex_fork_is_linked_to_the_thread_it_was_forked_from(
@@ -248,5 +253,41 @@ async def test_a_codex_review_sub_agent_is_linked_to_the_session_that_entered_re
         assert review["parent_session"] == found[REVIEW_PARENT]["id"]
         assert found[REVIEW_PARENT]["children"] == [review["id"]]
         assert found[stranger]["parent_original_id"] is None
+    finally:
+        await server.close()
+
+
+async def test_nested_codex_sub_agents_and_claude_sub_agents_name_their_own_children(
+    fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / CODEX_HOME, home)
+    shutil.copytree(fixtures / "claude-code/spotter-2.1.39/home", home, dirs_exist_ok=True)
+    [parent] = home.rglob(f"rollout-*{CODEX_PARENT}.jsonl")
+    meta, *rest = lines_of(parent)
+    scout, digger = "01a0f21c-aaaa-7f72-9aa9-ef0b43570682", "01a0f21c-bbbb-7f72-9aa9-ef0b43570683"
+    for own, above, name in ((scout, CODEX_PARENT, "scout"), (digger, scout, "digger")):
+        spawn = {"parent_thread_id": above, "depth": 1, "agent_nickname": name}
+        payload = {**meta["payload"], "id": own, "source": {"subagent": {"thread_spawn": spawn}}}
+        write_lines(
+            parent.with_name(f"rollout-2026-09-30T09-00-00-{own}.jsonl"),
+            [{**meta, "payload": payload}, *rest],
+        )
+    server = await Server.open(db_path)
+    try:
+        await server.import_sessions(home, workspace=workspace)
+        found = {}
+        for record in (await server.list_sessions(None, None)).sessions:
+            origin = await server.session_origin(record.id)
+            found[origin["agent_id"] or origin["original_id"]] = {**origin, "id": record.id}
+        assert found[CODEX_PARENT]["children"] == [found["scout"]["id"]]
+        assert found["scout"]["children"] == [found["digger"]["id"]]
+        assert found["digger"]["parent_session"] == found["scout"]["id"]
+        claude = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
+        assert sorted(found[claude]["children"]) == sorted(
+            found[a]["id"] for a in ("a7be2f0", "acompact-f46190")
+        )
+        assert found["a7be2f0"]["children"] == []  # it shares its parent's id: the others are its siblings
+        assert found["a7be2f0"]["parent_session"] == found[claude]["id"]
     finally:
         await server.close()
