@@ -20,6 +20,11 @@ CODEX_HOME = "codex/lazyagents-0.158.0/home"
 CODEX_PARENT = "01a0f21c-5c40-7f72-9aa9-ef0b43570680"
 
 
+def codex_home(fixtures: Path, tmp_path: Path) -> Path:
+    """A HOME holding the Codex fixture's rollout (the parent of the forks and sub-agents made here)."""
+    return Path(shutil.copytree(fixtures / CODEX_HOME, tmp_path / "home"))
+
+
 def write_lines(path: Path, lines: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -94,8 +99,7 @@ def test_a_pi_parent_named_by_its_own_file_is_read_for_its_id(fixtures: Path, tm
 async def test_a_codex_fork_is_linked_to_the_thread_it_was_forked_from(
     fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
 ) -> None:
-    home = tmp_path / "home"
-    shutil.copytree(fixtures / CODEX_HOME, home)
+    home = codex_home(fixtures, tmp_path)
     fork_id = "01a0f21c-9999-7f72-9aa9-ef0b43570681"
     codex_fork(home, fork_id)
     server = await Server.open(db_path)
@@ -123,8 +127,7 @@ def codex_fork(home: Path, fork_id: str) -> None:
 
 
 def test_sessions_show_names_the_fork_parent_and_children(fixtures: Path, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    shutil.copytree(fixtures / CODEX_HOME, home)
+    home = codex_home(fixtures, tmp_path)
     fork_id = "01a0f21c-9999-7f72-9aa9-ef0b43570681"
     codex_fork(home, fork_id)
     harnez = harnez_in(tmp_path)
@@ -260,8 +263,7 @@ async def test_a_codex_review_sub_agent_is_linked_to_the_session_that_entered_re
 async def test_nested_codex_sub_agents_and_claude_sub_agents_name_their_own_children(
     fixtures: Path, tmp_path: Path, workspace: Path, db_path: Path
 ) -> None:
-    home = tmp_path / "home"
-    shutil.copytree(fixtures / CODEX_HOME, home)
+    home = codex_home(fixtures, tmp_path)
     shutil.copytree(fixtures / "claude-code/spotter-2.1.39/home", home, dirs_exist_ok=True)
     [parent] = home.rglob(f"rollout-*{CODEX_PARENT}.jsonl")
     meta, *rest = lines_of(parent)
