@@ -525,11 +525,26 @@ async def _show_session(server, args: argparse.Namespace) -> int:
                 one_line=True,
             )
         )
+        for line in _import_link_lines(origin):
+            print(printable(line, one_line=True))
     for line in await _delegation_lines(server, record.id):
         print(printable(line, one_line=True))
     print()
     sys.stdout.write(printable(render_plain(events)))
     return EXIT_OK
+
+
+def _import_link_lines(origin: dict) -> list[str]:
+    """`sessions show`'s lines on an imported session's links: the session it was forked from or ran
+    under, and the imported sub-agents and forks of its own."""
+    lines = []
+    if origin["parent_original_id"]:
+        relation = "sub-agent of" if origin["agent_id"] else "forked from"
+        found = f" ({origin['parent_session']})" if origin["parent_session"] else " (not imported)"
+        lines.append(f"{relation} {origin['harness']} session {origin['parent_original_id']}{found}")
+    if origin["children"]:
+        lines.append("imported sub-agents and forks: " + ", ".join(origin["children"]))
+    return lines
 
 
 async def _delegation_lines(server, session_id: str) -> list[str]:

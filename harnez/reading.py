@@ -18,6 +18,7 @@ from harnez.importers import Readers, SourceRef, check_harness
 from harnez.importers.importer import ImportReport
 from harnez.importers.jsonl import MAX_RECORD_BYTES
 from harnez.importers.normalized import (
+    PROMPTS,
     AssistantTurn,
     Compaction,
     Entry,
@@ -159,8 +160,8 @@ def transcript_lines(entries: list[Entry]) -> Iterator[str]:
     """A session's entries as readable text: prompts, answers, reasoning, tools and what happened."""
     for entry in entries:
         if isinstance(entry, UserMessage) and entry.kind != "meta":
-            marker = ">" if entry.kind == "prompt" else "[context]"
-            yield f"\n{marker} {entry.text}\n"
+            marker = ">" if entry.kind in PROMPTS else "[context]"
+            yield f"\n{marker} {entry.shown_text}\n"
         elif isinstance(entry, AssistantTurn):
             yield from _turn_lines(entry)
         elif isinstance(entry, ToolResult):

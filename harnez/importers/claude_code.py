@@ -107,6 +107,8 @@ class _FileParse:
         self.roots: dict[str, str] = {}
         """uuid → root uuid of each inline sidechain record."""
         self.titles: dict[str, str] = {}
+        self.ids: dict[str, None] = {}
+        """The `sessionId`s the records carry, in the order they first appear."""
 
     def run(self, strict: bool) -> Iterator[tuple[StreamKey, Entry]]:
         integrity = self.main.integrity
@@ -125,6 +127,25 @@ class _FileParse:
             for entry in conversation.finish():
                 yield key, entry
         self.main.title = next((self.titles[k] for k in TITLE_RECORDS if k in self.titles), None)
+        if not self.ref.subagent:
+            self._own_id()
+
+    def _own_id(self) -> None:
+        """A resumed session's file starts with the records of the session it resumed, copied with
+        their `sessionId` (and a file may go on under a newer one): the file is one session, the one
+        its name gives (`<sessionId>.jsonl`, the id Claude Code resumes it by) when its records carry
+        it, else the first recorded; the id recorded just before that one first appears is the
+        session it resumed, its parent."""
+        ids = list(self.ids)
+        own = self.ref.path.stem if self.ref.path.stem in self.ids else (ids[0] if ids else None)
+        if own is None:
+            return
+        self.main.session_id = own
+        at = ids.index(own)
+        self.main.parent_session_id = ids[at - 1] if at > 0 else None
+        for info in self.infos.values():
+            if info is not self.main:
+                info.parent_session_id = own
 
     def _stream_key(self, record: dict[str, Any]) -> StreamKey:
         if self.ref.subagent or record.get("isSidechain") is not True:
@@ -161,8 +182,10 @@ class _FileParse:
             if isinstance(title, str) and title.strip():
                 self.titles[kind] = title.strip()  # the newest of each kind wins (a later rename)
         session = record.get("sessionId")
-        if isinstance(session, str) and info.session_id is None:
-            info.session_id = session
+        if isinstance(session, str) and session:
+            self.ids.setdefault(session)
+            if info.session_id is None:
+                info.session_id = session
         agent = record.get("agentId")
         if isinstance(agent, str) and self.ref.subagent and main:
             info.agent_id = agent
@@ -274,6 +297,13 @@ class _Conversation:
         self.compaction: Compaction | None = None
         """A compact boundary waiting for its summary record."""
         self.result_ids: set[str] = set()
+        self.queued: set[str] = set()
+        """`source_uuid`s and `uuid`s of the queued prompts read (Claude Code writes one again when it
+        saves its queue again, with the same ids)."""
+        self.prompt_ids: set[str] = set()
+        """`uuid`s of the prompts read: a queued prompt naming one (`source_uuid`) is that prompt."""
+        self.held_queued: list[tuple[UserMessage, str | None]] = []
+        """Queued prompts waiting in `held`, with their `source_uuid`."""
 
     def feed(self, record: dict[str, Any]) -> Iterator[Entry]:
         kind = record.get("type")
@@ -301,6 +331,7 @@ class _Conversation:
             self.open = None
         yield from self.held
         self.held = []
+        self.held_queued = []
 
     def _emit(self, entry: Entry) -> Iterator[Entry]:
         """An entry that does not end the open response: it follows the response."""
@@ -352,10 +383,15 @@ class _Conversation:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
         images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
+        documents = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "document")
         if texts or images:
-            yield from self._said("\n".join(texts), images, record, bool(results))
+            yield from self._said("\n".join(texts), images, record, bool(results), documents)
+        elif documents and not results:
+            yield from self._attached(documents, record)
 
-    def _said(self, text: str, images: int, record: dict[str, Any], with_results: bool) -> Iterator[Entry]:
+    def _said(
+        self, text: str, images: int, record: dict[str, Any], with_results: bool, documents: int = 0
+    ) -> Iterator[Entry]:
         time = record.get("timestamp")
         if text.startswith(INTERRUPTED):
             yield from self._close()
@@ -365,12 +401,34 @@ class _Conversation:
             yield from self._emit(Notice("local", text, time))
             return
         meta = bool(record.get("isMeta")) or with_results or text.startswith(CAVEAT)
-        entry = UserMessage(text, time, "meta" if meta else "prompt", images, record.get("uuid"))
+        entry = UserMessage(text, time, "meta" if meta else "prompt", images, record.get("uuid"), documents)
         if meta:
             yield from self._emit(entry)
             return
+        self._drop_queued_copy(entry)
         yield from self._close()
         yield entry
+
+    def _drop_queued_copy(self, prompt: UserMessage) -> None:
+        """A prompt that a queued prompt still waiting to be placed already said (its `source_uuid`
+        names this record, or no model response came between the two and the text is the same): the
+        prompt is kept (it is the counted one), the queued copy goes."""
+        if prompt.source_id:
+            self.prompt_ids.add(prompt.source_id)
+        for queued, source in self.held_queued:
+            if (source is not None and source == prompt.source_id) or queued.text == prompt.text:
+                self.held = [entry for entry in self.held if entry is not queued]
+
+    def _attached(self, documents: int, record: dict[str, Any]) -> Iterator[Entry]:
+        """A prompt of documents only (a PDF sent without a word): a task in the transcript, the
+        documents noted, but not a counted prompt (the counting rules count text and images)."""
+        if record.get("isMeta"):
+            yield from self._emit(UserMessage("", record.get("timestamp"), "meta", documents=documents))
+            return
+        yield from self._close()
+        yield UserMessage(
+            "", record.get("timestamp"), "attachment", source_id=record.get("uuid"), documents=documents
+        )
 
     def _result(self, block: dict[str, Any], record: dict[str, Any]) -> Iterator[Entry]:
         call_id = block.get("tool_use_id")
@@ -391,14 +449,34 @@ class _Conversation:
         )
 
     def _attachment(self, record: dict[str, Any]) -> Iterator[Entry]:
-        """A prompt typed while the model was working (2.x `queued_command`): the model read it
-        with its next request, so it is context (not one of the counted prompts, not meta)."""
+        """A prompt typed while the model was working (2.x `queued_command`, its text a string or
+        text and image blocks): the model read it with its next request, so it is context (not one
+        of the counted prompts, not meta). Read once: a copy with the same `source_uuid` or `uuid`
+        (Claude Code saves its queue again), or one naming a prompt already read, is left out."""
         attachment = as_object(record.get("attachment"))
+        if attachment.get("type") != "queued_command":
+            return
+        source = attachment.get("source_uuid") if isinstance(attachment.get("source_uuid"), str) else None
+        ids = {i for i in (source, record.get("uuid")) if isinstance(i, str) and i}
+        if ids & self.queued or source in self.prompt_ids:
+            return
+        self.queued |= ids
         prompt = attachment.get("prompt")
-        if attachment.get("type") == "queued_command" and isinstance(prompt, str) and prompt:
-            yield from self._emit(
-                UserMessage(prompt, record.get("timestamp"), "context", source_id=record.get("uuid"))
+        blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+        if not isinstance(blocks, list):
+            return
+        text = "\n".join(
+            b["text"]
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+        images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
+        if text or images:
+            entry = UserMessage(
+                text, record.get("timestamp"), "context", images, source_id=record.get("uuid")
             )
+            self.held_queued.append((entry, source))
+            yield from self._emit(entry)
 
     def _system(self, record: dict[str, Any]) -> Iterator[Entry]:
         subtype, time = record.get("subtype"), record.get("timestamp")
@@ -430,8 +508,8 @@ def content_text(content: Any) -> str:
         elif isinstance(block, dict):
             if isinstance(block.get("text"), str):
                 parts.append(block["text"])
-            elif block.get("type") == "image":
-                parts.append("[image]")
+            elif block.get("type") in ("image", "document"):
+                parts.append(f"[{block['type']}]")
             elif "content" in block:
                 parts.append(content_text(block["content"]))
     return "\n".join(parts)

@@ -220,6 +220,8 @@ class _Rollout:
                 info.agent_type = _str(spawn.get("agent_role"))
             else:
                 info.agent_id = info.agent_type = next(iter(agent), "sub-agent")
+        if info.parent_session_id is None:  # a fork (`/fork`, `codex fork`): the thread it was copied from
+            info.parent_session_id = _str(payload.get("forked_from_id"))
 
     def _context(self, payload: dict[str, Any]) -> None:
         model = payload.get("model")
@@ -339,6 +341,8 @@ class _Rollout:
             self.out.append(Notice("error", _str(payload.get("message")) or "Codex reported an error.", time))
         elif kind == "thread_name_updated" and _str(payload.get("thread_name")):
             self.info.title = payload["thread_name"]
+        elif kind == "entered_review_mode" and time is not None:
+            self.info.review_starts.append(time)
 
     def _typed(self, text: str, time: str | None, source: str, images: int) -> None:
         """A typed prompt from an event: it replaces the response item holding the same prompt."""

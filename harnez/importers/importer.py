@@ -97,6 +97,7 @@ async def import_sessions(
             if progress is not None:
                 progress(done, len(refs), ref.label)
         await batch.flush()
+        await store.imports.link_reviews()
     return report
 
 
@@ -220,6 +221,7 @@ def import_record(session: Session, ref: SourceRef, workspace: Path) -> ImportRe
         context=context_records(session),
         model_calls=replayed.model_calls,
         tool_executions=replayed.tool_executions,
+        review_starts=[moment for moment in map(time_key, info.review_starts) if moment is not None],
     )
 
 

@@ -71,16 +71,32 @@ class ModelCall:
         }
 
 
+PROMPTS = ("prompt", "attachment")
+"""User message kinds that start a task of their own in the transcript."""
+
+
 @dataclass(slots=True)
 class UserMessage:
     """Something said on the user's side. `kind`: `prompt` (typed or sent as the task, counted; slash
-    commands included) or `meta` (injected by the harness: reminders, environment context, caveats)."""
+    commands included), `attachment` (a prompt of attachments only, no text: a task like a prompt,
+    not counted, as the harness's counting rules leave it out: a Claude Code PDF alone), `context`
+    (read by the model, not a counted prompt: pi extension messages, Claude Code queued prompts) or
+    `meta` (injected by the harness: reminders, environment context, caveats). `images` and
+    `documents` count what it carried that is not imported."""
 
     text: str
     time: str | None = None
     kind: str = "prompt"
     images: int = 0
     source_id: str | None = None
+    documents: int = 0
+
+    @property
+    def shown_text(self) -> str:
+        """The text, with the attachments that were not imported noted."""
+        notes = [f"[{self.images} image(s) not imported]"] if self.images else []
+        notes += [f"[{self.documents} document(s) not imported]"] if self.documents else []
+        return "\n".join([self.text, *notes]) if self.text else "\n".join(notes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +104,7 @@ class UserMessage:
             "kind": self.kind,
             "text": self.text,
             "images": self.images,
+            "documents": self.documents,
             "time": self.time,
         }
 
@@ -344,6 +361,9 @@ class SessionInfo:
     models: list[str] = field(default_factory=list)
     span: TimeSpan = field(default_factory=TimeSpan)
     integrity: Integrity = field(default_factory=Integrity)
+    review_starts: list[str] = field(default_factory=list)
+    """When a Codex session entered review mode (`/review`): its review sub-agent's rollout, which
+    does not name this session, started then."""
     active_path: set[str] | None = None
     """For a harness whose entries form a tree (pi), the ids on the path to the last entry: what a
     continued session's context holds. None when every entry is on it. Only a full read fills it."""
@@ -395,9 +415,10 @@ class Tally:
         elif isinstance(entry, UserMessage):
             if entry.kind == "prompt":
                 self.user_messages += 1
-                self._last = "prompt"
                 if self.first_prompt is None:
                     self.first_prompt = entry.text
+            if entry.kind in PROMPTS:
+                self._last = "prompt"
         elif isinstance(entry, Notice) and entry.kind in ("error", "aborted", "local"):
             self._last = "answer" if entry.kind == "local" else entry.kind
         elif isinstance(entry, TurnMark):

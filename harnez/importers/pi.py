@@ -9,6 +9,7 @@ is what a continued session's context holds. Version 3 renamed the `hookMessage`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from harnez.importers.normalized import (
 )
 
 HARNESS = "pi"
+MAX_HEADER_BYTES = 64 * 1024
+"""How much of a parent session file is read to find its header."""
 CONTEXT_ROLES = ("custom", "hookMessage", "branchSummary", "compactionSummary")
 """Message roles an extension or pi itself adds to the model's context."""
 SIGNED_THINKING = {
@@ -148,6 +151,31 @@ def _header(info: SessionInfo, record: dict[str, Any]) -> None:
     if info.cwd is None and isinstance(record.get("cwd"), str):
         info.cwd = record["cwd"]
     info.add_version(f"format {_version(record)}")
+    parent = record.get("parentSession", record.get("branchedFrom"))
+    if info.parent_session_id is None and isinstance(parent, str) and parent:
+        info.parent_session_id = parent_id(parent)
+
+
+PI_FILE_NAME = re.compile(r"\d{4}-\d\d-\d\dT[\d-]+Z_(?P<id>[^/\\]+)\.jsonl$")
+"""pi names a session file `<time>_<session id>.jsonl` (`/fork`, `/new` and the resume picker alike)."""
+
+
+def parent_id(path: str) -> str | None:
+    """The id of the session a header's `parentSession` (before 0.31 `branchedFrom`) names: pi records
+    the parent's file path, named after its id; a file given its own name (`--session FILE`) is read
+    for its header's id when it is still there."""
+    named = PI_FILE_NAME.search(path)
+    if named:
+        return named["id"]
+    try:
+        if not Path(path).is_file():  # never a pipe or a device a header could name
+            return None
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline(MAX_HEADER_BYTES))
+    except (OSError, ValueError):
+        return None
+    found = header.get("id") if isinstance(header, dict) and header.get("type") == "session" else None
+    return found if isinstance(found, str) and found else None
 
 
 def _path_to(leaf: str, parents: dict[str, str | None]) -> set[str]:

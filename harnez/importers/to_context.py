@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harnez.importers.normalized import AssistantTurn, Compaction, Session, ToolResult, UserMessage
+from harnez.importers.normalized import PROMPTS, AssistantTurn, Compaction, Session, ToolResult, UserMessage
 from harnez.importers.to_events import arguments
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall
 from harnez.wires.conversation import ToolResult as ResultItem
@@ -32,7 +32,7 @@ def context_records(session: Session) -> list[ContextRecord]:
     """Items since the start, with the entry they came from (a pi compaction keeps a tail of them)."""
     path, task = session.info.active_path, None
     for entry in session.entries:
-        if isinstance(entry, UserMessage) and entry.kind == "prompt":
+        if isinstance(entry, UserMessage) and entry.kind in PROMPTS:
             task = (task or 0) + 1
         source = getattr(entry, "source_id", None)
         if path is not None and source is not None and source not in path:
@@ -49,9 +49,8 @@ def context_records(session: Session) -> list[ContextRecord]:
 
 
 def _record(entry: Any, task: int | None) -> ContextRecord | None:
-    if isinstance(entry, UserMessage) and entry.kind in ("prompt", "context"):
-        text = entry.text + (f"\n[{entry.images} image(s) not imported]" if entry.images else "")
-        return "user", task, UserItem(text).to_json(), None
+    if isinstance(entry, UserMessage) and entry.kind != "meta":
+        return "user", task, UserItem(entry.shown_text).to_json(), None
     if isinstance(entry, AssistantTurn):
         calls = tuple(ToolCall(call.id, call.name, arguments(call)) for call in entry.tool_calls)
         opaque = tuple(Opaque(wire, item) for wire, item in entry.opaque)

@@ -18,6 +18,7 @@ from typing import Any
 from harnez import events as ev
 from harnez.events import Event, EventBody
 from harnez.importers.normalized import (
+    PROMPTS,
     AssistantTurn,
     Compaction,
     Notice,
@@ -81,7 +82,7 @@ class _Walk:
 
     def entry(self, entry: Any) -> None:
         self.at(getattr(entry, "time", None))
-        if isinstance(entry, UserMessage) and entry.kind == "prompt":
+        if isinstance(entry, UserMessage) and entry.kind in PROMPTS:
             self._prompt(entry)
         elif isinstance(entry, AssistantTurn):
             self._turn(entry)
@@ -96,7 +97,7 @@ class _Walk:
 
     def _prompt(self, message: UserMessage) -> None:
         self.end(self.trouble or "completed")
-        text = message.text + (f"\n[{message.images} image(s) not imported]" if message.images else "")
+        text = message.shown_text
         self.result.tasks.append(ImportedTask(text, "completed", None, None, self.now, self.now, 0))
         self.task, self.turn, self.trouble = len(self.result.tasks), 0, None
         self.emit(ev.UserMessage(text=text), search_text=text)

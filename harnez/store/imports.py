@@ -59,6 +59,17 @@ class ImportRecord:
     """(role, task, item, wire) of each context record."""
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     tool_executions: list[dict[str, Any]] = field(default_factory=list)
+    review_starts: list[float] = field(default_factory=list)
+    """When the session entered review mode (Codex): its review sub-agents started then."""
+
+
+REVIEW_HARNESS, REVIEW_AGENT = "codex", "review"
+"""The sub-agents whose parent is found by when they started (`ImportedSessions.link_reviews`)."""
+REVIEW_WINDOW = 300.0
+"""How long after its parent entered review mode a review sub-agent's rollout may start (seconds;
+Codex starts it at once: the two times are the same to the millisecond in a real pair)."""
+REVIEW_SKEW = 1.0
+"""How much earlier than the review mode's start it may be stamped (two clocks, rounding)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +131,47 @@ class ImportedSessions:
         )
         if row is None:
             return None
+        shares_parent_id = bool(row[2]) and row[3] == row[1]  # a Claude Code sub-agent: no one's parent
         return {
             "harness": row[0],
             "original_id": row[1],
             "agent_id": row[2] or None,
             "parent_original_id": row[3],
+            "parent_session": await self._parent(session_num, row[0], row[3]),
+            "children": [] if shares_parent_id else await self._children(session_num, row[0], row[1]),
             "source": row[4],
             "source_key": row[5] or None,
             "imported_at": row[6],
         }
+
+    async def _parent(self, session_num: int, harness: str, parent: str | None) -> str | None:
+        """The Harnez id of the imported session a sub-agent or fork came from, found by its original id
+        when asked (so the link holds whichever of the two was imported first); its main session when
+        sub-agents share its id (Claude Code)."""
+        if parent is None:
+            return None
+        row = await self._db.fetchone(
+            "SELECT s.id FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+            "WHERE i.harness = ? AND i.original_id = ? AND i.session != ? "
+            "ORDER BY i.agent_id != '', i.agent_id LIMIT 1",
+            (harness, parent, session_num),
+        )
+        return row[0] if row else None
+
+    async def _children(self, session_num: int, harness: str, original_id: str) -> list[str]:
+        """The Harnez ids of the imported sub-agents and forks whose parent is this session."""
+        rows = await self._db.fetchall(
+            "SELECT s.id FROM imported_sessions i JOIN sessions s ON s.num = i.session "
+            "WHERE i.harness = ? AND i.parent_original_id = ? AND i.session != ? ORDER BY s.created_at, s.num",
+            (harness, original_id, session_num),
+        )
+        return [row[0] for row in rows]
+
+    async def link_reviews(self) -> int:
+        """Give each imported review sub-agent that has no parent yet the session of its folder that
+        entered review mode closest before it started (within `REVIEW_WINDOW`); run after every
+        import, so the link is made whichever of the two was imported first. The number linked."""
+        return await self._db.write(_link_reviews)
 
     async def write(self, record: ImportRecord) -> ImportOutcome:
         """Insert one session, or replace what an earlier import wrote of it."""
@@ -166,6 +209,26 @@ def _write_many(conn: sqlite3.Connection, records: list[ImportRecord]) -> list[I
     _clear(conn, replaced)
     _insert_contents(conn, fresh + replaced)
     return outcomes
+
+
+def _link_reviews(conn: sqlite3.Connection) -> int:
+    """`ImportedSessions.link_reviews`'s update, in the write thread."""
+    links = conn.execute(
+        "SELECT c.session, p.original_id FROM imported_sessions c"
+        " JOIN sessions cs ON cs.num = c.session"
+        " JOIN imported_reviews r ON r.started_at BETWEEN cs.created_at - ? AND cs.created_at + ?"
+        " JOIN imported_sessions p ON p.session = r.session AND p.harness = c.harness AND p.session != c.session"
+        " JOIN sessions ps ON ps.num = p.session AND ps.workspace = cs.workspace"
+        " WHERE c.harness = ? AND c.agent_id = ? AND c.parent_original_id IS NULL"
+        " ORDER BY c.session, abs(cs.created_at - r.started_at) DESC, p.original_id DESC",
+        (REVIEW_WINDOW, REVIEW_SKEW, REVIEW_HARNESS, REVIEW_AGENT),
+    ).fetchall()
+    closest = dict(links)  # per child, the last row wins: the closest review start (then the lowest id)
+    conn.executemany(
+        "UPDATE imported_sessions SET parent_original_id = ? WHERE session = ?",
+        [(parent, session) for session, parent in closest.items()],
+    )
+    return len(closest)
 
 
 def _one(conn: sqlite3.Connection, sql: str, params: tuple) -> Any:
@@ -220,7 +283,15 @@ def _clear(conn: sqlite3.Connection, replaced: list[tuple[int, ImportRecord]]) -
     marks = ", ".join("?" for _ in nums)
     # The index forgets documents by the text they indexed: they go while their events are there.
     documents.remove(conn, f"session IN ({marks}) AND kind NOT IN ('title', 'workspace')", nums)
-    for table in ("events", "live_deltas", "context_records", "model_calls", "tool_executions", "tasks"):
+    for table in (
+        "events",
+        "live_deltas",
+        "context_records",
+        "model_calls",
+        "tool_executions",
+        "tasks",
+        "imported_reviews",
+    ):
         conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", nums)
     conn.executemany(
         "UPDATE sessions SET status = ?, created_at = ?, updated_at = ?, origin = ? WHERE num = ?",
@@ -261,6 +332,7 @@ class _Rows:
     """(seq, task, text) of each task's prompt: its input is kept in the event only."""
     context: list[tuple] = field(default_factory=list)
     origins: list[tuple] = field(default_factory=list)
+    reviews: list[tuple[int, float]] = field(default_factory=list)
     ledgers: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {"model_calls": [], "tool_executions": []}
     )
@@ -279,6 +351,7 @@ class _Rows:
             self.ledgers[table] += [
                 {**row, "session": num, "task": _task(row["task"], task_ids)} for row in rows
             ]
+        self.reviews += [(num, moment) for moment in r.review_starts]
         self.origins.append(
             (
                 num,
@@ -356,6 +429,7 @@ def _insert_contents(conn: sqlite3.Connection, sessions: list[tuple[int, ImportR
                 f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                 [tuple(_scrubbed(row[n]) for n in names) for row in ledger],
             )
+    conn.executemany("INSERT INTO imported_reviews (session, started_at) VALUES (?, ?)", rows.reviews)
     conn.executemany(
         "INSERT OR REPLACE INTO imported_sessions (session, harness, original_id, agent_id, parent_original_id, "
         "source, source_key, fingerprint, imported_events, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,3 +33,20 @@ def fixtures() -> Path:
             f"the importer fixtures are not at {FIXTURES} (../shared/fixtures/importers of the repo root)"
         )
     return FIXTURES
+
+
+def harnez_in(folder: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`harnez ARGS…` as a process run in `folder`, with its database in `folder/db`."""
+    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(folder / "db" / "harnez.sqlite")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "harnez", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=folder,
+        )
+
+    return run

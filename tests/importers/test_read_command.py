@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.importers.conftest import harnez_in
+
 CLAUDE = (
     "claude-code/agtrace-2.0.28/home/.claude/projects/-Users-test_user-agent-sample/"
     "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
@@ -132,18 +134,7 @@ def test_the_fixtures_folder_is_a_place_to_search_too(fixtures: Path) -> None:
 def test_import_then_list_and_show_from_the_command_line(fixtures: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(fixtures / CODEX_HOME, home)
-    env = {**os.environ, "HARNEZ_DATABASE_PATH": str(tmp_path / "db" / "harnez.sqlite")}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "harnez", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            cwd=tmp_path,
-        )
-
+    run = harnez_in(tmp_path)
     first = run("import", "--home", str(home), "--json")
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["imported"] == 1 and "importing: 1/1" in first.stderr
