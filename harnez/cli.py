@@ -613,6 +613,7 @@ async def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--workspace {fixed} is not a folder; create it or name another.")
     from harnez.http.serve import serve
     from harnez.server.factory import open_agent_server
+    from harnez.server.server import UHP_WORKSPACES
 
     server = await open_agent_server(database, settings, approve=args.approve)
     for notice in server.notices:
@@ -624,7 +625,7 @@ async def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             token=token,
             fixed_workspace=fixed,
-            workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve(),
+            workspaces=(args.workspaces or database.parent / UHP_WORKSPACES).resolve(),
         )
     finally:
         await server.close()
