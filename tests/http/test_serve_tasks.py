@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import time
@@ -88,6 +89,38 @@ def test_errors_use_the_envelope_with_stable_codes_and_no_internals(client: http
 
 
 # harnesses and models ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        b"GET /v1/uhp HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        b"NOT AN HTTP REQUEST\r\n\r\n",
+    ],
+    ids=["bad-header", "bad-request-line"],
+)
+def test_http_too_malformed_for_the_application_gets_the_envelope(
+    served: Served, request_head: bytes
+) -> None:
+    """A request the HTTP parser refuses before the application sees it is answered with the error
+    envelope and `UHP-Version` too (Errors §1: every non-2xx), not a plain-text line."""
+    host, port = served.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request_head)
+        answer_bytes = b""
+        while chunk := sock.recv(65536):  # the server closes the connection after its answer
+            answer_bytes += chunk
+    head, _, body = answer_bytes.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
+    assert lines[0].startswith("HTTP/1.1 400"), lines[0]
+    assert headers["content-type"] == "application/json; charset=utf-8"
+    assert headers["uhp-version"] == "2026-08-11"
+    envelope = json.loads(body)
+    validate(envelope, "ErrorEnvelope")
+    assert (
+        envelope["error"]["type"] == "invalid_request_error" and envelope["error"]["code"] == "invalid_input"
+    )
 
 
 def test_the_default_harness_comes_from_settings(client: httpx.Client) -> None:
