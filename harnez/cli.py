@@ -307,6 +307,12 @@ def _add_serve(commands: Any) -> None:
         metavar="DIR",
         help="a fixed workspace for every session of the default harness (a shared repository)",
     )
+    serve.add_argument(
+        "--max-tasks",
+        type=_at_least_one,
+        metavar="N",
+        help="tasks that may run at once; one more is refused with 429 rate_limited (default 64)",
+    )
     _session_dir(serve)
 
 
@@ -625,6 +631,7 @@ async def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             token=token,
             fixed_workspace=fixed,
+            max_tasks=args.max_tasks,
             workspaces=(args.workspaces or database.parent / UHP_WORKSPACES).resolve(),
         )
     finally:

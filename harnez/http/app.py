@@ -92,7 +92,9 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Refusal)
-    return ApiError(exc.code, exc.message, param=exc.param, detail=exc.detail).response()
+    return ApiError(
+        exc.code, exc.message, param=exc.param, detail=exc.detail, retry_after=exc.retry_after
+    ).response()
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

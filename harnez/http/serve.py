@@ -22,7 +22,7 @@ from harnez.http import DEFAULT_VERSION
 from harnez.http.app import JSON_TYPE, create_app
 from harnez.http.errors import ApiError
 from harnez.server.server import Server
-from harnez.server.uhp import HarnessHost
+from harnez.server.uhp import MAX_RUNNING_TASKS, HarnessHost
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -124,10 +124,13 @@ async def serve(
     token: str | None,
     workspaces: Path,
     fixed_workspace: Path | None = None,
+    max_tasks: int | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound."""
     sock = bind(host, port)
-    harness_host = await HarnessHost(server, workspaces, fixed_workspace).open()
+    harness_host = await HarnessHost(
+        server, workspaces, fixed_workspace, max_tasks or MAX_RUNNING_TASKS
+    ).open()
     config = uvicorn.Config(
         create_app(harness_host, token),
         http=EnvelopeProtocol,

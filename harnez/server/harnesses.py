@@ -31,10 +31,18 @@ class Refusal(HarnezError):
     """A request the protocol says to refuse, with its stable UHP error code and the field at fault."""
 
     def __init__(
-        self, code: str, message: str, *, param: str | None = None, detail: dict[str, Any] | None = None
+        self,
+        code: str,
+        message: str,
+        *,
+        param: str | None = None,
+        detail: dict[str, Any] | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.code, self.param, self.detail = code, param, detail
+        self.retry_after = retry_after
+        """Seconds after which a retry may succeed (the answer's `Retry-After`), when the code says so."""
 
 
 @dataclass(frozen=True, slots=True)
