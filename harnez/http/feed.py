@@ -11,6 +11,7 @@ away (the latest FEED_KEPT are kept).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -21,6 +22,8 @@ from starlette.routing import Route
 
 from harnez.http.tasks import follow, numbered_stream, resume_after
 from harnez.server.uhp import HarnessHost
+
+log = logging.getLogger("harnez.http")
 
 FEED_KEPT = 10_000
 """How many of a harness's latest feed events are kept for clients that resume."""
@@ -53,9 +56,13 @@ class HarnessFeed:
         task.add_done_callback(self._relays.discard)
 
     async def _follow(self, row: Any) -> None:
-        # `hide` False: following a `store: false` response here does not use up its one read
-        async for event in follow(self._host, row, self._base_url, hide=False):
-            self._append(row.id, event)
+        try:
+            # `hide` False: following a `store: false` response here does not use up its one read
+            async for event in follow(self._host, row, self._base_url, hide=False):
+                self._append(row.id, event)
+        except Exception:  # the server is closing, or a bug: the feed goes on without this response
+            log.warning("the event feed stopped following response %s", row.id, exc_info=True)
+            self._running.pop(row.id, None)
 
     def _append(self, response_id: str, event: dict[str, Any]) -> None:
         number = self._next
