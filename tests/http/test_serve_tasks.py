@@ -270,6 +270,27 @@ def test_an_idempotency_key_returns_the_first_result_and_runs_once(
     assert len(served.model.requests) == calls + 1
 
 
+def test_a_key_whose_first_request_died_while_starting_runs_once_on_retry(
+    served: Served, client: httpx.Client
+) -> None:
+    """A key claimed by a request whose process ended before it made its response (no response row,
+    claimed minutes ago) has no first result to wait for: the retry runs the task, once, instead of
+    getting 409 `harnez_idempotency_pending` for the next 24 hours."""
+    with sqlite3.connect(served.database, timeout=30) as db:
+        db.execute(
+            "INSERT INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
+            ("died-while-starting", "resp_" + "0" * 32, time.time() - 600),
+        )
+    served.model.add(answer("ran at last"))
+    key = {"Idempotency-Key": "died-while-starting"}
+    retried = client.post("/v1/responses", json={"input": "go"}, headers=key)
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["output"][-1]["content"][0]["text"] == "ran at last"
+    calls = len(served.model.requests)
+    again = client.post("/v1/responses", json={"input": "go"}, headers=key).json()
+    assert again["id"] == retried.json()["id"] and len(served.model.requests) == calls
+
+
 def test_budgets_end_the_task_incomplete(served: Served, client: httpx.Client) -> None:
     served.model.add({"reply": [{"tool_call": {"id": "c1", "name": "list", "arguments": {"path": "."}}}]})
     body = client.post("/v1/responses", json={"input": "loop", "max_step": 1}).json()
