@@ -307,6 +307,12 @@ def _add_serve(commands: Any) -> None:
         metavar="DIR",
         help="a fixed workspace for every session of the default harness (a shared repository)",
     )
+    serve.add_argument(
+        "--max-tasks",
+        type=_at_least_one,
+        metavar="N",
+        help="tasks that may run at once; one more is refused with 429 rate_limited (default 64)",
+    )
     _session_dir(serve)
 
 
@@ -628,6 +634,7 @@ async def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--workspace {fixed} is not a folder; create it or name another.")
     from harnez.http.serve import serve
     from harnez.server.factory import open_agent_server
+    from harnez.server.server import UHP_WORKSPACES
 
     server = await open_agent_server(database, settings, approve=args.approve)
     for notice in server.notices:
@@ -639,7 +646,8 @@ async def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             token=token,
             fixed_workspace=fixed,
-            workspaces=(args.workspaces or database.parent / "uhp-workspaces").resolve(),
+            max_tasks=args.max_tasks,
+            workspaces=(args.workspaces or database.parent / UHP_WORKSPACES).resolve(),
         )
     finally:
         await server.close()

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from harnez.http import DEFAULT_VERSION, VERSIONS, files, harnesses, sessions, tasks
+from harnez.http import DEFAULT_VERSION, VERSIONS, feed, files, harnesses, sessions, tasks
 from harnez.http.errors import ApiError
 from harnez.server.harnesses import Refusal
 from harnez.server.uhp import HarnessHost
@@ -92,7 +92,9 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Refusal)
-    return ApiError(exc.code, exc.message, param=exc.param, detail=exc.detail).response()
+    return ApiError(
+        exc.code, exc.message, param=exc.param, detail=exc.detail, retry_after=exc.retry_after
+    ).response()
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -130,7 +132,7 @@ async def _crashed(request: Request, exc: Exception) -> Response:
 def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
     """The whole UHP server over one HarnessHost; `token` None serves without auth (loopback only)."""
     app = Starlette(
-        routes=[*harnesses.routes, *tasks.routes, *sessions.routes, *files.routes],
+        routes=[*harnesses.routes, *tasks.routes, *feed.routes, *sessions.routes, *files.routes],
         exception_handlers={
             ApiError: _api_error,
             Refusal: _refused,
@@ -139,4 +141,5 @@ def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
         },
     )
     app.state.host = host
+    app.state.feeds = {}
     return ProtocolGate(app, token)

@@ -59,10 +59,13 @@ class ApiError(Exception):
         param: str | None = None,
         detail: dict[str, Any] | None = None,
         status: int | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.code, self.message, self.param, self.detail = code, message, param, detail
         self.status = status or STATUS_BY_CODE.get(code, 400)
+        self.retry_after = retry_after
+        """`Retry-After` seconds (a 429 or 503 says when to try again)."""
 
     @classmethod
     def invalid(cls, message: str, param: str | None = None) -> ApiError:
@@ -81,4 +84,6 @@ class ApiError(Exception):
         }
 
     def response(self, headers: dict[str, str] | None = None) -> JSONResponse:
+        if self.retry_after is not None:
+            headers = {**(headers or {}), "Retry-After": str(self.retry_after)}
         return JSONResponse(self.envelope(), status_code=self.status, headers=headers)

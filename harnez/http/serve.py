@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import json
 import signal
 import socket
 import sys
@@ -12,12 +13,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from harnez.errors import UsageError
-from harnez.http.app import create_app
+from harnez.http import DEFAULT_VERSION
+from harnez.http.app import JSON_TYPE, create_app
+from harnez.http.errors import ApiError
 from harnez.server.server import Server
-from harnez.server.uhp import HarnessHost
+from harnez.server.uhp import MAX_RUNNING_TASKS, HarnessHost
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -54,6 +59,37 @@ class Uvicorn(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
+class EnvelopeProtocol(H11Protocol):
+    """uvicorn's h11 protocol, except that a request too malformed to reach the application (h11
+    cannot parse it: a bad request line or header, headers too large) gets the UHP error envelope
+    (Errors §1: every non-2xx has it) with `UHP-Version`, instead of uvicorn's plain-text body.
+
+    uvicorn takes a protocol class (`Config(http=...)`), and `send_400_response` is the method both of
+    its HTTP protocols answer such a request with; this one sends the same 400 and closes the
+    connection, only with the envelope as its body.
+    """
+
+    def send_400_response(self, msg: str) -> None:
+        body = json.dumps(
+            ApiError.invalid(
+                "The request is not valid HTTP/1.1, so this server could not read it."
+            ).envelope()
+        ).encode()
+        headers = [
+            (b"content-type", JSON_TYPE),
+            (b"content-length", str(len(body)).encode()),
+            (b"uhp-version", DEFAULT_VERSION.encode()),
+            (b"connection", b"close"),
+        ]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
+
+
 def is_loopback(host: str) -> bool:
     """Whether binding `host` keeps the server on this machine."""
     if host in LOOPBACK_NAMES:
@@ -88,12 +124,16 @@ async def serve(
     token: str | None,
     workspaces: Path,
     fixed_workspace: Path | None = None,
+    max_tasks: int | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound."""
     sock = bind(host, port)
-    harness_host = await HarnessHost(server, workspaces, fixed_workspace).open()
+    harness_host = await HarnessHost(
+        server, workspaces, fixed_workspace, max_tasks or MAX_RUNNING_TASKS
+    ).open()
     config = uvicorn.Config(
         create_app(harness_host, token),
+        http=EnvelopeProtocol,
         log_level="warning",
         access_log=False,
         lifespan="off",

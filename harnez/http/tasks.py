@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
@@ -52,7 +52,7 @@ async def create_response(request: Request) -> Response:
     row, replayed = await host.start(task)
     if streamed:
         # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
-        after = _resume_after(request) if replayed else -1
+        after = resume_after(request) if replayed else -1
         return stream_response(follow(host, row, str(request.base_url)), after)
     if background:
         return JSONResponse(await snapshot(host, row, str(request.base_url)))
@@ -170,12 +170,30 @@ async def _annotations(
 
 
 def stream_response(events: AsyncGenerator[dict[str, Any], None], after: int = -1) -> StreamingResponse:
-    """Server-Sent Events, one frame per event, sent as each is made; numbered 0, 1, 2, …"""
-    return StreamingResponse(_frames(events, after), media_type="text/event-stream", headers=SSE_HEADERS)
+    """Server-Sent Events, one frame per event, sent as each is made; numbered 0, 1, 2, … and sent
+    from the one after `after` on."""
+    return numbered_stream(_numbered(events, after))
 
 
-async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> AsyncIterator[bytes]:
+def numbered_stream(events: AsyncGenerator[dict[str, Any], None]) -> StreamingResponse:
+    """Server-Sent Events of events that carry their `sequence_number` (the frame's `id:`)."""
+    return StreamingResponse(_frames(events), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def _numbered(
+    events: AsyncGenerator[dict[str, Any], None], after: int
+) -> AsyncGenerator[dict[str, Any], None]:
     number = 0
+    try:
+        async for event in events:
+            if number > after:
+                yield {**event, "sequence_number": number}
+            number += 1
+    finally:
+        await events.aclose()
+
+
+async def _frames(events: AsyncGenerator[dict[str, Any], None]) -> AsyncIterator[bytes]:
     pending = asyncio.ensure_future(anext(events))
     try:
         while True:
@@ -188,12 +206,8 @@ async def _frames(events: AsyncGenerator[dict[str, Any], None], after: int) -> A
             except StopAsyncIteration:
                 return
             pending = asyncio.ensure_future(anext(events))
-            if number > after:
-                data = json.dumps(
-                    {**event, "sequence_number": number}, ensure_ascii=False, separators=(",", ":")
-                )
-                yield f"id: {number}\nevent: {event['type']}\ndata: {data}\n\n".encode()
-            number += 1
+            data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+            yield f"id: {event['sequence_number']}\nevent: {event['type']}\ndata: {data}\n\n".encode()
     finally:
         pending.cancel()
         with contextlib.suppress(BaseException):
@@ -207,60 +221,17 @@ async def get_response(request: Request) -> Response:
     host = _host(request)
     row = await host.response(request.path_params["response_id"])
     if request.query_params.get("stream") == "true":
-        return stream_response(follow(host, row, str(request.base_url)), _resume_after(request))
+        return stream_response(follow(host, row, str(request.base_url)), resume_after(request))
     return JSONResponse(await snapshot(host, row, str(request.base_url)))
 
 
-def _resume_after(request: Request) -> int:
+def resume_after(request: Request) -> int:
     """The sequence number a client has seen (-1: none): SSE's `Last-Event-ID` header, or the
     `starting_after` query parameter (the Responses API's cursor); the stream resumes after it."""
     for given in (request.headers.get("last-event-id", ""), request.query_params.get("starting_after", "")):
         if given.strip().isdigit():
             return int(given.strip())
     return -1
-
-
-async def harness_events(request: Request) -> Response:
-    """A live feed of the harness's work (Streaming §5): the events of each of its responses that
-    runs now or starts while the feed is open, from `response.created` to its terminal event, each
-    naming its `response_id`; numbered per connection, open until the client leaves."""
-    host = _host(request)
-    harness = await host.harnesses.get(request.path_params["harness_id"])
-    # watched from now, before the answer's headers: a response started after them is in the feed
-    return stream_response(_feed(host, host.watch_responses(harness.id), str(request.base_url)))
-
-
-async def _feed(
-    host: HarnessHost, watch: tuple[list[Any], asyncio.Queue[Any], Callable[[], None]], base_url: str
-) -> AsyncGenerator[dict[str, Any], None]:
-    merged: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    running, started, stop = watch
-    relays: set[asyncio.Task[None]] = set()
-
-    async def relay(row: Any) -> None:
-        async for event in follow(host, row, base_url, hide=False):
-            await merged.put({**event, "response_id": row.id})
-
-    def begin(row: Any) -> None:
-        task = asyncio.ensure_future(relay(row))
-        relays.add(task)
-        task.add_done_callback(relays.discard)
-
-    async def admit() -> None:
-        while True:
-            begin(await started.get())
-
-    for row in running:
-        begin(row)
-    admitting = asyncio.ensure_future(admit())
-    try:
-        while True:
-            yield await merged.get()
-    finally:
-        stop()
-        for task in (admitting, *relays):
-            task.cancel()
-        await asyncio.gather(admitting, *relays, return_exceptions=True)
 
 
 async def cancel_response(request: Request) -> Response:
@@ -294,5 +265,4 @@ routes = [
     Route("/v1/responses/{response_id}", response, methods=["GET", "DELETE"]),
     Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
     Route("/v1/responses/{response_id}/cancel", cancel_response, methods=["POST"]),
-    Route("/v1/harnesses/{harness_id}/events", harness_events, methods=["GET"]),
 ]

@@ -31,10 +31,18 @@ class Refusal(HarnezError):
     """A request the protocol says to refuse, with its stable UHP error code and the field at fault."""
 
     def __init__(
-        self, code: str, message: str, *, param: str | None = None, detail: dict[str, Any] | None = None
+        self,
+        code: str,
+        message: str,
+        *,
+        param: str | None = None,
+        detail: dict[str, Any] | None = None,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.code, self.param, self.detail = code, param, detail
+        self.retry_after = retry_after
+        """Seconds after which a retry may succeed (the answer's `Retry-After`), when the code says so."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +128,7 @@ class HarnessCatalog:
 
     async def every(self) -> list[Harness]:
         """Every configured harness, the default one included."""
-        return [await self._assemble(row) for row in await self._tables.harnesses()]
+        return [await assemble(self._tables, row) for row in await self._tables.harnesses()]
 
     async def get(self, harness_id: str | None, param: str | None = None) -> Harness:
         """A harness by id (the default one for None); Refusal `harness_not_found` (naming the request
@@ -132,7 +140,7 @@ class HarnessCatalog:
         )
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.", param=param)
-        return await self._assemble(row)
+        return await assemble(self._tables, row)
 
     async def create(self, body: dict[str, Any]) -> Harness:
         base = body.get("base")
@@ -207,32 +215,45 @@ class HarnessCatalog:
             return exc.message
         return None
 
-    async def _assemble(self, row: HarnessRow) -> Harness:
-        config = row.config
-        files = await self._tables.skill_files(row.id)
-        skills = tuple(
-            Skill(
-                meta["name"],
-                bool(meta.get("enabled", True)),
-                tuple(SkillFile(f.path, f.content, f.binary) for f in files if f.skill == meta["name"]),
-            )
-            for meta in config.get("skills", ())
+
+async def assemble(tables: UhpTables, row: HarnessRow) -> Harness:
+    """A stored harness with its skill files."""
+    config = row.config
+    files = await tables.skill_files(row.id)
+    skills = tuple(
+        Skill(
+            meta["name"],
+            bool(meta.get("enabled", True)),
+            tuple(SkillFile(f.path, f.content, f.binary) for f in files if f.skill == meta["name"]),
         )
-        return Harness(
-            row.id,
-            row.name,
-            row.base,
-            row.created_at,
-            config.get("default_model"),
-            config.get("system_prompt") or "",
-            tuple(config.get("mcp_servers", ())),
-            skills,
-            tuple(config.get("disabled_tools", ())),
-            config.get("max_step"),
-            config.get("timeout_seconds"),
-            row.builtin,
-            config.get("workspace"),
-        )
+        for meta in config.get("skills", ())
+    )
+    return Harness(
+        row.id,
+        row.name,
+        row.base,
+        row.created_at,
+        config.get("default_model"),
+        config.get("system_prompt") or "",
+        tuple(config.get("mcp_servers", ())),
+        skills,
+        tuple(config.get("disabled_tools", ())),
+        config.get("max_step"),
+        config.get("timeout_seconds"),
+        row.builtin,
+        config.get("workspace"),
+    )
+
+
+async def session_task_options(tables: UhpTables, session_num: int) -> dict[str, Any]:
+    """The task options of the harness an HTTP session was made with, for every task of the session
+    whichever front end starts it (the TUI, `harnez run --resume`); {} for a session made elsewhere or
+    whose harness was deleted."""
+    found = await tables.session_harness(session_num)
+    row = await tables.harness(found[0]) if found is not None else None
+    if row is None:
+        return {}
+    return (await assemble(tables, row)).task_options(None, None, None)
 
 
 def parse_config(

@@ -37,6 +37,7 @@ from harnez.paths import settings_sources
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
+from harnez.server.harnesses import session_task_options
 from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
@@ -47,6 +48,7 @@ from harnez.store.delegations import DelegationLink
 from harnez.store.search import FullTextSearch
 from harnez.store.sessions import SessionRecord, SessionTable, new_session_id
 from harnez.store.tasks import TaskRecord
+from harnez.store.uhp import UhpTables
 from harnez.text import valid_text
 from harnez.titles.keywords import clean_title
 from harnez.titles.policy import ModelTitler, TitlePolicy
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
     from harnez.importers.importer import ImportReport, Progress
 
 REPLAY_PAGE = 2000
+UHP_WORKSPACES = "uhp-workspaces"
+"""The folder beside the database where `harnez serve` makes each HTTP session's folder (by default)."""
 COMPACT_COMMAND = "/compact"
 """The input recorded for a compaction task (its user-message has mode `command`)."""
 
@@ -156,6 +160,9 @@ class Server(SessionListing):
         bus = EventBus()
         store = await Store.open(database, on_commit=bus.publish)
         server = cls(store, bus, settings or Settings(), work)
+        # the folders `harnez serve` made for its HTTP sessions carry no settings of their own: such a
+        # session continued here (the TUI, `harnez run --resume`) runs under this project's, as it did there
+        server.host_workspaces(Path(database).parent / UHP_WORKSPACES)
         store.events.on_failure = server._saving_failed
         await server._recover()
         return server
@@ -624,15 +631,23 @@ class Server(SessionListing):
             return entry.run.task_id
         if model and model != record.model:
             record = await self.select_model(record.id, model)
+        options = await self._session_options(record, options or {})
         task = await self.store.tasks.create(record.num, prompt, record.model)
         # Decided after the last await: a task that ended meanwhile leaves the session idle.
-        if self.chains.enqueue(record.id, task.id, prompt, dict(options or {})):
+        if self.chains.enqueue(record.id, task.id, prompt, dict(options)):
             await self.append(record.id, Event(PromptQueued(text=prompt), task=task.id, search_text=prompt))
             return task.id
-        await self.chains.start(record, task.id, prompt, record.model, options or {})
+        await self.chains.start(record, task.id, prompt, record.model, options)
         chain = self.chains.get(record.id)
         await self.titles.on_prompt(record.id, prompt, after=chain.run.answered if chain else None)
         return task.id
+
+    async def _session_options(self, record: SessionRecord, options: dict) -> dict:
+        """A task's options over those of the UHP harness its session was made with (its MCP servers,
+        disabled tools, system prompt, budgets): a session made over HTTP keeps its harness whichever
+        front end continues it. A value the caller gives (not None) wins."""
+        given = {key: value for key, value in options.items() if value is not None}
+        return {**await session_task_options(UhpTables(self.store.db), record.num), **given}
 
     async def compact(self, session_id: str) -> int:
         """Compact the conversation now (a task of its own: `/compact`); returns the task id.

@@ -29,6 +29,11 @@ SESSION_PREFIX = "hsess"
 CONTAINER_PREFIX = "cntr_"
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 """The largest file accepted as task input (upload or inline); larger ones are refused, never cut."""
+MAX_RUNNING_TASKS = 64
+"""How many tasks `harnez serve` runs at once by default (`--max-tasks`); one more is `rate_limited`."""
+RETRY_AFTER_SECONDS = 1
+"""The `Retry-After` of a refusal for capacity: when a running task ends cannot be foreseen, so this
+is a polling interval, not an estimate."""
 
 
 @dataclass(slots=True)
@@ -62,8 +67,17 @@ def container_ref(session_id: str) -> str:
 class HarnessHost:
     """Runs UHP work on one `Server`: the harness catalogue, session folders and the `uhp_*` tables."""
 
-    def __init__(self, server: Server, workspaces: Path, fixed_workspace: Path | None = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        workspaces: Path,
+        fixed_workspace: Path | None = None,
+        max_tasks: int = MAX_RUNNING_TASKS,
+    ) -> None:
         self.server = server
+        self.max_tasks = max_tasks
+        self._admitted = 0
+        """Requests past the capacity check whose task is not running yet."""
         self.tables = UhpTables(server.store.db)
         self.folders = SessionFolders(workspaces)
         server.host_workspaces(workspaces)
@@ -99,7 +113,7 @@ class HarnessHost:
         """
         key = request.idempotency_key
         if key is None:
-            return self._started(await self._start(request, "resp_" + uuid.uuid4().hex)), False
+            return self._started(await self._admit(request, "resp_" + uuid.uuid4().hex)), False
         if key in self._starting:
             return await asyncio.shield(self._starting[key]), True
         response_id = "resp_" + uuid.uuid4().hex
@@ -109,7 +123,7 @@ class HarnessHost:
         pending: asyncio.Future[ResponseRow] = asyncio.get_running_loop().create_future()
         self._starting[key] = pending
         try:
-            row = self._started(await self._start(request, response_id))
+            row = self._started(await self._admit(request, response_id))
             pending.set_result(row)
             return row, False
         except BaseException as exc:
@@ -119,6 +133,24 @@ class HarnessHost:
             raise
         finally:
             self._starting.pop(key, None)
+
+    async def _admit(self, request: TaskRequest, response_id: str) -> ResponseRow:
+        """Start the task unless `max_tasks` run already (Security §5: task creation is limited):
+        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here."""
+        running = len(self.server.chains.sessions()) + self._admitted
+        if running >= self.max_tasks:
+            raise Refusal(
+                "rate_limited",
+                f"This server runs at most {self.max_tasks} tasks at once and all are busy; "
+                "retry once one has ended.",
+                detail={"max_running_tasks": self.max_tasks},
+                retry_after=RETRY_AFTER_SECONDS,
+            )
+        self._admitted += 1
+        try:
+            return await self._start(request, response_id)
+        finally:
+            self._admitted -= 1
 
     def _started(self, row: ResponseRow) -> ResponseRow:
         """A new response: remembered while it runs, and announced to the feeds of its harness."""

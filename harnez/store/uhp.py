@@ -13,6 +13,9 @@ from harnez.store.sessions import SessionPage, SessionTable, decode_cursor, enco
 
 IDEMPOTENCY_SECONDS = 24 * 3600
 """How long an idempotency key is remembered."""
+ABANDONED_CLAIM_SECONDS = 60.0
+"""A key claimed this long ago whose response row was never written belongs to a request that died
+while starting (a start takes well under a second): the next request with the key may claim it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,18 +271,27 @@ class UhpTables:
     # idempotency -------------------------------------------------------------------------------
 
     async def claim_key(self, key: str, response_id: str) -> str:
-        """Remember `key` for `response_id`, unless it is known: the response it already names."""
+        """Remember `key` for `response_id`, unless it is known: the response it already names.
+
+        A claim older than ABANDONED_CLAIM_SECONDS whose response was never written is given to
+        `response_id`: the process that made it ended (killed, crashed) before starting its task, so
+        there is no first result to return, and a retry must not wait for one for a whole day.
+        """
         now = time.time()
         async with self._db.transaction() as conn:
             await conn.execute(
                 "DELETE FROM uhp_idempotency WHERE created_at < ?", (now - IDEMPOTENCY_SECONDS,)
             )
-            async with conn.execute("SELECT response FROM uhp_idempotency WHERE key = ?", (key,)) as cur:
+            async with conn.execute(
+                "SELECT response, created_at, EXISTS (SELECT 1 FROM uhp_responses r WHERE r.id = response) "
+                "FROM uhp_idempotency WHERE key = ?",
+                (key,),
+            ) as cur:
                 found = await cur.fetchone()
-            if found is not None:
+            if found is not None and (found[2] or found[1] >= now - ABANDONED_CLAIM_SECONDS):
                 return str(found[0])
             await conn.execute(
-                "INSERT INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
+                "INSERT OR REPLACE INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
                 (key, response_id, now),
             )
         return response_id

@@ -18,6 +18,21 @@ from tests.http.helpers import SECRET, TOKEN, Served, validate_response
 HARNEZ = Path(sys.executable).with_name("harnez")
 
 
+def serve_environ(root: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment `harnez` runs with under `root` (see `start_serve`): its own home, the test key."""
+    home = root / "home"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
+    environ.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        HARNEZ_HOME=str(home),
+        HARNEZ_TEST_KEY=SECRET,
+        PYTHONUNBUFFERED="1",
+        **(env or {}),
+    )
+    return environ
+
+
 def start_serve(
     root: Path,
     model: ScriptedModel,
@@ -50,15 +65,7 @@ def start_serve(
         **(settings or {}),
     }
     (project / ".harnez" / "settings.json").write_text(json.dumps(config))
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("HARNEZ_")}
-    environ.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        HARNEZ_HOME=str(home),
-        HARNEZ_TEST_KEY=SECRET,
-        PYTHONUNBUFFERED="1",
-        **(env or {}),
-    )
+    environ = serve_environ(root, env)
     if token is not None:
         environ["HARNEZ_SERVE_TOKEN"] = token
     process = subprocess.Popen(

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import httpx
 
+from harnez.testing.scripted_model import ScriptedModel
+from tests.http.conftest import HARNEZ, serve_environ, start_serve, uhp_client
 from tests.http.helpers import Served, answer, validate
 
 SKILL = {
@@ -154,3 +158,36 @@ def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
     assert "vault-manual" in system and "WebSearch" in system
     assert body["status"] == "incomplete" and body["incomplete_details"]["reason"] == "max_step"
     assert "code 1234" in body["output"][-1]["output"]  # the whole folder was there to read
+
+
+def test_a_session_continued_by_harnez_run_keeps_its_harness(tmp_path: Path) -> None:
+    """A session made over HTTP runs under its harness whichever front end continues it: `harnez run
+    --resume` (like the TUI) gets the harness's system prompt and disabled tools."""
+    with ScriptedModel() as model:
+        served = start_serve(tmp_path, model)
+        try:
+            with uhp_client(served) as client:
+                made = _create(client, system_prompt="Speak like a PLANTED-PIRATE.", disabled_tools=["shell"])
+                model.add(answer("Arr."))
+                first = client.post(
+                    "/v1/responses", json={"input": "hi", "metadata": {"harness_id": made["id"]}}
+                ).json()
+                assert first["status"] == "completed", first
+        finally:
+            served.stop()
+        model.add(answer("Arr again."))
+        session = first["metadata"]["session_id"].removeprefix("hsess")
+        ran = subprocess.run(
+            [str(HARNEZ), "run", "--resume", session, "once more"],
+            cwd=served.project,
+            env=serve_environ(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 0, ran.stderr
+        request = model.requests[-1].body
+        assert "once more" in json.dumps(request["messages"])
+        assert "PLANTED-PIRATE" in request["messages"][0]["content"]
+        offered = [tool["function"]["name"] for tool in request["tools"]]
+        assert "shell" not in offered and "read" in offered

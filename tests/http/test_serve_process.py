@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from harnez.testing.scripted_model import ScriptedModel
-from tests.http.conftest import HARNEZ, start_serve
-from tests.http.helpers import TOKEN, answer, sse_events, writes
+from tests.http.conftest import HARNEZ, start_serve, uhp_client
+from tests.http.helpers import TOKEN, answer, sse_events, wait_for_requests, writes
 
 
 def test_a_fixed_workspace_is_shared_by_sessions_and_never_deleted(
@@ -110,3 +110,37 @@ def test_sigterm_or_a_hang_up_cancels_running_tasks_and_closes_cleanly(
     with sqlite3.connect(served.database) as db:
         states = [row[0] for row in db.execute("SELECT state FROM tasks")]
     assert states == ["cancelled"]
+
+
+def test_a_task_past_the_running_limit_is_rate_limited_with_retry_after(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Security §5 asks a server to limit task creation: past `--max-tasks` running tasks a new one is
+    429 `rate_limited` with `Retry-After` (Errors §3.2), and starts nothing; a repeated Idempotency-Key
+    still gets its first response, and once the running task ends a new one runs."""
+    served = start_serve(tmp_path, scripted_model, "--max-tasks", "1")
+    try:
+        with uhp_client(served) as client:
+            scripted_model.add(answer("held", hold="limit"))
+            first = client.post(
+                "/v1/responses", json={"input": "one", "background": True}, headers={"Idempotency-Key": "k1"}
+            ).json()
+            wait_for_requests(scripted_model, 1)
+            refused = client.post("/v1/responses", json={"input": "two"})
+            assert refused.status_code == 429
+            assert refused.json()["error"]["code"] == "rate_limited"
+            assert refused.json()["error"]["detail"] == {"max_running_tasks": 1}
+            assert refused.headers["retry-after"].isdigit()
+            again = client.post(
+                "/v1/responses", json={"input": "one", "background": True}, headers={"Idempotency-Key": "k1"}
+            )
+            assert again.status_code == 200 and again.json()["id"] == first["id"]
+            assert len(scripted_model.requests) == 1  # the refused task never reached the model
+            scripted_model.release("limit")
+            scripted_model.add(answer("now"))
+            followed = client.get(f"/v1/responses/{first['id']}", params={"stream": "true"})  # to its end
+            assert '"type":"response.completed"' in followed.text
+            done = client.post("/v1/responses", json={"input": "two"})
+            assert done.status_code == 200 and done.json()["output"][-1]["content"][0]["text"] == "now"
+    finally:
+        served.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import time
@@ -88,6 +89,38 @@ def test_errors_use_the_envelope_with_stable_codes_and_no_internals(client: http
 
 
 # harnesses and models ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        b"GET /v1/uhp HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n",
+        b"NOT AN HTTP REQUEST\r\n\r\n",
+    ],
+    ids=["bad-header", "bad-request-line"],
+)
+def test_http_too_malformed_for_the_application_gets_the_envelope(
+    served: Served, request_head: bytes
+) -> None:
+    """A request the HTTP parser refuses before the application sees it is answered with the error
+    envelope and `UHP-Version` too (Errors §1: every non-2xx), not a plain-text line."""
+    host, port = served.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request_head)
+        answer_bytes = b""
+        while chunk := sock.recv(65536):  # the server closes the connection after its answer
+            answer_bytes += chunk
+    head, _, body = answer_bytes.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
+    assert lines[0].startswith("HTTP/1.1 400"), lines[0]
+    assert headers["content-type"] == "application/json; charset=utf-8"
+    assert headers["uhp-version"] == "2026-08-11"
+    envelope = json.loads(body)
+    validate(envelope, "ErrorEnvelope")
+    assert (
+        envelope["error"]["type"] == "invalid_request_error" and envelope["error"]["code"] == "invalid_input"
+    )
 
 
 def test_the_default_harness_comes_from_settings(client: httpx.Client) -> None:
@@ -235,6 +268,27 @@ def test_an_idempotency_key_returns_the_first_result_and_runs_once(
     assert again["id"] == first["id"] and again["status"] == "completed"
     assert again["output"][-1]["content"][0]["text"] == "once"
     assert len(served.model.requests) == calls + 1
+
+
+def test_a_key_whose_first_request_died_while_starting_runs_once_on_retry(
+    served: Served, client: httpx.Client
+) -> None:
+    """A key claimed by a request whose process ended before it made its response (no response row,
+    claimed minutes ago) has no first result to wait for: the retry runs the task, once, instead of
+    getting 409 `harnez_idempotency_pending` for the next 24 hours."""
+    with sqlite3.connect(served.database, timeout=30) as db:
+        db.execute(
+            "INSERT INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
+            ("died-while-starting", "resp_" + "0" * 32, time.time() - 600),
+        )
+    served.model.add(answer("ran at last"))
+    key = {"Idempotency-Key": "died-while-starting"}
+    retried = client.post("/v1/responses", json={"input": "go"}, headers=key)
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["output"][-1]["content"][0]["text"] == "ran at last"
+    calls = len(served.model.requests)
+    again = client.post("/v1/responses", json={"input": "go"}, headers=key).json()
+    assert again["id"] == retried.json()["id"] and len(served.model.requests) == calls
 
 
 def test_budgets_end_the_task_incomplete(served: Served, client: httpx.Client) -> None:

@@ -421,7 +421,7 @@ def test_streams_with_reasoning_tools_failure_and_cancel_keep_the_order(
 def test_a_harness_event_feed_follows_its_running_and_new_responses(served: Served, spec: SpecClient) -> None:
     """Streaming §5: `GET /v1/harnesses/{id}/events` is a live feed of the harness's work — what a
     client follows after `background: true`. Each response's events run from `response.created` to
-    its terminal event and name the response; the feed is numbered from 0 for the connection."""
+    its terminal event and name the response; the first connection to the feed is numbered from 0."""
     harness = spec.ok("POST", "/v1/harnesses", json={"name": "Fed", "base": "harnez"})["id"]
     spec.refused("GET", "/v1/harnesses/chrn_nosuch/events", 404, "harness_not_found")
     served.model.add(answer("First, held.", hold="feed"))
@@ -454,6 +454,47 @@ def test_a_harness_event_feed_follows_its_running_and_new_responses(served: Serv
             spec.ok("GET", f"/v1/responses/{response['id']}")
         )
     assert uhp.output_text(second) == "Second."
+
+
+def _feed_until(spec: SpecClient, path: str, then: dict[str, Any] | None, **headers: str) -> list[dict]:
+    """Open a harness's event feed, start the task `then` (blocking) once it is open, and read the feed
+    up to and including the first terminal event of `then`'s response (of any response without one)."""
+    events: list[dict[str, Any]] = []
+    with spec.http.stream("GET", path, headers=headers) as feed:
+        assert feed.status_code == 200
+        ran = spec.ok("POST", "/v1/responses", json=then) if then is not None else None
+        for event in _frames(feed.iter_lines()):
+            events.append(event)
+            if event["type"] in TERMINAL and (ran is None or event["response_id"] == ran["id"]):
+                break
+    return events
+
+
+def test_a_harness_event_feed_resumes_after_the_last_event_seen(served: Served, spec: SpecClient) -> None:
+    """Streaming §5 on the event feed as on a task's stream: `Last-Event-ID` (or `starting_after`)
+    resumes after that event, with what ran while the client was away and nothing it saw. The feed's
+    numbers are the harness's, the same on every connection."""
+    harness = spec.ok("POST", "/v1/harnesses", json={"name": "Resumed feed", "base": "harnez"})["id"]
+    body = {"input": "work", "metadata": {"harness_id": harness}}
+    path = f"/v1/harnesses/{harness}/events"
+    served.model.add(answer("One."))
+    seen = _feed_until(spec, path, body)
+    assert [e["sequence_number"] for e in seen] == list(range(len(seen)))
+    served.model.add(answer("Two, while away."))
+    away = spec.ok("POST", "/v1/responses", json=body)
+    served.model.add(answer("Three."))
+    last = seen[-1]["sequence_number"]
+    resumed = _feed_until(spec, path, body, **{"Last-Event-ID": str(last)})
+    assert [e["sequence_number"] for e in resumed] == list(range(last + 1, last + 1 + len(resumed)))
+    missed = [e for e in resumed if e["response_id"] == away["id"]]
+    assert missed[0]["type"] == "response.created" and missed[-1]["type"] == "response.completed"
+    assert uhp.output_text(missed[-1]["response"]) == "Two, while away."
+    assert resumed[-1]["type"] == "response.completed"
+    assert uhp.output_text(resumed[-1]["response"]) == "Three."
+    served.model.add(answer("Four."))
+    again = _feed_until(spec, f"{path}?starting_after=2", body)
+    assert again[: len(seen) - 3] == seen[3:]
+    assert again[len(seen) - 3 : len(seen) - 3 + len(resumed)] == resumed
 
 
 def test_a_trailing_slash_is_the_same_endpoint(served: Served, spec: SpecClient) -> None:

@@ -1,0 +1,117 @@
+"""The event feed of a harness (`GET /v1/harnesses/{id}/events`, Streaming §5), resumable.
+
+A harness's feed is one numbered stream per server process, shared by every connection to it: from
+the first connection on, the events of each of the harness's responses are relayed into it, each
+naming its `response_id` and numbered 0, 1, 2, … in the order they were made. Because a number
+means the same event on every connection, `Last-Event-ID: N` (or `?starting_after=N`) resumes after
+event N exactly, as it does on a task's stream — including the events made while the client was
+away (the latest FEED_KEPT are kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from harnez.http.tasks import follow, numbered_stream, resume_after
+from harnez.server.uhp import HarnessHost
+
+log = logging.getLogger("harnez.http")
+
+FEED_KEPT = 10_000
+"""How many of a harness's latest feed events are kept for clients that resume."""
+TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+class HarnessFeed:
+    """The numbered events of one harness's responses, relayed from the moment it is made."""
+
+    def __init__(self, host: HarnessHost, harness_id: str, base_url: str, kept: int = FEED_KEPT) -> None:
+        self._host, self._base_url = host, base_url
+        self._events: deque[dict[str, Any]] = deque(maxlen=kept)
+        self._next = 0
+        self._running: dict[str, int] = {}
+        """The number of the first event of each response whose terminal event is not in yet."""
+        self._changed = asyncio.Event()
+        self._relays: set[asyncio.Task[None]] = set()
+        running, started, _ = host.watch_responses(harness_id)
+        for row in running:
+            self._relay(row)
+        self._admitting = asyncio.ensure_future(self._admit(started))
+
+    async def _admit(self, started: asyncio.Queue[Any]) -> None:
+        while True:
+            self._relay(await started.get())
+
+    def _relay(self, row: Any) -> None:
+        task = asyncio.ensure_future(self._follow(row))
+        self._relays.add(task)
+        task.add_done_callback(self._relays.discard)
+
+    async def _follow(self, row: Any) -> None:
+        try:
+            # `hide` False: following a `store: false` response here does not use up its one read
+            async for event in follow(self._host, row, self._base_url, hide=False):
+                self._append(row.id, event)
+        except Exception:  # the server is closing, or a bug: the feed goes on without this response
+            log.warning("the event feed stopped following response %s", row.id, exc_info=True)
+            self._running.pop(row.id, None)
+
+    def _append(self, response_id: str, event: dict[str, Any]) -> None:
+        number = self._next
+        self._next += 1
+        self._running.setdefault(response_id, number)
+        if event["type"] in TERMINAL_EVENTS:
+            self._running.pop(response_id, None)
+        self._events.append({**event, "response_id": response_id, "sequence_number": number})
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def start(self, after: int | None) -> int:
+        """The first event a connection gets: the one after `after` (a number this feed gave), else the
+        first event of the oldest response still running (each running response from its
+        `response.created`), else the next one made."""
+        if after is not None and after < self._next:
+            return after + 1
+        return min(self._running.values(), default=self._next)
+
+    async def events(self, after: int | None) -> AsyncGenerator[dict[str, Any], None]:
+        """The feed from `start(after)` on, live, until the client leaves; events no longer kept are
+        skipped (the numbers show the gap)."""
+        cursor = self.start(after)
+        while True:
+            oldest = self._next - len(self._events)
+            cursor = max(cursor, oldest)
+            if cursor < self._next:
+                yield self._events[cursor - oldest]
+                cursor += 1
+            else:
+                await self._changed.wait()
+
+
+def _feed(request: Request, harness_id: str) -> HarnessFeed:
+    feeds: dict[str, HarnessFeed] = request.app.state.feeds
+    if harness_id not in feeds:
+        feeds[harness_id] = HarnessFeed(request.app.state.host, harness_id, str(request.base_url))
+    return feeds[harness_id]
+
+
+async def harness_events(request: Request) -> Response:
+    """A live feed of the harness's work (Streaming §5): the events of each of its responses that
+    runs now or starts while the feed is open, from `response.created` to its terminal event, each
+    naming its `response_id`; resumed after `Last-Event-ID` or `?starting_after=N`."""
+    host: HarnessHost = request.app.state.host
+    harness = await host.harnesses.get(request.path_params["harness_id"])
+    after = resume_after(request)
+    # the feed watches from now, before the answer's headers: a response started after them is in it
+    return numbered_stream(_feed(request, harness.id).events(after if after >= 0 else None))
+
+
+routes = [Route("/v1/harnesses/{harness_id}/events", harness_events, methods=["GET"])]
