@@ -428,6 +428,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
         self._trim_asked = False
+        self._dropping: set[Widget] = set()
+        """Blocks `_trim` is removing: no longer among `blocks` while their removal is under way."""
         self._fold_asked = False
         self._folded: list[AssistantBlock] = []
         """Answers with folded blocks (`_fold`), shown whole again when the person scrolls up."""
@@ -665,7 +667,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if not events:
             return
         self.oldest_seq = events[0].seq
-        shown = {b.call_id: b for b in self.children if isinstance(b, ToolBlock)}
+        shown = {b.call_id: b for b in self.blocks if isinstance(b, ToolBlock)}
         blocks = await self._build(BlockBuilder(shown), events)
         if not blocks:  # nothing drawn for that page (usage, cost…): look further back
             self.call_after_refresh(self._fill_view)
@@ -708,7 +710,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self._trim_asked = True
             self.call_after_refresh(self._trim)
 
-    def _trim(self) -> None:
+    async def _trim(self) -> None:
         """While the view is at the end: drop the oldest blocks that lie wholly above the last
         `KEEP_SCREENS` heights of the view, or beyond `MAX_BLOCKS`; not from a block still being
         written on (the streaming answer or reasoning; a tool call waiting for its result, unless
@@ -728,10 +730,14 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             count = whole
         if count:
             old = blocks[:count]
-            self.remove_children(old)
+            self._dropping.update(old)  # out of `blocks` at once, not only once removed
             self._builder.forget(old)
             self.oldest_seq = block_seq(blocks[count]) or self.oldest_seq
             self.has_older = True
+            try:
+                await self.remove_children(old)
+            finally:
+                self._dropping.difference_update(old)
         self._fold_soon()  # once the removal is laid out: a long answer kept
 
     def _fold_soon(self) -> None:
@@ -749,7 +755,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             return
         region = self.scrollable_content_region
         cutoff = region.bottom - FOLD_SCREENS * max(region.height, 1)
-        long = [b for b in self.children if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
+        long = [b for b in self.blocks if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
         for block in long:
             if await block.fold_above(cutoff) and block not in self._folded:
                 self._folded.append(block)
@@ -795,4 +801,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
     @property
     def blocks(self) -> list[Widget]:
         """The mounted blocks, oldest first (not the spare answer block while nothing took it)."""
-        return [block for block in self.children if block is not self._builder.spare]
+        return [
+            block
+            for block in self.children
+            if block is not self._builder.spare and block not in self._dropping
+        ]
