@@ -434,6 +434,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self._folded: list[AssistantBlock] = []
         """Answers with folded blocks (`_fold`), shown whole again when the person scrolls up."""
         self._folded_width = 0
+        self._scrolled_open = False
+        """Whether a scroll up showed folded blocks again and the view has not been folded at the end
+        since: each scroll down folds what went out of view above (`_fold`), wherever the view is."""
         self._held: dict[Widget, Region] | None = None
         """The blocks' places while an answer's head is being mounted (`_hold_view`)."""
         self._held_tail: tuple[Widget | None, int] = (None, 0)
@@ -747,11 +750,12 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self.call_after_refresh(self._fold)
 
     async def _fold(self) -> None:
-        """While the view is at the end: fold the blocks of answers longer than `FOLD_AFTER` blocks
-        that lie wholly above the last `FOLD_SCREENS` heights of the view. Their place stays, so the
-        view does not move; scrolling up shows them again (`watch_scroll_y`)."""
+        """While the view is at the end, or once the person scrolls down again after a scroll up
+        showed folded blocks (`_scrolled_open`): fold the blocks of answers longer than `FOLD_AFTER`
+        blocks that lie wholly above the last `FOLD_SCREENS` heights of the view (out of view). Their
+        place stays, so the view does not move; scrolling up shows them again (`watch_scroll_y`)."""
         self._fold_asked = False
-        if not self.is_attached or not self.is_vertical_scroll_end:
+        if not self.is_attached or not (self.is_vertical_scroll_end or self._scrolled_open):
             return
         region = self.scrollable_content_region
         cutoff = region.bottom - FOLD_SCREENS * max(region.height, 1)
@@ -760,6 +764,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             if await block.fold_above(cutoff) and block not in self._folded:
                 self._folded.append(block)
                 self._folded_width = region.width
+        if self.is_vertical_scroll_end:
+            self._scrolled_open = False  # folded as far as the end's view goes
 
     def unfold(self) -> None:
         """Show every folded block again (the heights of the folded space are those of their last
@@ -784,6 +790,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value and self._folded and self._anchor_released:
             self.unfold()  # the person scrolls up (a layout that shrank the view moves it too)
+            self._scrolled_open = True
+        elif new_value > old_value and self._scrolled_open:
+            self._fold_soon()  # and down again: what went out of view above folds again
         if new_value <= 0 < old_value or (new_value <= 0 and self.max_scroll_y == 0):
             self.want_older()
 
