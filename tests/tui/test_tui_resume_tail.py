@@ -224,6 +224,14 @@ async def long_answer_then_short_ones(db_path: Path, workspace: Path, short: int
         await server.close()
 
 
+async def whole_answer(pilot, transcript: Transcript) -> None:
+    """Wait until the long answer is mounted whole, in order."""
+    markdown = answer_markdown(transcript)
+    await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
+    await pilot.pause(0.2)
+    assert sources(markdown) == PARAGRAPHS
+
+
 def user_rows(transcript: Transcript) -> dict[str, int]:
     return {block.text: block.region.y for block in transcript.query(UserBlock) if block.region}
 
@@ -250,15 +258,10 @@ async def test_a_page_up_before_the_older_blocks_of_the_window_are_laid_out_keep
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen) and page)
         transcript = app.screen.query_one(Transcript)
-        markdown = answer_markdown(transcript)
-        await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
-        await pilot.pause(0.2)
-        assert sources(markdown) == PARAGRAPHS
+        await whole_answer(pilot, transcript)
         assert page[0] > 0 and not transcript.is_vertical_scroll_end
-        now = user_rows(transcript)
-        assert shown and {key: now[key] - row for key, row in shown.items()} == dict.fromkeys(
-            shown, page[0]
-        ), "the view moved by the page only: the blocks mounted above did not push it"
+        moved = {key: user_rows(transcript)[key] - row for key, row in shown.items()}
+        assert shown and moved == dict.fromkeys(shown, page[0]), "moved by the page only, not pushed"
 
 
 async def test_an_older_page_with_a_long_answer_mounts_above_without_moving_the_view(
@@ -285,10 +288,7 @@ async def test_an_older_page_with_a_long_answer_mounts_above_without_moving_the_
         assert "Write a long answer." not in user_rows(transcript)
         transcript.scroll_home(animate=False)
         await wait_for(pilot, lambda: frames, "the older page shown")
-        markdown = answer_markdown(transcript)
-        await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
-        await pilot.pause(0.2)
-        assert sources(markdown) == PARAGRAPHS
+        await whole_answer(pilot, transcript)
         before, first_frame = frames[0]
         in_view = {key: row for key, row in before.items() if 0 <= row < 30}
         assert in_view and {key: first_frame[key] for key in in_view} == in_view

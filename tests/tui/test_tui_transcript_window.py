@@ -217,17 +217,24 @@ async def test_a_call_split_across_two_pages_is_drawn_once_with_its_request_and_
         assert tool.requested and tool.has_result and tool.arguments == {"path": "notes.txt"}
 
 
+async def every_block_then_the_end(pilot, app) -> Transcript:
+    """The transcript with every block of the session mounted (read from the top) and the view back
+    at the end."""
+    transcript = await shown_window(pilot, app)
+    await scroll_to_first(pilot, transcript)
+    transcript.scroll_end(animate=False)
+    await pilot.pause(0.1)
+    assert transcript.is_vertical_scroll_end and questions(transcript)[0] == "question 0"
+    return transcript
+
+
 async def test_blocks_trimmed_from_the_window_leave_its_blocks_at_once(
     make_app, db_path: Path, workspace: Path
 ) -> None:
     session_id = await long_session(db_path, workspace)
     app = make_app(work=short_answer, resume=session_id)
     async with app.run_test() as pilot:
-        transcript = await shown_window(pilot, app)
-        await scroll_to_first(pilot, transcript)
-        transcript.scroll_end(animate=False)
-        await pilot.pause(0.1)
-        assert transcript.is_vertical_scroll_end and questions(transcript)[0] == "question 0"
+        transcript = await every_block_then_the_end(pilot, app)
         mounted = list(transcript.blocks)
 
         # A reader of the window between the trim and the end of the removal (a streamed event, the
