@@ -162,3 +162,33 @@ async def test_a_long_list_folds_its_first_rows_and_shows_them_again_when_scroll
         assert transcript.virtual_size.height == height
         tops = [row.region.y for row in rows()]
         assert tops == list(range(tops[0], tops[0] + PARAGRAPHS)), "one row an item, none missing"
+
+
+async def test_an_answer_unfolded_by_a_scroll_up_folds_again_once_scrolled_back_down(make_app) -> None:
+    app = make_app(work=long_answer)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript, markdown = await streamed(pilot, app)
+        assert hidden(markdown)
+        height = transcript.virtual_size.height
+        for _ in range(3):
+            await pilot.press("pageup")
+        await pilot.pause(0.1)
+        assert not hidden(markdown), "shown again while the person reads up"
+
+        # A page down: the blocks now well above the view fold again (the task ended: no stream asks
+        # for it), and what is shown does not move.
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        shown = {key: row for key, row in rows(markdown).items() if 0 <= row < 30}
+        await pilot.pause(0.2)
+        assert hidden(markdown), "folded again out of view"
+        assert not transcript.is_vertical_scroll_end
+        assert {key: rows(markdown).get(key) for key in shown} == shown
+        assert transcript.virtual_size.height == height
+
+        # Back at the end, the rest of what is out of view folds too, the end where it was.
+        transcript.scroll_end(animate=False)
+        await pilot.pause(0.3)
+        assert transcript.is_vertical_scroll_end
+        assert markdown.shown_blocks <= FOLD_AFTER + 1
+        assert transcript.virtual_size.height == height

@@ -159,3 +159,21 @@ async def test_a_row_of_one_paragraph_is_one_widget_drawn_as_textuals_row_of_fou
         assert region_lines(ours) == region_lines(theirs)
         assert any(line.startswith("    of them to wrap over the end") for line in region_lines(ours))
         assert len(symbols(ours)) == 6 and symbols(ours) == symbols(theirs)  # the same colour
+
+
+async def test_an_item_marker_split_after_an_item_ending_in_a_table_continues_the_list() -> None:
+    # After a table (or a fence) in an item no paragraph continues: a lone `3` is a paragraph that
+    # closes the list until `. c` comes; the list then goes on, one list as shown whole.
+    text = "1. a\n   - nested x\n   - nested y\n2. b\n   | t | u |\n   |---|---|\n   | 1 | 2 |\n3. c\n"
+    cut = text.index("3. c") + 1
+    for parts in ([text[:cut], text[cut:]], [text[: cut - 1], "3", ". c", "\n"]):
+        app = Answers()
+        async with app.run_test(size=(80, 40)) as pilot:
+            markdown = app.query_one(AnswerMarkdown)
+            for part in parts:
+                await markdown.append(part)
+                await pilot.pause()
+            assert [type(block) for block in markdown.children] == [StreamedOrderedList]
+            rows = drawn(markdown)
+        assert rows == await whole(text)
+        assert [row[0] for row in rows if row[0].strip()[0].isdigit()] == [" 1. ", " 2. ", " 3. "]

@@ -3,6 +3,8 @@ whatever the session's length; what the person scrolled up to read stays until t
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from pathlib import Path
 
 from harnez import events as ev
@@ -10,7 +12,7 @@ from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import TaskEndBlock, ToolBlock, UserBlock
+from harnez.tui.widgets.blocks import TaskEndBlock, ToolBlock, UserBlock, block_seq
 from harnez.tui.widgets.transcript import KEEP_SCREENS, OPEN_BLOCKS, Transcript
 from tests.tui.helpers import wait_for
 
@@ -213,3 +215,38 @@ async def test_a_call_split_across_two_pages_is_drawn_once_with_its_request_and_
         await wait_for(pilot, lambda: questions(transcript) == ["question 0"], "the older page")
         (tool,) = transcript.query(ToolBlock)
         assert tool.requested and tool.has_result and tool.arguments == {"path": "notes.txt"}
+
+
+async def every_block_then_the_end(pilot, app) -> Transcript:
+    """The transcript with every block of the session mounted (read from the top) and the view back
+    at the end."""
+    transcript = await shown_window(pilot, app)
+    await scroll_to_first(pilot, transcript)
+    transcript.scroll_end(animate=False)
+    await pilot.pause(0.1)
+    assert transcript.is_vertical_scroll_end and questions(transcript)[0] == "question 0"
+    return transcript
+
+
+async def test_blocks_trimmed_from_the_window_leave_its_blocks_at_once(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    session_id = await long_session(db_path, workspace)
+    app = make_app(work=short_answer, resume=session_id)
+    async with app.run_test() as pilot:
+        transcript = await every_block_then_the_end(pilot, app)
+        mounted = list(transcript.blocks)
+
+        # A reader of the window between the trim and the end of the removal (a streamed event, the
+        # next page's load) sees the window the trim left, and where it begins.
+        trim = transcript._trim()  # as `call_after_refresh` runs it: a task of its own if a coroutine
+        trimming = asyncio.ensure_future(trim) if inspect.isawaitable(trim) else None
+        await asyncio.sleep(0)  # it ran to its first wait (the removal's)
+        kept = transcript.blocks
+        assert len(kept) < len(mounted) and kept == mounted[len(mounted) - len(kept) :]
+        assert block_seq(kept[0]) == transcript.oldest_seq and transcript.has_older
+        if trimming is not None:
+            await trimming
+        await pilot.pause()
+        assert transcript.blocks == kept
+        assert [child for child in transcript.children if child in mounted] == kept

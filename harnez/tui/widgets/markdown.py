@@ -6,6 +6,7 @@ markdown-it stay off the path to the first frame.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from typing import cast
@@ -87,6 +88,17 @@ class StreamedParagraph(SizedByLayout, _Paragraph):  # type: ignore[valid-type,m
     Textual's paragraph asks for one on every update. While an answer streams, most appends only
     lengthen its last line, and laying out the whole transcript again was most of a frame's cost.
     """
+
+    resumed: MarkdownBlock | None = None
+    """The list this paragraph closed, once its first line turned into the list's next item: the
+    append's parse began at the list (`AnswerMarkdown.parse`), and the list takes its update."""
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if self.resumed is None:
+            await super()._update_from_block(block)
+            return
+        await self.remove()
+        await self.resumed._update_from_block(block)
 
     def set_content(self, content: Content) -> None:
         height = self.content_size.height
@@ -519,6 +531,10 @@ class StreamedOrderedList(_StreamedList, _OrderedList):  # type: ignore[valid-ty
                 bullet.refresh(layout=True)
 
 
+ITEM_START = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)", re.MULTILINE)
+"""A line that begins a list item (`match`: the first line)."""
+
+
 class AnswerMarkdown(SizedByLayout, Markdown):
     """The Markdown of an answer: built by appends on the event loop; paragraphs are `StreamedParagraph`s.
 
@@ -552,6 +568,8 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         self.tail_top: Widget | None = None
         """The first block of the tail mounted first: the head's blocks go above it."""
         self._open_at_mount = False
+        self._parsed_after: Widget | None = None
+        """The block the last append's parse began at (the last one, or a list it resumed)."""
         self._folds = Folds(self)
         self._appending = False
         self._folded_lists: list[_StreamedList] = []
@@ -566,6 +584,9 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         `_parse_markdown` marks the table parsed without them."""
         parser = markdown_parser()
         last = self._last_block()
+        if self._appending and (resumed := self._resumed_list(last, source)) is not None:
+            last, source = resumed, self._from_line(self._last_parsed_line)
+        self._parsed_after = last
         if self._appending and isinstance(last, StreamedTable):
             cut, rows = last.without_complete_rows(source)
             if rows and (tokens := parser.parse(cut)) and tokens[0].type == "table_open":
@@ -585,6 +606,29 @@ class AnswerMarkdown(SizedByLayout, Markdown):
                 return tokens
         return parser.parse(source)
 
+    def _resumed_list(self, last: Widget | None, source: str) -> MarkdownBlock | None:
+        """The list that the paragraph `last` closed (the block before it, blank lines between at
+        most) when the paragraph's `source` now begins with an item of that list: a marker that
+        came in two appends (`3`, then `. c`) after an item that ends in a table or a fence, where no
+        paragraph continues. The whole text shown at once is one list: the append is then parsed
+        from the list's first line, and the paragraph gives way to the list's update."""
+        if type(last) is not StreamedParagraph or len(self.children) < 2:
+            return None
+        closed = self.children[-2]
+        if not isinstance(closed, _StreamedList) or not closed.display or not ITEM_START.match(source):
+            return None  # (a folded list stays as it is)
+        block = cast(MarkdownBlock, closed)
+        tokens = markdown_parser().parse(source)
+        if not tokens or (tokens[0].type, tokens[0].markup) != (block._token.type, block._token.markup):
+            return None
+        last.resumed = block
+        self._last_parsed_line = block.source_range[0]  # Textual numbers the blocks' lines from it
+        return block
+
+    def _from_line(self, line: int) -> str:
+        """The document's source from its line `line` on."""
+        return "".join(self.source.splitlines(keepends=True)[line:])
+
     def append(self, markdown: str) -> AwaitComplete:
         self._appending = True  # its parse (later, under the document's lock) may extend a list
         return super().append(markdown)
@@ -595,7 +639,7 @@ class AnswerMarkdown(SizedByLayout, Markdown):
         tokens = list(tokens)
         appending, self._appending = self._appending, False
         left_out, self._left_out = self._left_out, 0
-        last = self._last_block()
+        last, self._parsed_after = (self._parsed_after if appending else self._last_block()), None
         items = 0
         if isinstance(last, _StreamedList):
             items = left_out or (last.items_to_skip(tokens) if appending else 0)

@@ -428,10 +428,16 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
         self._trim_asked = False
+        self._heads_asked = False
+        self._dropping: set[Widget] = set()
+        """Blocks `_trim` is removing: no longer among `blocks` while their removal is under way."""
         self._fold_asked = False
         self._folded: list[AssistantBlock] = []
         """Answers with folded blocks (`_fold`), shown whole again when the person scrolls up."""
         self._folded_width = 0
+        self._scrolled_open = False
+        """Whether a scroll up showed folded blocks again and the view has not been folded at the end
+        since: each scroll down folds what went out of view above (`_fold`), wherever the view is."""
         self._held: dict[Widget, Region] | None = None
         """The blocks' places while an answer's head is being mounted (`_hold_view`)."""
         self._held_tail: tuple[Widget | None, int] = (None, 0)
@@ -534,7 +540,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self._tail_first(first)
         await self._mount_batch(first, before=self._builder.spare)
         if any(isinstance(block, AssistantBlock) and block.head_pending for block in first):
-            self.call_after_refresh(self._mount_heads)
+            self._mount_heads_soon()
         if self._builder.answer is not None and self._builder.answer in first:
             await self._builder.answer.start_stream()
         if rest:
@@ -565,12 +571,20 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 if isinstance(block, AssistantBlock) and block.finished:
                     block.show_tail_first(FOLD_SCREENS * height, width - 2)  # 2: the block's padding
 
+    def _mount_heads_soon(self) -> None:
+        """Run `_mount_heads` after the next refresh, once however often asked (one call a frame: a
+        second one would let go of the hold of the first one's blocks before their layout)."""
+        if not self._heads_asked:
+            self._heads_asked = True
+            self.call_after_refresh(self._mount_heads)
+
     async def _mount_heads(self) -> None:
         """Mount the heads of the answers that showed their tails first (`_tail_first`), `HEAD_TOKENS`
         a frame, above their tails, in order; each batch, once laid out, is folded (`_fold`)
         with the next one's mount, so that every layout walks a batch and a few heights of the view.
         While the view follows the end nothing shown moves; once the person scrolled up, the rest
         comes at once, and the view stays on what it shows (`_hold_view`)."""
+        self._heads_asked = False
         self._held = None  # the blocks mounted last are laid out
         if not self.is_attached:
             return
@@ -584,7 +598,14 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 await pending[0].mount_head(HEAD_TOKENS if following else None)
         if pending:
             self.refresh(layout=True)
-            self.call_after_refresh(self._mount_heads)
+            self._mount_heads_soon()
+
+    def _hold_places(self) -> None:
+        """Before blocks are mounted above the view's: the blocks' places as last laid out (unless
+        held already), for `arrange` to keep a released view on what it shows (`_hold_view`)."""
+        if self._held is None:
+            self._held = {child: child.virtual_region for child in self.children}
+            self._held_tail = (None, 0)
 
     def _hold_view(self, answer: AssistantBlock) -> None:
         """Before blocks are mounted in `answer` above its tail: the blocks' places as last laid out,
@@ -635,12 +656,17 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         return self._loading_older
 
     async def _mount_rest(self, rest: list[Widget]) -> None:
-        """Mount the older blocks of the window read above the first ones, once those are painted
-        (the view follows the end: it does not move)."""
+        """Mount the older blocks of the window read above the first ones, once those are painted:
+        a long answer among them its tail first (`_tail_first`, `_mount_heads`). The view does not
+        move: it follows the end, or the person scrolled up meanwhile and `arrange` keeps what it
+        shows (`_hold_places`)."""
         if self.is_attached:
+            self._hold_places()
+            self._tail_first(rest)
             await self._mount_batch(rest, before=0)
             if self._builder.answer is not None and self._builder.answer in rest:
                 await self._builder.answer.start_stream()  # a task's answer still being written
+            self._mount_heads_soon()  # the heads, and the hold let go once laid out
         self._loading_older = False
         self.call_after_refresh(self._fill_view)
 
@@ -658,33 +684,30 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self.want_older()
 
     async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
-        """Render older events above the mounted ones, keeping the view where it was."""
+        """Render older events above the mounted ones, a long answer's tail first (`_tail_first`);
+        the layout that places them keeps the view on what it shows (`_hold_places`, `arrange`)."""
         self._loading_older = False
-        self._held = None  # it keeps the view itself (`_keep_position`)
         self.has_older = has_older
         if not events:
             return
         self.oldest_seq = events[0].seq
-        shown = {b.call_id: b for b in self.children if isinstance(b, ToolBlock)}
+        shown = {b.call_id: b for b in self.blocks if isinstance(b, ToolBlock)}
         blocks = await self._build(BlockBuilder(shown), events)
         if not blocks:  # nothing drawn for that page (usage, cost…): look further back
             self.call_after_refresh(self._fill_view)
             return
-        height = self.virtual_size.height
         self._finish_answers(blocks, keep_open=None)
+        self._hold_places()
+        self._tail_first(blocks)
         await self._mount_batch(blocks, before=0 if self.children else None)
-        self.call_after_refresh(self._keep_position, height)
+        self._mount_heads_soon()  # a long answer's head, and the hold let go once laid out
+        self.call_after_refresh(self._fill_view)
 
     async def _mount_batch(self, blocks: list[Widget], before: int | Widget | None = None) -> None:
         """Mount many blocks with one frame at the end, not a frame per block mounted."""
         with self.app.batch_update():
             await self.mount_all(blocks, before=before)
         self.refresh(layout=True)  # the screen paints once the batch is over
-
-    def _keep_position(self, old_height: int) -> None:
-        self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False)
-        if self.max_scroll_y == 0:  # still not enough to scroll: there is no way up to ask for more
-            self.want_older()
 
     @staticmethod
     def _finish_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
@@ -708,7 +731,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self._trim_asked = True
             self.call_after_refresh(self._trim)
 
-    def _trim(self) -> None:
+    async def _trim(self) -> None:
         """While the view is at the end: drop the oldest blocks that lie wholly above the last
         `KEEP_SCREENS` heights of the view, or beyond `MAX_BLOCKS`; not from a block still being
         written on (the streaming answer or reasoning; a tool call waiting for its result, unless
@@ -728,10 +751,14 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             count = whole
         if count:
             old = blocks[:count]
-            self.remove_children(old)
+            self._dropping.update(old)  # out of `blocks` at once, not only once removed
             self._builder.forget(old)
             self.oldest_seq = block_seq(blocks[count]) or self.oldest_seq
             self.has_older = True
+            try:
+                await self.remove_children(old)
+            finally:
+                self._dropping.difference_update(old)
         self._fold_soon()  # once the removal is laid out: a long answer kept
 
     def _fold_soon(self) -> None:
@@ -741,19 +768,22 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self.call_after_refresh(self._fold)
 
     async def _fold(self) -> None:
-        """While the view is at the end: fold the blocks of answers longer than `FOLD_AFTER` blocks
-        that lie wholly above the last `FOLD_SCREENS` heights of the view. Their place stays, so the
-        view does not move; scrolling up shows them again (`watch_scroll_y`)."""
+        """While the view is at the end, or once the person scrolls down again after a scroll up
+        showed folded blocks (`_scrolled_open`): fold the blocks of answers longer than `FOLD_AFTER`
+        blocks that lie wholly above the last `FOLD_SCREENS` heights of the view (out of view). Their
+        place stays, so the view does not move; scrolling up shows them again (`watch_scroll_y`)."""
         self._fold_asked = False
-        if not self.is_attached or not self.is_vertical_scroll_end:
+        if not self.is_attached or not (self.is_vertical_scroll_end or self._scrolled_open):
             return
         region = self.scrollable_content_region
         cutoff = region.bottom - FOLD_SCREENS * max(region.height, 1)
-        long = [b for b in self.children if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
+        long = [b for b in self.blocks if isinstance(b, AssistantBlock) and b.shown_blocks > FOLD_AFTER]
         for block in long:
             if await block.fold_above(cutoff) and block not in self._folded:
                 self._folded.append(block)
                 self._folded_width = region.width
+        if self.is_vertical_scroll_end:
+            self._scrolled_open = False  # folded as far as the end's view goes
 
     def unfold(self) -> None:
         """Show every folded block again (the heights of the folded space are those of their last
@@ -778,6 +808,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value and self._folded and self._anchor_released:
             self.unfold()  # the person scrolls up (a layout that shrank the view moves it too)
+            self._scrolled_open = True
+        elif new_value > old_value and self._scrolled_open:
+            self._fold_soon()  # and down again: what went out of view above folds again
         if new_value <= 0 < old_value or (new_value <= 0 and self.max_scroll_y == 0):
             self.want_older()
 
@@ -795,4 +828,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
     @property
     def blocks(self) -> list[Widget]:
         """The mounted blocks, oldest first (not the spare answer block while nothing took it)."""
-        return [block for block in self.children if block is not self._builder.spare]
+        return [
+            block
+            for block in self.children
+            if block is not self._builder.spare and block not in self._dropping
+        ]
