@@ -428,7 +428,6 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether events older than `oldest_seq` exist and are not mounted."""
         self._loading_older = False
         self._trim_asked = False
-        self._heads_asked = False
         self._dropping: set[Widget] = set()
         """Blocks `_trim` is removing: no longer among `blocks` while their removal is under way."""
         self._fold_asked = False
@@ -540,7 +539,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self._tail_first(first)
         await self._mount_batch(first, before=self._builder.spare)
         if any(isinstance(block, AssistantBlock) and block.head_pending for block in first):
-            self._mount_heads_soon()
+            self.call_after_refresh(self._mount_heads)
         if self._builder.answer is not None and self._builder.answer in first:
             await self._builder.answer.start_stream()
         if rest:
@@ -571,20 +570,12 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 if isinstance(block, AssistantBlock) and block.finished:
                     block.show_tail_first(FOLD_SCREENS * height, width - 2)  # 2: the block's padding
 
-    def _mount_heads_soon(self) -> None:
-        """Run `_mount_heads` after the next refresh, once however often asked (one call a frame: a
-        second one would let go of the hold of the first one's blocks before their layout)."""
-        if not self._heads_asked:
-            self._heads_asked = True
-            self.call_after_refresh(self._mount_heads)
-
     async def _mount_heads(self) -> None:
         """Mount the heads of the answers that showed their tails first (`_tail_first`), `HEAD_TOKENS`
         a frame, above their tails, in order; each batch, once laid out, is folded (`_fold`)
         with the next one's mount, so that every layout walks a batch and a few heights of the view.
         While the view follows the end nothing shown moves; once the person scrolled up, the rest
         comes at once, and the view stays on what it shows (`_hold_view`)."""
-        self._heads_asked = False
         self._held = None  # the blocks mounted last are laid out
         if not self.is_attached:
             return
@@ -598,14 +589,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
                 await pending[0].mount_head(HEAD_TOKENS if following else None)
         if pending:
             self.refresh(layout=True)
-            self._mount_heads_soon()
-
-    def _hold_places(self) -> None:
-        """Before blocks are mounted above the view's: the blocks' places as last laid out (unless
-        held already), for `arrange` to keep a released view on what it shows (`_hold_view`)."""
-        if self._held is None:
-            self._held = {child: child.virtual_region for child in self.children}
-            self._held_tail = (None, 0)
+            self.call_after_refresh(self._mount_heads)
 
     def _hold_view(self, answer: AssistantBlock) -> None:
         """Before blocks are mounted in `answer` above its tail: the blocks' places as last laid out,
@@ -656,17 +640,12 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         return self._loading_older
 
     async def _mount_rest(self, rest: list[Widget]) -> None:
-        """Mount the older blocks of the window read above the first ones, once those are painted:
-        a long answer among them its tail first (`_tail_first`, `_mount_heads`). The view does not
-        move: it follows the end, or the person scrolled up meanwhile and `arrange` keeps what it
-        shows (`_hold_places`)."""
+        """Mount the older blocks of the window read above the first ones, once those are painted
+        (the view follows the end: it does not move)."""
         if self.is_attached:
-            self._hold_places()
-            self._tail_first(rest)
             await self._mount_batch(rest, before=0)
             if self._builder.answer is not None and self._builder.answer in rest:
                 await self._builder.answer.start_stream()  # a task's answer still being written
-            self._mount_heads_soon()  # the heads, and the hold let go once laid out
         self._loading_older = False
         self.call_after_refresh(self._fill_view)
 
@@ -684,9 +663,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self.want_older()
 
     async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
-        """Render older events above the mounted ones, a long answer's tail first (`_tail_first`);
-        the layout that places them keeps the view on what it shows (`_hold_places`, `arrange`)."""
+        """Render older events above the mounted ones, keeping the view where it was."""
         self._loading_older = False
+        self._held = None  # it keeps the view itself (`_keep_position`)
         self.has_older = has_older
         if not events:
             return
@@ -696,18 +675,21 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if not blocks:  # nothing drawn for that page (usage, cost…): look further back
             self.call_after_refresh(self._fill_view)
             return
+        height = self.virtual_size.height
         self._finish_answers(blocks, keep_open=None)
-        self._hold_places()
-        self._tail_first(blocks)
         await self._mount_batch(blocks, before=0 if self.children else None)
-        self._mount_heads_soon()  # a long answer's head, and the hold let go once laid out
-        self.call_after_refresh(self._fill_view)
+        self.call_after_refresh(self._keep_position, height)
 
     async def _mount_batch(self, blocks: list[Widget], before: int | Widget | None = None) -> None:
         """Mount many blocks with one frame at the end, not a frame per block mounted."""
         with self.app.batch_update():
             await self.mount_all(blocks, before=before)
         self.refresh(layout=True)  # the screen paints once the batch is over
+
+    def _keep_position(self, old_height: int) -> None:
+        self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False)
+        if self.max_scroll_y == 0:  # still not enough to scroll: there is no way up to ask for more
+            self.want_older()
 
     @staticmethod
     def _finish_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
