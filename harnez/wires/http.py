@@ -157,6 +157,8 @@ class HttpWire:
         client: httpx.AsyncClient | None = None,
     ) -> None:
         timeouts = retry or RetrySettings()
+        self.retry = timeouts
+        """The retry settings, for a wire that tries one of its own follow-up requests again."""
         self.request_timeout = timeouts.request_timeout
         """Seconds one whole request may take, from connecting to the stream's last byte."""
         self.read_timeout = timeouts.read_timeout
