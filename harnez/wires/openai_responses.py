@@ -142,6 +142,8 @@ class ResponsesTranslator(Translator):
         self.model: str | None = None
         self.calls: dict[str, str] = {}
         """item id -> call id"""
+        self.at: dict[int, str] = {}
+        """output index -> the id of the call added there"""
         self.saw_call = False
         self.texted: set[Any] = set()
         """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
@@ -181,6 +183,8 @@ class ResponsesTranslator(Translator):
             return []
         call_id = self._call_id(item)
         self.calls[item.get("id", call_id)] = call_id
+        if isinstance(payload.get("output_index"), int):
+            self.at[payload["output_index"]] = call_id
         self.started[call_id] = item
         return [ToolCallStart(call_id, item.get("name", ""))]
 
@@ -193,15 +197,23 @@ class ResponsesTranslator(Translator):
             raise KeyError("call_id")
         return call_id
 
+    def _delta_call(self, payload: dict[str, Any]) -> str:
+        """The call an arguments event is about: by its `item_id`, else (servers that give only
+        `output_index`) by the index its added item was given."""
+        item_id = payload.get("item_id")
+        if not item_id and payload.get("output_index") in self.at:
+            return self.at[payload["output_index"]]
+        return self.calls.get(item_id or "", item_id or "")
+
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
-        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        call_id = self._delta_call(payload)
         self.arguments[call_id] = self.arguments.get(call_id, "") + payload["delta"]
         return [ToolCallDelta(call_id, payload["delta"])]
 
     def _arguments_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         """A call's whole arguments: streamed as one delta when no delta carried them (servers that
         skip the deltas)."""
-        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        call_id = self._delta_call(payload)
         whole = payload.get("arguments")
         if not isinstance(whole, str) or self.arguments.get(call_id):
             return []

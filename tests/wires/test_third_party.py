@@ -96,6 +96,11 @@ def arguments_delta(text: str) -> dict[str, Any]:
     return {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": text}
 
 
+def at_index(index: int, text: str) -> dict[str, Any]:
+    """An arguments delta naming its call only by `output_index` (no `item_id`)."""
+    return {"type": "response.function_call_arguments.delta", "output_index": index, "delta": text}
+
+
 def completed(*output: dict[str, Any]) -> dict[str, Any]:
     return {"type": "response.completed", "response": {"status": "completed", "output": list(output)}}
 
@@ -715,6 +720,21 @@ CASES: dict[str, Case] = {
     ),
     "responses-call-arguments-whole-in-its-added-item": responses_call(
         added(function_call(call_id="call_1", arguments=A_ARGS)), done(function_call(call_id="call_1"))
+    ),
+    "responses-arguments-by-output-index-only": responses_call(
+        {**added(function_call(call_id="call_1", arguments="")), "output_index": 0},
+        {**added(function_call(id="fc_2", call_id="call_2", arguments="")), "output_index": 1},
+        at_index(1, '{"path": '),
+        at_index(0, A_ARGS),
+        at_index(1, '"b.py"}'),
+        done(function_call(call_id="call_1")),
+        done(function_call(id="fc_2", call_id="call_2")),
+        calls=[("call_1", "read", {"path": "a.py"}), ("call_2", "read", {"path": "b.py"})],
+    ),
+    "responses-arguments-done-by-output-index-only": responses_call(
+        {**added(function_call(call_id="call_1", arguments="")), "output_index": 3},
+        {"type": "response.function_call_arguments.done", "output_index": 3, "arguments": A_ARGS},
+        done(function_call(call_id="call_1")),
     ),
     "responses-call-with-only-an-item-id": responses_call(
         added(function_call(arguments="")),
