@@ -40,6 +40,12 @@ REASONING_CONTENT = "reasoning_content"
 INLINE_THINKING = "content_before_text"
 """The opaque item holding what the model wrote in its content before its answer's text (its
 `<think>` tags and reasoning), put back before the text when the message is sent again."""
+REASONING_DETAILS = "reasoning_details"
+"""OpenRouter's structured reasoning (`reasoning.text` with its signature, `reasoning.summary`,
+`reasoning.encrypted`), which it asks to be sent back unchanged on the assistant message of a tool
+loop (Gemini and Claude models behind it refuse, or lose, their reasoning without it)."""
+DETAIL_TEXTS = ("text", "summary", "data")
+"""The fields of a reasoning detail that stream in pieces, joined when its fragments are merged."""
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
@@ -93,6 +99,8 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
+        if isinstance(kept.item.get(REASONING_DETAILS), list):
+            message[REASONING_DETAILS] = kept.item[REASONING_DETAILS]
         if isinstance(kept.item.get(INLINE_THINKING), str):
             message["content"] = kept.item[INLINE_THINKING] + item.text
         if isinstance(kept.item.get(CALL_EXTRAS), dict):
@@ -176,6 +184,8 @@ class ChatTranslator(Translator):
         """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
+        self.details: list[dict[str, Any]] = []
+        """The `reasoning_details` given so far, streamed fragments merged, kept to be sent back."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
@@ -206,6 +216,13 @@ class ChatTranslator(Translator):
         if kept:
             self.reasoning_content.append(kept)
         reasoning = kept or _text_of(delta.get("reasoning"))
+        details = delta.get(REASONING_DETAILS)
+        if isinstance(details, list):
+            given = [d for d in details if isinstance(d, dict)]
+            for detail in given:
+                self._merge_detail(detail)
+            # shown from the details only when the delta does not say it in `reasoning` too
+            reasoning = reasoning or "".join(_detail_text(d) for d in given)
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -222,6 +239,25 @@ class ChatTranslator(Translator):
         if isinstance(legacy, dict):
             out.extend(self._tool_call({"index": 0, "function": legacy}))
         return out
+
+    def _merge_detail(self, detail: dict[str, Any]) -> None:
+        """Keep one reasoning detail: a fragment of the latest one (same `type` and `index`, as
+        OpenRouter streams them) is joined to it, its text fields appended and its other fields
+        (a signature sent last) set; anything else is a detail of its own."""
+        last = self.details[-1] if self.details else None
+        same = (
+            last is not None
+            and isinstance(detail.get("index"), int)
+            and (last.get("type"), last.get("index")) == (detail.get("type"), detail.get("index"))
+        )
+        if last is None or not same:
+            self.details.append(dict(detail))
+            return
+        for key, value in detail.items():
+            if key in DETAIL_TEXTS and isinstance(value, str) and isinstance(last.get(key), str):
+                last[key] += value
+            elif value is not None:
+                last[key] = value
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
         slot = self._slot(call)
@@ -278,6 +314,9 @@ class ChatTranslator(Translator):
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.details:
+            details, self.details = SECRETS.redact_json(self.details), []
+            out.append(OpaqueItem(Opaque(WIRE, {REASONING_DETAILS: details})))
         if self.extras:
             out.append(OpaqueItem(Opaque(WIRE, {CALL_EXTRAS: self.extras})))
             self.extras = {}
@@ -336,6 +375,8 @@ class ChatTranslator(Translator):
             delta["tool_calls"] = calls
         if isinstance(message.get("function_call"), dict):
             delta["function_call"] = message["function_call"]
+        if isinstance(message.get(REASONING_DETAILS), list):
+            delta[REASONING_DETAILS] = message[REASONING_DETAILS]
         finish = choice.get("finish_reason") or (
             "tool_calls" if calls or "function_call" in delta else "stop"
         )
@@ -431,6 +472,12 @@ def _starts_another(state: list[str], call_id: Any, function: dict[str, Any]) ->
     if not (call_id or function.get("name")) or not arguments or not str(arguments).strip():
         return False
     return bool(state[2].strip()) and parse_arguments(state[2])[1] is None
+
+
+def _detail_text(detail: dict[str, Any]) -> str:
+    """The readable reasoning of a reasoning detail: its text, or its summary (none when encrypted)."""
+    found = detail.get("text") if detail.get("type") == "reasoning.text" else detail.get("summary")
+    return found if isinstance(found, str) else ""
 
 
 def _text_of(value: Any) -> str:

@@ -360,6 +360,19 @@ CASES: dict[str, Case] = {
         ),
         reasoning="Thinking.",
     ),
+    "chat-reasoning-details-without-reasoning": Case(  # OpenRouter's structured reasoning alone
+        "openai-chat",
+        raw(
+            events(
+                chunk({"reasoning_details": [{"type": "reasoning.summary", "summary": "Hm", "index": 0}]}),
+                chunk({"reasoning_details": [{"type": "reasoning.summary", "summary": ".", "index": 0}]}),
+                chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": "RU5D", "index": 1}]}),
+                *CHAT_HELLO,
+                "[DONE]",
+            )
+        ),
+        reasoning="Hm.",
+    ),
     "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
         "openai-chat",
         raw(
