@@ -138,8 +138,9 @@ class OpenAIChatWire(HttpWire):
             "model": request.model,
             "messages": chat_messages(request),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if not self.usage_refused:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [
                 {
@@ -161,6 +162,18 @@ class OpenAIChatWire(HttpWire):
         if request.cache_key and self.endpoint.prompt_cache and is_openai(self.endpoint.base_url):
             body["prompt_cache_key"] = request.cache_key
         return body
+
+    usage_refused = False
+    """The server refused `stream_options` (older or strict servers: "unrecognized request argument",
+    "extra inputs are not permitted"): it is sent no more, and usage comes only if it sends it anyway."""
+
+    def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
+        if "stream_options" not in body or not any(
+            name in said for name in ("stream_options", "include_usage")
+        ):
+            return None
+        self.usage_refused = True
+        return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:
         return ChatTranslator()

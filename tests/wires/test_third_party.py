@@ -1197,6 +1197,53 @@ async def test_a_fastapi_error_detail_is_the_message(scripted_model, make_wire, 
     assert turn.failure is not None and turn.failure.message.endswith(": max_tokens must be at least 1")
 
 
+STREAM_OPTIONS_REFUSED = {
+    "openai": {
+        "status": 400,
+        "body": {"error": {"message": "Unrecognized request argument supplied: stream_options"}},
+    },
+    "pydantic": {
+        "status": 422,
+        "body": {
+            "detail": [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ["body", "stream_options"],
+                    "msg": "Extra inputs are not permitted",
+                }
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("refusal", list(STREAM_OPTIONS_REFUSED))
+async def test_stream_options_refused_by_the_server_are_sent_no_more(
+    scripted_model, make_wire, refusal
+) -> None:
+    """Older and strict servers refuse the field asking for usage: the request is sent again without
+    it, and the wire's next requests leave it out (no refusal per call)."""
+    scripted_model.add(
+        STREAM_OPTIONS_REFUSED[refusal], raw(events(*CHAT_HELLO, "[DONE]")), raw(events(*CHAT_HELLO))
+    )
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(request()))
+    again, _ = await collect(wire.stream(request("again")))
+    assert (turn.text, again.text) == ("Hello.", "Hello.") and turn.failure is again.failure is None
+    assert not turn.retries and len(scripted_model.requests) == 3
+    first, *later = (r.body for r in scripted_model.requests)
+    assert first["stream_options"] == {"include_usage": True}
+    assert [b.get("stream_options") for b in later] == [None, None]
+    assert later[0] == {k: v for k, v in first.items() if k != "stream_options"}
+
+
+async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
+    scripted_model.add({"status": 400, "body": {"error": {"message": "messages: too many"}}})
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and "messages: too many" in turn.failure.message
+    assert len(scripted_model.requests) == 1
+
+
 async def test_done_with_spaces_around_it_ends_the_answer(scripted_model, make_wire) -> None:
     scripted_model.add(raw(events(*CHAT_HELLO[:2], " [DONE] ")))
     turn, _ = await collect(make_wire("openai-chat").stream(request()))
