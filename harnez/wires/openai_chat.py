@@ -55,6 +55,16 @@ CHAT_STOPS: dict[str, StopReason] = {
     "function_call": "tool_use",
     "length": "max_tokens",
     "content_filter": "content_filter",
+    # what compatible servers say instead: Together's `eos`, TGI's and watsonx's `eos_token` and
+    # `stop_sequence`, Mistral's `model_length` (the context window ran out), and Anthropic's names
+    # from proxies that pass them through
+    "eos": "end_turn",
+    "eos_token": "end_turn",
+    "stop_sequence": "end_turn",
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_length": "max_tokens",
 }
 
 

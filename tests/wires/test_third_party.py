@@ -58,9 +58,11 @@ REASONING = {
 HELLO_ITEM = {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "Hello."}]}
 
 
-def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
+def chat_calls(
+    *fragments: list[dict[str, Any]], calls: list[Any] | None = None, finish: str = "tool_calls"
+) -> Case:
     """A chat answer made of tool calls only: a chunk per list of call fragments, then its end."""
-    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, "tool_calls"), "[DONE]")
+    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, finish), "[DONE]")
     return Case("openai-chat", raw(body), text="", calls=calls or [READ_A], stop="tool_use")
 
 
@@ -471,8 +473,22 @@ CASES: dict[str, Case] = {
         failure="upstream exploded",
     ),
     "chat-unknown-finish-reason": Case(
-        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "eos"), "[DONE]")), stop="other"
+        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "abort"), "[DONE]")), stop="other"
     ),
+    **{
+        f"chat-finish-reason-{said}": Case(
+            "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, said), "[DONE]")), stop=meant
+        )
+        for said, meant in [
+            ("eos", "end_turn"),
+            ("eos_token", "end_turn"),
+            ("stop_sequence", "end_turn"),
+            ("end_turn", "end_turn"),
+            ("max_tokens", "max_tokens"),
+            ("model_length", "max_tokens"),
+        ]
+    },
+    "chat-finish-reason-tool_use": chat_calls([call(0, "c1", "read", A_ARGS)], finish="tool_use"),
     # --- Anthropic -----------------------------------------------------------------------------
     "anthropic-ping-and-start-usage": named(
         "anthropic-messages",
