@@ -51,8 +51,6 @@ QUIET_EVENTS = frozenset(
         "response.output_text.annotation.added",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
-        "response.reasoning_summary_text.done",
-        "response.reasoning_text.done",
     )
 )
 
@@ -157,8 +155,10 @@ class ResponsesTranslator(Translator):
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
         self.kept: set[Any] = set()
         """Reasoning items (by id) kept to be sent back."""
-        self.reasoned = False
-        """Whether reasoning text was streamed."""
+        self.reasoned: set[Any] = set()
+        """Reasoning items (by id; None for deltas that name none) whose text deltas streamed."""
+        self.summarised: set[Any] = set()
+        """Reasoning items whose text was given by a `.done` event instead (servers that skip deltas)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -236,8 +236,16 @@ class ResponsesTranslator(Translator):
         return key in self.texted or None in self.texted
 
     def _reasoning(self, payload: dict[str, Any]) -> list[WireEvent]:
-        self.reasoned = True
+        self.reasoned.add(payload.get("item_id"))
         return [ReasoningDelta(payload["delta"])]
+
+    def _reasoning_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A reasoning part's whole text: shown only when no delta of its item carried text."""
+        key, text = payload.get("item_id"), payload.get("text")
+        if key in self.reasoned or None in self.reasoned or not isinstance(text, str) or not text:
+            return []
+        self.summarised.add(key)
+        return [ReasoningDelta(text)]
 
     def _text(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.texted.add(payload.get("item_id"))
@@ -273,8 +281,11 @@ class ResponsesTranslator(Translator):
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(call_id, item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
-            self.kept.add(item.get("id"))
-            return [OpaqueItem(Opaque(WIRE, item))]
+            key = item.get("id")
+            self.kept.add(key)
+            shown = key in self.reasoned or None in self.reasoned or key in self.summarised
+            texts = [] if shown else [ReasoningDelta(text) for text in _summary_texts(item)]
+            return [*texts, OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
             parts = [p for p in item.get("content") or () if isinstance(p, dict)]
@@ -294,8 +305,6 @@ class ResponsesTranslator(Translator):
         out: list[WireEvent] = []
         for item in response.get("output") or ():
             if isinstance(item, dict) and self._unshown(item):
-                if item.get("type") == "reasoning" and not self.reasoned:
-                    out.extend(ReasoningDelta(text) for text in _summary_texts(item))
                 out.extend(self._item_done({"item": item}))
         return out
 
@@ -362,6 +371,8 @@ class ResponsesTranslator(Translator):
         "response.refusal.done": _refusal_done,
         "response.reasoning_summary_text.delta": _reasoning,
         "response.reasoning_text.delta": _reasoning,
+        "response.reasoning_summary_text.done": _reasoning_done,
+        "response.reasoning_text.done": _reasoning_done,
         "response.function_call_arguments.delta": _arguments,
         "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,

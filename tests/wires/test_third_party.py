@@ -816,6 +816,26 @@ CASES: dict[str, Case] = {
         },
         reasoning="Hm.",
     ),
+    "responses-reasoning-only-in-its-done-item": named(
+        "openai-responses",
+        done(REASONING),
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(REASONING, HELLO_ITEM),
+        reasoning="Hm.",
+    ),
+    "responses-reasoning-only-in-its-done-events": named(
+        "openai-responses",
+        {
+            "type": "response.reasoning_summary_text.done",
+            "item_id": "rs_1",
+            "summary_index": 0,
+            "text": "Hm.",
+        },
+        done(REASONING),
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(REASONING, HELLO_ITEM),
+        reasoning="Hm.",
+    ),
     "responses-failed": named(
         "openai-responses",
         {
