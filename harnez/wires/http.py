@@ -345,6 +345,8 @@ class HttpWire:
                     "malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line
                 )
                 continue
+            if not item.data.strip():  # an event with empty data (a keep-alive): nothing to read
+                continue
             if item.data.strip() == "[DONE]":
                 events = translator.done()
             else:

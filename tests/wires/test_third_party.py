@@ -161,6 +161,13 @@ CASES: dict[str, Case] = {
             + "data: [DONE]\n\n"
         ),
     ),
+    "sse-empty-data-keep-alives": Case(
+        "anthropic-messages",
+        raw(
+            "data:\n\nevent: ping\ndata: \n\n"
+            + events(message_start(), *TEXT_BLOCK, *message_end(), named=True)
+        ),
+    ),
     "sse-no-final-blank-line": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]").rstrip("\n"))),
     "sse-last-event-unterminated-close-framing": Case(
         "anthropic-messages",
