@@ -324,6 +324,10 @@ class ChatTranslator(Translator):
         return slot
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
+        if raw == "error":  # Mistral (and others): the generation broke off on the server's side
+            self.finished = True
+            message = f'the provider ended the answer {self.where} with finish_reason "error"'
+            return [Failure(message, retryable=True)]
         reason = CHAT_STOPS.get(raw, "other")
         self.stop = (
             "content_filter" if self.refused and reason == "end_turn" else reason,

@@ -340,7 +340,10 @@ class ResponsesTranslator(Translator):
             return next((where[key] for where in found if where.get(key) is not None), None)
 
         code, kind = field("code"), field("type") if isinstance(nested, dict) else None
-        message = f"the provider reported an error {self.where} ({code or kind}): {field('message') or ''}"
+        said = field("message")
+        if not (code or kind or said):  # `response.failed` with `error: null`
+            return [Failure(f"the provider reported a failed response {self.where} without saying why")]
+        message = f"the provider reported an error {self.where} ({code or kind}): {said or ''}"
         return [Failure(message, retryable=bool({code, kind} & RETRYABLE_CODES))]
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -495,6 +495,14 @@ CASES: dict[str, Case] = {
             ("model_length", "max_tokens"),
         ]
     },
+    "chat-finish-reason-error-is-retried": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "Hel"}), chunk({}, "error"), "[DONE]")),
+        text="Hel",
+        stop=None,
+        failure='with finish_reason "error" (gave up after 3 attempts)',
+        requests=3,
+    ),
     "chat-finish-reason-tool_use": chat_calls([call(0, "c1", "read", A_ARGS)], finish="tool_use"),
     # --- Anthropic -----------------------------------------------------------------------------
     "anthropic-ping-and-start-usage": named(
@@ -855,6 +863,13 @@ CASES: dict[str, Case] = {
         text="",
         stop=None,
         failure="bad prompt",
+    ),
+    "responses-failed-without-its-error": named(
+        "openai-responses",
+        {"type": "response.failed", "response": {"status": "failed", "error": None}},
+        text="",
+        stop=None,
+        failure="a failed response mid-stream without saying why",
     ),
     "responses-error-event": named(
         "openai-responses",
