@@ -228,8 +228,10 @@ class ChatTranslator(Translator):
             out.extend(self._delta(choice.get("delta") or choice.get("message") or {}))
             if choice.get("finish_reason"):
                 out.extend(self._finish_reason(choice["finish_reason"]))
-        if payload.get("usage"):
-            out.append(UsageReport(chat_usage(payload["usage"])))
+        # Groq gives the last chunk's usage in its `x_groq` object (and in `usage` when asked)
+        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")
+        if usage:
+            out.append(UsageReport(chat_usage(usage)))
         return out
 
     def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:

@@ -204,6 +204,17 @@ CASES: dict[str, Case] = {
         raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": [], "usage": USAGE}, "[DONE]")),
         usage=(11, 7),
     ),
+    "chat-usage-in-x-groq": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO[:2],
+                {**CHAT_HELLO[2], "x_groq": {"id": "req_1", "usage": {**USAGE, "queue_time": 0.07}}},
+                "[DONE]",
+            )
+        ),
+        usage=(11, 7),
+    ),
     "chat-usage-null-choices": Case(
         "openai-chat",
         raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": None, "usage": USAGE}, "[DONE]")),
