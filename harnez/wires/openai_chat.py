@@ -213,7 +213,9 @@ class ChatTranslator(Translator):
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
             return [self._error(payload["error"])]
-        if event == "error":  # a named error event whose data is the error itself (some gateways)
+        # a named error event whose data is the error itself (some gateways), or an error object
+        # not wrapped in `error` (`{"object": "error", "message": …}`: vLLM-based servers)
+        if event == "error" or (payload.get("object") == "error" and "choices" not in payload):
             return [self._error(payload)]
         if "choices" not in payload:
             return [
@@ -377,7 +379,7 @@ class ChatTranslator(Translator):
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """A `chat.completion` as the one chunk that carries all of it (its message as the delta)."""
-        if "error" in body:
+        if "error" in body or body.get("object") == "error":
             return [("", body)]  # reported as the same error mid-stream
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

@@ -986,6 +986,42 @@ CASES: dict[str, Case] = {
         text="No.",
         stop="content_filter",
     ),
+    "chat-unwrapped-error-object-mid-stream": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"content": "Hel"}),
+                {
+                    "object": "error",
+                    "message": "prompt too long",
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                },
+                "[DONE]",
+            )
+        ),
+        text="Hel",
+        stop=None,
+        failure="prompt too long",
+    ),
+    "chat-unwrapped-error-object-as-the-answer": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "error",
+                "message": "model is loading",
+                "type": "ServiceUnavailable",
+                "code": 503,
+            },
+        },
+        text="",
+        stop=None,
+        failure="model is loading (gave up after 3 attempts)",
+        requests=3,
+    ),
     "chat-server-error-mid-stream-is-retried": Case(
         "openai-chat",
         raw(
