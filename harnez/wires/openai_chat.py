@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from harnez.redaction import SECRETS
@@ -129,8 +130,16 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:
-    """Usage of a Chat Completions call, cached tokens counted apart."""
-    return openai_usage(raw, "prompt_tokens", "completion_tokens")
+    """Usage of a Chat Completions call, cached tokens counted apart: OpenAI's
+    `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens` or Moonshot's
+    `cached_tokens` (each counted inside `prompt_tokens` as OpenAI's are)."""
+    usage = openai_usage(raw, "prompt_tokens", "completion_tokens")
+    cached = next(
+        (raw[k] for k in ("prompt_cache_hit_tokens", "cached_tokens") if isinstance(raw.get(k), int)), None
+    )
+    if usage.cache_read is not None or cached is None or usage.input is None:
+        return usage
+    return replace(usage, input=usage.input - cached, cache_read=cached)
 
 
 class OpenAIChatWire(HttpWire):

@@ -204,6 +204,18 @@ CASES: dict[str, Case] = {
         raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": [], "usage": USAGE}, "[DONE]")),
         usage=(11, 7),
     ),
+    **{
+        f"chat-usage-cache-hits-as-{field}": Case(
+            "openai-chat",
+            raw(
+                events(
+                    *CHAT_HELLO, chunk({}, usage={"prompt_tokens": 100, "completion_tokens": 7, field: 89})
+                )
+            ),
+            usage=(11, 7),
+        )
+        for field in ("prompt_cache_hit_tokens", "cached_tokens")  # DeepSeek's, Moonshot's
+    },
     "chat-usage-in-x-groq": Case(
         "openai-chat",
         raw(
