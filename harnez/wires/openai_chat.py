@@ -259,6 +259,7 @@ class ChatTranslator(Translator):
                 self._merge_detail(detail)
             # shown from the details only when the delta does not say it in `reasoning` too
             reasoning = reasoning or "".join(_detail_text(d) for d in given)
+        reasoning += _thinking_parts(delta.get("content"))
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -401,6 +402,8 @@ class ChatTranslator(Translator):
             text = _text_of(message.get(key))
             if text:
                 delta[key] = text
+        if _thinking_parts(message.get("content")):  # the content's parts as they are, thinking kept
+            delta["content"] = message["content"]
         calls = [
             {
                 "index": index,
@@ -518,6 +521,16 @@ def _detail_text(detail: dict[str, Any]) -> str:
     """The readable reasoning of a reasoning detail: its text, or its summary (none when encrypted)."""
     found = detail.get("text") if detail.get("type") == "reasoning.text" else detail.get("summary")
     return found if isinstance(found, str) else ""
+
+
+def _thinking_parts(content: Any) -> str:
+    """The reasoning in a content given as parts: Mistral's thinking models stream `thinking` parts
+    (`{"type": "thinking", "thinking": [text parts]}`) before their `text` parts."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        _text_of(p.get("thinking")) for p in content if isinstance(p, dict) and p.get("type") == "thinking"
+    )
 
 
 def _text_of(value: Any) -> str:

@@ -58,6 +58,12 @@ REASONING = {
 HELLO_ITEM = {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "Hello."}]}
 
 
+MISTRAL_THINKING = {
+    "type": "thinking",
+    "thinking": [{"type": "text", "text": "Hm"}, {"type": "text", "text": "."}],
+}
+
+
 def chat_calls(
     *fragments: list[dict[str, Any]], calls: list[Any] | None = None, finish: str = "tool_calls"
 ) -> Case:
@@ -403,6 +409,39 @@ CASES: dict[str, Case] = {
                 "[DONE]",
             )
         ),
+        reasoning="Hm.",
+    ),
+    "chat-thinking-content-parts": Case(  # Mistral's thinking models
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": [MISTRAL_THINKING]}),
+                chunk({"content": [{"type": "text", "text": "Hel"}]}),
+                chunk({"content": "lo."}),
+                chunk({}, "stop"),
+                "[DONE]",
+            )
+        ),
+        reasoning="Hm.",
+    ),
+    "chat-json-answer-with-thinking-content-parts": Case(
+        "openai-chat",
+        {
+            "status": 200,
+            "headers": {"content-type": "application/json"},
+            "body": {
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "content": [MISTRAL_THINKING, {"type": "text", "text": "Hello."}],
+                        },
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        },
         reasoning="Hm.",
     ),
     "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
