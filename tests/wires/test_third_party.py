@@ -64,6 +64,20 @@ MISTRAL_THINKING = {
 }
 
 
+def chat_answer(message: dict[str, Any], **expected: Any) -> Case:
+    """A whole `chat.completion` (200, JSON) holding `message`, finished with `stop`."""
+    body = {
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"message": message, "finish_reason": "stop"}],
+    }
+    return Case(
+        "openai-chat",
+        {"status": 200, "headers": {"content-type": "application/json"}, "body": body},
+        **expected,
+    )
+
+
 def chat_calls(
     *fragments: list[dict[str, Any]], calls: list[Any] | None = None, finish: str = "tool_calls"
 ) -> Case:
@@ -111,6 +125,18 @@ def at_index(index: int, text: str) -> dict[str, Any]:
 
 def completed(*output: dict[str, Any]) -> dict[str, Any]:
     return {"type": "response.completed", "response": {"status": "completed", "output": list(output)}}
+
+
+def reasoned_hello(*before: dict[str, Any]) -> Case:
+    """A Responses answer: its reasoning item `REASONING` done (no summary deltas), then "Hello."."""
+    return named(
+        "openai-responses",
+        *before,
+        done(REASONING),
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(REASONING, HELLO_ITEM),
+        reasoning="Hm.",
+    )
 
 
 def nested_error(kind: str, code: str | None, message: str, tries: int) -> Case:
@@ -424,24 +450,8 @@ CASES: dict[str, Case] = {
         ),
         reasoning="Hm.",
     ),
-    "chat-json-answer-with-thinking-content-parts": Case(
-        "openai-chat",
-        {
-            "status": 200,
-            "headers": {"content-type": "application/json"},
-            "body": {
-                "object": "chat.completion",
-                "choices": [
-                    {
-                        "message": {
-                            "role": "assistant",
-                            "content": [MISTRAL_THINKING, {"type": "text", "text": "Hello."}],
-                        },
-                        "finish_reason": "stop",
-                    }
-                ],
-            },
-        },
+    "chat-json-answer-with-thinking-content-parts": chat_answer(
+        {"role": "assistant", "content": [MISTRAL_THINKING, {"type": "text", "text": "Hello."}]},
         reasoning="Hm.",
     ),
     "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
@@ -893,25 +903,9 @@ CASES: dict[str, Case] = {
         },
         reasoning="Hm.",
     ),
-    "responses-reasoning-only-in-its-done-item": named(
-        "openai-responses",
-        done(REASONING),
-        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
-        completed(REASONING, HELLO_ITEM),
-        reasoning="Hm.",
-    ),
-    "responses-reasoning-only-in-its-done-events": named(
-        "openai-responses",
-        {
-            "type": "response.reasoning_summary_text.done",
-            "item_id": "rs_1",
-            "summary_index": 0,
-            "text": "Hm.",
-        },
-        done(REASONING),
-        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
-        completed(REASONING, HELLO_ITEM),
-        reasoning="Hm.",
+    "responses-reasoning-only-in-its-done-item": reasoned_hello(),
+    "responses-reasoning-only-in-its-done-events": reasoned_hello(
+        {"type": "response.reasoning_summary_text.done", "item_id": "rs_1", "summary_index": 0, "text": "Hm."}
     ),
     "responses-failed": named(
         "openai-responses",
@@ -1018,24 +1012,8 @@ CASES: dict[str, Case] = {
         text="No.",
         stop="content_filter",
     ),
-    "chat-json-answer-with-a-refusal": Case(
-        "openai-chat",
-        {
-            "status": 200,
-            "headers": {"content-type": "application/json"},
-            "body": {
-                "object": "chat.completion",
-                "model": "m",
-                "choices": [
-                    {
-                        "message": {"role": "assistant", "content": None, "refusal": "No."},
-                        "finish_reason": "stop",
-                    }
-                ],
-            },
-        },
-        text="No.",
-        stop="content_filter",
+    "chat-json-answer-with-a-refusal": chat_answer(
+        {"role": "assistant", "content": None, "refusal": "No."}, text="No.", stop="content_filter"
     ),
     "chat-unwrapped-error-object-mid-stream": Case(
         "openai-chat",
