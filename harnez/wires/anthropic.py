@@ -6,6 +6,7 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from harnez.settings import WireName
@@ -14,6 +15,7 @@ from harnez.wires.base import (
     ModelSpec,
     OpaqueItem,
     ReasoningDelta,
+    Retry,
     Stop,
     StopReason,
     TextDelta,
@@ -29,6 +31,7 @@ from harnez.wires.base import (
 from harnez.wires.catalogue import anthropic_thinking, clamp_thinking
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall, ToolResult, UserMessage
 from harnez.wires.http import HttpWire, Translator, parse_arguments
+from harnez.wires.retry import RetryingWire
 
 ANTHROPIC_VERSION = "2023-06-01"
 WIRE: WireName = "anthropic-messages"
@@ -161,14 +164,30 @@ class AnthropicWire(HttpWire):
     async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """One model call, continued after each `pause_turn` (up to MAX_PAUSES times) by sending the
         request again with the paused content as the last assistant message: the events read as one
-        answer, its usage the sum of the calls', its stop the last call's."""
+        answer, its usage the sum of the calls', its stop the last call's. A continuation that fails
+        in passing is tried again by itself (the server tools already run are not run again): after
+        its `Retry`, which empties the caller's turn, what the calls before it gave is given again."""
         usage: Usage | None = None
+        before: list[WireEvent] = []
+        """What the finished calls gave (no warnings: a `Retry` leaves them), given again on a retry."""
         for pause in range(MAX_PAUSES + 1):
             kept: list[Opaque] = []
             calls: list[ToolCall] = []
             stop: Stop | None = None
-            async with contextlib.aclosing(super()._stream(request)) as events:
+            usage_before, given = usage, list(before)
+            source = (
+                RetryingWire(self, self.retry).attempts(partial(HttpWire._stream, self, request))
+                if pause
+                else HttpWire._stream(self, request)
+            )
+            async with contextlib.aclosing(source) as events:
                 async for event in events:
+                    if isinstance(event, Retry):  # the continuation again: the turn is emptied
+                        kept, calls, usage, before = [], [], usage_before, list(given)
+                        yield event
+                        for earlier in given:
+                            yield earlier
+                        continue
                     if isinstance(event, UsageReport):
                         usage = add_usage(usage, event.usage)
                         continue
@@ -181,6 +200,8 @@ class AnthropicWire(HttpWire):
                         kept.append(event.opaque)
                     elif isinstance(event, ToolCallEnd):
                         calls.append(ToolCall(event.id, event.name, event.arguments))
+                    if not isinstance(event, WireWarning | Failure):
+                        before.append(event)
                     yield event
             if stop is None:  # failed, or cut: what the call streamed stands as it is
                 return

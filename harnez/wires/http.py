@@ -157,6 +157,8 @@ class HttpWire:
         client: httpx.AsyncClient | None = None,
     ) -> None:
         timeouts = retry or RetrySettings()
+        self.retry = timeouts
+        """The retry settings, for a wire that tries one of its own follow-up requests again."""
         self.request_timeout = timeouts.request_timeout
         """Seconds one whole request may take, from connecting to the stream's last byte."""
         self.read_timeout = timeouts.read_timeout
@@ -188,6 +190,11 @@ class HttpWire:
 
     def translator(self, request: WireRequest) -> Translator:
         raise NotImplementedError
+
+    def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
+        """The request body without an optional field the server's refusal (`said`, a 400 or 422)
+        names, for the wire to send it once more and from then on without it; None to fail."""
+        return None
 
     async def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """Send the request and yield its events; failures arrive as a final `Failure`.
@@ -228,6 +235,12 @@ class HttpWire:
                 response = await self._post(stack, url, body, headers)
                 if response.status_code == 404 and not self._url_settled:
                     response = await self._post_elsewhere(stack, response, body, headers)
+                lighter = (
+                    self.without_refused(body, response.text) if response.status_code in (400, 422) else None
+                )
+                if lighter is not None:  # an optional field the server refused: once more without it
+                    body = lighter
+                    response = await self._post(stack, self._url, body, headers)
             if response.status_code < 300:
                 self._url_settled = True
             else:
@@ -331,6 +344,8 @@ class HttpWire:
                 yield WireWarning(
                     "malformed-sse-line", "the stream held a line that is not SSE; skipped", item.line
                 )
+                continue
+            if not item.data.strip():  # an event with empty data (a keep-alive): nothing to read
                 continue
             if item.data.strip() == "[DONE]":
                 events = translator.done()

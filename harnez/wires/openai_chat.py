@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from harnez.redaction import SECRETS
@@ -40,6 +41,12 @@ REASONING_CONTENT = "reasoning_content"
 INLINE_THINKING = "content_before_text"
 """The opaque item holding what the model wrote in its content before its answer's text (its
 `<think>` tags and reasoning), put back before the text when the message is sent again."""
+REASONING_DETAILS = "reasoning_details"
+"""OpenRouter's structured reasoning (`reasoning.text` with its signature, `reasoning.summary`,
+`reasoning.encrypted`), which it asks to be sent back unchanged on the assistant message of a tool
+loop (Gemini and Claude models behind it refuse, or lose, their reasoning without it)."""
+DETAIL_TEXTS = ("text", "summary", "data")
+"""The fields of a reasoning detail that stream in pieces, joined when its fragments are merged."""
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
@@ -49,6 +56,16 @@ CHAT_STOPS: dict[str, StopReason] = {
     "function_call": "tool_use",
     "length": "max_tokens",
     "content_filter": "content_filter",
+    # what compatible servers say instead: Together's `eos`, TGI's and watsonx's `eos_token` and
+    # `stop_sequence`, Mistral's `model_length` (the context window ran out), and Anthropic's names
+    # from proxies that pass them through
+    "eos": "end_turn",
+    "eos_token": "end_turn",
+    "stop_sequence": "end_turn",
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_length": "max_tokens",
 }
 
 
@@ -93,6 +110,8 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
+        if isinstance(kept.item.get(REASONING_DETAILS), list):
+            message[REASONING_DETAILS] = kept.item[REASONING_DETAILS]
         if isinstance(kept.item.get(INLINE_THINKING), str):
             message["content"] = kept.item[INLINE_THINKING] + item.text
         if isinstance(kept.item.get(CALL_EXTRAS), dict):
@@ -111,8 +130,16 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:
-    """Usage of a Chat Completions call, cached tokens counted apart."""
-    return openai_usage(raw, "prompt_tokens", "completion_tokens")
+    """Usage of a Chat Completions call, cached tokens counted apart: OpenAI's
+    `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens` or Moonshot's
+    `cached_tokens` (each counted inside `prompt_tokens` as OpenAI's are)."""
+    usage = openai_usage(raw, "prompt_tokens", "completion_tokens")
+    cached = next(
+        (raw[k] for k in ("prompt_cache_hit_tokens", "cached_tokens") if isinstance(raw.get(k), int)), None
+    )
+    if usage.cache_read is not None or cached is None or usage.input is None:
+        return usage
+    return replace(usage, input=usage.input - cached, cache_read=cached)
 
 
 class OpenAIChatWire(HttpWire):
@@ -130,8 +157,9 @@ class OpenAIChatWire(HttpWire):
             "model": request.model,
             "messages": chat_messages(request),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if not self.usage_refused:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [
                 {
@@ -153,6 +181,18 @@ class OpenAIChatWire(HttpWire):
         if request.cache_key and self.endpoint.prompt_cache and is_openai(self.endpoint.base_url):
             body["prompt_cache_key"] = request.cache_key
         return body
+
+    usage_refused = False
+    """The server refused `stream_options` (older or strict servers: "unrecognized request argument",
+    "extra inputs are not permitted"): it is sent no more, and usage comes only if it sends it anyway."""
+
+    def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
+        if "stream_options" not in body or not any(
+            name in said for name in ("stream_options", "include_usage")
+        ):
+            return None
+        self.usage_refused = True
+        return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:
         return ChatTranslator()
@@ -176,11 +216,15 @@ class ChatTranslator(Translator):
         """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
+        self.details: list[dict[str, Any]] = []
+        """The `reasoning_details` given so far, streamed fragments merged, kept to be sent back."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         if "error" in payload:
             return [self._error(payload["error"])]
-        if event == "error":  # a named error event whose data is the error itself (some gateways)
+        # a named error event whose data is the error itself (some gateways), or an error object
+        # not wrapped in `error` (`{"object": "error", "message": …}`: vLLM-based servers)
+        if event == "error" or (payload.get("object") == "error" and "choices" not in payload):
             return [self._error(payload)]
         if "choices" not in payload:
             return [
@@ -195,8 +239,10 @@ class ChatTranslator(Translator):
             out.extend(self._delta(choice.get("delta") or choice.get("message") or {}))
             if choice.get("finish_reason"):
                 out.extend(self._finish_reason(choice["finish_reason"]))
-        if payload.get("usage"):
-            out.append(UsageReport(chat_usage(payload["usage"])))
+        # Groq gives the last chunk's usage in its `x_groq` object (and in `usage` when asked)
+        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")
+        if usage:
+            out.append(UsageReport(chat_usage(usage)))
         return out
 
     def _delta(self, delta: dict[str, Any]) -> list[WireEvent]:
@@ -206,6 +252,14 @@ class ChatTranslator(Translator):
         if kept:
             self.reasoning_content.append(kept)
         reasoning = kept or _text_of(delta.get("reasoning"))
+        details = delta.get(REASONING_DETAILS)
+        if isinstance(details, list):
+            given = [d for d in details if isinstance(d, dict)]
+            for detail in given:
+                self._merge_detail(detail)
+            # shown from the details only when the delta does not say it in `reasoning` too
+            reasoning = reasoning or "".join(_detail_text(d) for d in given)
+        reasoning += _thinking_parts(delta.get("content"))
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -222,6 +276,25 @@ class ChatTranslator(Translator):
         if isinstance(legacy, dict):
             out.extend(self._tool_call({"index": 0, "function": legacy}))
         return out
+
+    def _merge_detail(self, detail: dict[str, Any]) -> None:
+        """Keep one reasoning detail: a fragment of the latest one (same `type` and `index`, as
+        OpenRouter streams them) is joined to it, its text fields appended and its other fields
+        (a signature sent last) set; anything else is a detail of its own."""
+        last = self.details[-1] if self.details else None
+        same = (
+            last is not None
+            and isinstance(detail.get("index"), int)
+            and (last.get("type"), last.get("index")) == (detail.get("type"), detail.get("index"))
+        )
+        if last is None or not same:
+            self.details.append(dict(detail))
+            return
+        for key, value in detail.items():
+            if key in DETAIL_TEXTS and isinstance(value, str) and isinstance(last.get(key), str):
+                last[key] += value
+            elif value is not None:
+                last[key] = value
 
     def _tool_call(self, call: dict[str, Any]) -> list[WireEvent]:
         slot = self._slot(call)
@@ -265,6 +338,10 @@ class ChatTranslator(Translator):
         return slot
 
     def _finish_reason(self, raw: str, *, said: bool = True) -> list[WireEvent]:
+        if raw == "error":  # Mistral (and others): the generation broke off on the server's side
+            self.finished = True
+            message = f'the provider ended the answer {self.where} with finish_reason "error"'
+            return [Failure(message, retryable=True)]
         reason = CHAT_STOPS.get(raw, "other")
         self.stop = (
             "content_filter" if self.refused and reason == "end_turn" else reason,
@@ -278,6 +355,9 @@ class ChatTranslator(Translator):
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.details:
+            details, self.details = SECRETS.redact_json(self.details), []
+            out.append(OpaqueItem(Opaque(WIRE, {REASONING_DETAILS: details})))
         if self.extras:
             out.append(OpaqueItem(Opaque(WIRE, {CALL_EXTRAS: self.extras})))
             self.extras = {}
@@ -309,7 +389,7 @@ class ChatTranslator(Translator):
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """A `chat.completion` as the one chunk that carries all of it (its message as the delta)."""
-        if "error" in body:
+        if "error" in body or body.get("object") == "error":
             return [("", body)]  # reported as the same error mid-stream
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -322,6 +402,8 @@ class ChatTranslator(Translator):
             text = _text_of(message.get(key))
             if text:
                 delta[key] = text
+        if _thinking_parts(message.get("content")):  # the content's parts as they are, thinking kept
+            delta["content"] = message["content"]
         calls = [
             {
                 "index": index,
@@ -336,6 +418,8 @@ class ChatTranslator(Translator):
             delta["tool_calls"] = calls
         if isinstance(message.get("function_call"), dict):
             delta["function_call"] = message["function_call"]
+        if isinstance(message.get(REASONING_DETAILS), list):
+            delta[REASONING_DETAILS] = message[REASONING_DETAILS]
         finish = choice.get("finish_reason") or (
             "tool_calls" if calls or "function_call" in delta else "stop"
         )
@@ -431,6 +515,22 @@ def _starts_another(state: list[str], call_id: Any, function: dict[str, Any]) ->
     if not (call_id or function.get("name")) or not arguments or not str(arguments).strip():
         return False
     return bool(state[2].strip()) and parse_arguments(state[2])[1] is None
+
+
+def _detail_text(detail: dict[str, Any]) -> str:
+    """The readable reasoning of a reasoning detail: its text, or its summary (none when encrypted)."""
+    found = detail.get("text") if detail.get("type") == "reasoning.text" else detail.get("summary")
+    return found if isinstance(found, str) else ""
+
+
+def _thinking_parts(content: Any) -> str:
+    """The reasoning in a content given as parts: Mistral's thinking models stream `thinking` parts
+    (`{"type": "thinking", "thinking": [text parts]}`) before their `text` parts."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        _text_of(p.get("thinking")) for p in content if isinstance(p, dict) and p.get("type") == "thinking"
+    )
 
 
 def _text_of(value: Any) -> str:

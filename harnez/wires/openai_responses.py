@@ -51,8 +51,6 @@ QUIET_EVENTS = frozenset(
         "response.output_text.annotation.added",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
-        "response.reasoning_summary_text.done",
-        "response.reasoning_text.done",
     )
 )
 
@@ -142,6 +140,8 @@ class ResponsesTranslator(Translator):
         self.model: str | None = None
         self.calls: dict[str, str] = {}
         """item id -> call id"""
+        self.at: dict[int, str] = {}
+        """output index -> the id of the call added there"""
         self.saw_call = False
         self.texted: set[Any] = set()
         """Message items whose text was given (by deltas, `output_text.done` or the item's done)."""
@@ -155,8 +155,10 @@ class ResponsesTranslator(Translator):
         """Call id -> the arguments streamed so far (for a done item that leaves them out)."""
         self.kept: set[Any] = set()
         """Reasoning items (by id) kept to be sent back."""
-        self.reasoned = False
-        """Whether reasoning text was streamed."""
+        self.reasoned: set[Any] = set()
+        """Reasoning items (by id; None for deltas that name none) whose text deltas streamed."""
+        self.summarised: set[Any] = set()
+        """Reasoning items whose text was given by a `.done` event instead (servers that skip deltas)."""
 
     def feed(self, event: str, payload: dict[str, Any]) -> list[WireEvent]:
         kind = payload.get("type", event)
@@ -181,6 +183,8 @@ class ResponsesTranslator(Translator):
             return []
         call_id = self._call_id(item)
         self.calls[item.get("id", call_id)] = call_id
+        if isinstance(payload.get("output_index"), int):
+            self.at[payload["output_index"]] = call_id
         self.started[call_id] = item
         return [ToolCallStart(call_id, item.get("name", ""))]
 
@@ -193,15 +197,23 @@ class ResponsesTranslator(Translator):
             raise KeyError("call_id")
         return call_id
 
+    def _delta_call(self, payload: dict[str, Any]) -> str:
+        """The call an arguments event is about: by its `item_id`, else (servers that give only
+        `output_index`) by the index its added item was given."""
+        item_id = payload.get("item_id")
+        if not item_id and payload.get("output_index") in self.at:
+            return self.at[payload["output_index"]]
+        return self.calls.get(item_id or "", item_id or "")
+
     def _arguments(self, payload: dict[str, Any]) -> list[WireEvent]:
-        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        call_id = self._delta_call(payload)
         self.arguments[call_id] = self.arguments.get(call_id, "") + payload["delta"]
         return [ToolCallDelta(call_id, payload["delta"])]
 
     def _arguments_done(self, payload: dict[str, Any]) -> list[WireEvent]:
         """A call's whole arguments: streamed as one delta when no delta carried them (servers that
         skip the deltas)."""
-        call_id = self.calls.get(payload.get("item_id", ""), payload.get("item_id", ""))
+        call_id = self._delta_call(payload)
         whole = payload.get("arguments")
         if not isinstance(whole, str) or self.arguments.get(call_id):
             return []
@@ -224,8 +236,16 @@ class ResponsesTranslator(Translator):
         return key in self.texted or None in self.texted
 
     def _reasoning(self, payload: dict[str, Any]) -> list[WireEvent]:
-        self.reasoned = True
+        self.reasoned.add(payload.get("item_id"))
         return [ReasoningDelta(payload["delta"])]
+
+    def _reasoning_done(self, payload: dict[str, Any]) -> list[WireEvent]:
+        """A reasoning part's whole text: shown only when no delta of its item carried text."""
+        key, text = payload.get("item_id"), payload.get("text")
+        if key in self.reasoned or None in self.reasoned or not isinstance(text, str) or not text:
+            return []
+        self.summarised.add(key)
+        return [ReasoningDelta(text)]
 
     def _text(self, payload: dict[str, Any]) -> list[WireEvent]:
         self.texted.add(payload.get("item_id"))
@@ -261,8 +281,11 @@ class ResponsesTranslator(Translator):
             arguments, error = parse_arguments(raw)
             return [ToolCallEnd(call_id, item.get("name", ""), arguments, raw, error)]
         if item.get("type") == "reasoning":
-            self.kept.add(item.get("id"))
-            return [OpaqueItem(Opaque(WIRE, item))]
+            key = item.get("id")
+            self.kept.add(key)
+            shown = key in self.reasoned or None in self.reasoned or key in self.summarised
+            texts = [] if shown else [ReasoningDelta(text) for text in _summary_texts(item)]
+            return [*texts, OpaqueItem(Opaque(WIRE, item))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
             parts = [p for p in item.get("content") or () if isinstance(p, dict)]
@@ -282,8 +305,6 @@ class ResponsesTranslator(Translator):
         out: list[WireEvent] = []
         for item in response.get("output") or ():
             if isinstance(item, dict) and self._unshown(item):
-                if item.get("type") == "reasoning" and not self.reasoned:
-                    out.extend(ReasoningDelta(text) for text in _summary_texts(item))
                 out.extend(self._item_done({"item": item}))
         return out
 
@@ -319,7 +340,10 @@ class ResponsesTranslator(Translator):
             return next((where[key] for where in found if where.get(key) is not None), None)
 
         code, kind = field("code"), field("type") if isinstance(nested, dict) else None
-        message = f"the provider reported an error {self.where} ({code or kind}): {field('message') or ''}"
+        said = field("message")
+        if not (code or kind or said):  # `response.failed` with `error: null`
+            return [Failure(f"the provider reported a failed response {self.where} without saying why")]
+        message = f"the provider reported an error {self.where} ({code or kind}): {said or ''}"
         return [Failure(message, retryable=bool({code, kind} & RETRYABLE_CODES))]
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -350,6 +374,8 @@ class ResponsesTranslator(Translator):
         "response.refusal.done": _refusal_done,
         "response.reasoning_summary_text.delta": _reasoning,
         "response.reasoning_text.delta": _reasoning,
+        "response.reasoning_summary_text.done": _reasoning_done,
+        "response.reasoning_text.done": _reasoning_done,
         "response.function_call_arguments.delta": _arguments,
         "response.function_call_arguments.done": _arguments_done,
         "response.output_item.done": _item_done,

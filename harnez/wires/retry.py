@@ -46,13 +46,20 @@ class RetryingWire:
         ceiling = self.settings.base_delay * (2 ** (attempt - 1))
         return min(self.settings.max_delay, ceiling * self._rng.uniform(0.5, 1.0))
 
-    async def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
+    def stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
+        return self.attempts(lambda: self.inner.stream(request))
+
+    async def attempts(
+        self, start: Callable[[], AsyncGenerator[WireEvent, None]]
+    ) -> AsyncGenerator[WireEvent, None]:
+        """The events of `start()`, started again after each retryable failure (up to
+        `max_attempts`), each new attempt announced by a `Retry`."""
         attempt = 1
         while True:
             failure: Failure | None = None
             # Closed as soon as the attempt ends: a failed attempt's response is released before the
             # wait and the next attempt, not whenever the abandoned generator is collected.
-            async with contextlib.aclosing(self.inner.stream(request)) as events:
+            async with contextlib.aclosing(start()) as events:
                 async for event in events:
                     if isinstance(event, Failure) and event.retryable:
                         failure = event

@@ -18,6 +18,7 @@ from harnez.wires.conversation import (
     UserMessage,
     item_from_json,
 )
+from tests.wires.helpers import SECRET
 from tests.wires.sse_bodies import chunk, events, raw
 
 THINKING = {
@@ -149,6 +150,88 @@ async def test_chat_reasoning_content_goes_back_with_its_message_in_the_tool_loo
     assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_9"
     assert assistant.get("reasoning_content") == ("Let me read it." if sent_back else None)
     assert "reasoning" not in assistant
+
+
+def detail(kind: str, index: int, **fields: object) -> dict[str, object]:
+    return {"type": f"reasoning.{kind}", "index": index, "format": "anthropic-claude-v1", **fields}
+
+
+OPENROUTER_CALL = {
+    "index": 0,
+    "id": "call_9",
+    "type": "function",
+    "function": {"name": "read", "arguments": "{}"},
+}
+OPENROUTER_DETAILS = [
+    detail("text", 0, text=f"Let me read it with {SECRET}.", signature="U0lH"),
+    detail("encrypted", 1, data="RU5DUllQVEVE"),
+]
+"""What OpenRouter's reasoning details of `OPENROUTER_ANSWERS` are, whole (the key masked)."""
+OPENROUTER_ANSWERS = {
+    "streamed": raw(
+        events(
+            chunk(
+                {
+                    "role": "assistant",
+                    "reasoning": "Let me ",
+                    "reasoning_details": [detail("text", 0, text="Let me ")],
+                }
+            ),
+            chunk(
+                {
+                    "reasoning": f"read it with {SECRET}.",
+                    "reasoning_details": [detail("text", 0, text=f"read it with {SECRET}.")],
+                }
+            ),
+            chunk({"reasoning_details": [detail("text", 0, text="", signature="U0lH")]}),
+            chunk({"reasoning_details": [detail("encrypted", 1, data="RU5DUllQVEVE")]}),
+            chunk({"tool_calls": [OPENROUTER_CALL]}),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        )
+    ),
+    "whole": raw(
+        json.dumps(
+            {
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "reasoning": f"Let me read it with {SECRET}.",
+                            "reasoning_details": OPENROUTER_DETAILS,
+                            "tool_calls": [OPENROUTER_CALL],
+                        },
+                        "finish_reason": "tool_calls",
+                    }
+                ],
+            }
+        ),
+        headers={"content-type": "application/json"},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(OPENROUTER_ANSWERS))
+async def test_openrouter_reasoning_details_go_back_unchanged_with_their_message(
+    scripted_model, make_wire, shape
+) -> None:
+    """OpenRouter asks for `reasoning_details` to be sent back as they came on the assistant message
+    of a tool loop: streamed fragments of one detail (same type and index) are joined, the signature
+    sent last kept, the encrypted detail untouched; the key, were the model to write it, masked."""
+    scripted_model.add(OPENROUTER_ANSWERS[shape], {"reply": [{"text": "done"}]})
+    start = Conversation("sys", (UserMessage("go"),))
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(WireRequest("anthropic/claude-sonnet-4.5", start, thinking="high")))
+    assert turn.reasoning == "Let me read it with [redacted]."
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    assert SECRET not in json.dumps(stored)
+    await collect(wire.stream(WireRequest("anthropic/claude-sonnet-4.5", Conversation.from_json(stored))))
+    assistant = scripted_model.requests[-1].body["messages"][2]
+    assert assistant["tool_calls"][0]["id"] == "call_9"
+    assert assistant["reasoning_details"] == json.loads(
+        json.dumps(OPENROUTER_DETAILS).replace(SECRET, "[redacted]")
+    )
 
 
 GEMINI_CALL = {

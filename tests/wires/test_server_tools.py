@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from harnez.wires import Stop, UsageReport, collect
+from harnez.wires import Retry, Stop, UsageReport, collect
 from harnez.wires.anthropic import MAX_PAUSES
 from harnez.wires.base import WireRequest
 from harnez.wires.conversation import Conversation, ToolResult, UserMessage
@@ -98,6 +98,23 @@ async def test_a_turn_paused_again_and_again_ends_after_the_last_continuation(
     # each continuation sends back everything paused so far, as one assistant turn
     _, assistant = scripted_model.requests[-1].body["messages"]
     assert assistant["content"] == PAUSED_CONTENT * MAX_PAUSES
+
+
+async def test_a_continuation_that_fails_in_passing_is_tried_again_by_itself(
+    scripted_model, make_wire
+) -> None:
+    """The server tools of the paused call are not run again: only the continuation is sent again,
+    and after its `Retry` the paused call's text is given again, so the turn reads as one answer."""
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    scripted_model.add(PAUSED, anthropic(sse.message_start(), *text_block(0, "Fou"), overloaded), RESUMED)
+    turn, seen = await collect(make_wire("anthropic-messages", base_delay=0.01).stream(ask()))
+    assert turn.failure is None and len(scripted_model.requests) == 3
+    _, continued, again = (r.body for r in scripted_model.requests)
+    assert again == continued and continued["messages"][-1]["content"] == PAUSED_CONTENT
+    assert [e.attempt for e in seen if isinstance(e, Retry)] == [2]
+    assert turn.text == "Let me look. Found it."
+    assert [o.item for o in turn.opaque][:3] == PAUSED_CONTENT
+    assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (18, 10)
 
 
 async def test_a_responses_call_named_only_by_its_item_id_is_answered_under_that_id(

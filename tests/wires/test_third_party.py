@@ -58,9 +58,31 @@ REASONING = {
 HELLO_ITEM = {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "Hello."}]}
 
 
-def chat_calls(*fragments: list[dict[str, Any]], calls: list[Any] | None = None) -> Case:
+MISTRAL_THINKING = {
+    "type": "thinking",
+    "thinking": [{"type": "text", "text": "Hm"}, {"type": "text", "text": "."}],
+}
+
+
+def chat_answer(message: dict[str, Any], **expected: Any) -> Case:
+    """A whole `chat.completion` (200, JSON) holding `message`, finished with `stop`."""
+    body = {
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"message": message, "finish_reason": "stop"}],
+    }
+    return Case(
+        "openai-chat",
+        {"status": 200, "headers": {"content-type": "application/json"}, "body": body},
+        **expected,
+    )
+
+
+def chat_calls(
+    *fragments: list[dict[str, Any]], calls: list[Any] | None = None, finish: str = "tool_calls"
+) -> Case:
     """A chat answer made of tool calls only: a chunk per list of call fragments, then its end."""
-    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, "tool_calls"), "[DONE]")
+    body = events(*(chunk({"tool_calls": f}) for f in fragments), chunk({}, finish), "[DONE]")
     return Case("openai-chat", raw(body), text="", calls=calls or [READ_A], stop="tool_use")
 
 
@@ -96,8 +118,25 @@ def arguments_delta(text: str) -> dict[str, Any]:
     return {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": text}
 
 
+def at_index(index: int, text: str) -> dict[str, Any]:
+    """An arguments delta naming its call only by `output_index` (no `item_id`)."""
+    return {"type": "response.function_call_arguments.delta", "output_index": index, "delta": text}
+
+
 def completed(*output: dict[str, Any]) -> dict[str, Any]:
     return {"type": "response.completed", "response": {"status": "completed", "output": list(output)}}
+
+
+def reasoned_hello(*before: dict[str, Any]) -> Case:
+    """A Responses answer: its reasoning item `REASONING` done (no summary deltas), then "Hello."."""
+    return named(
+        "openai-responses",
+        *before,
+        done(REASONING),
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(REASONING, HELLO_ITEM),
+        reasoning="Hm.",
+    )
 
 
 def nested_error(kind: str, code: str | None, message: str, tries: int) -> Case:
@@ -154,6 +193,13 @@ CASES: dict[str, Case] = {
             + "data: [DONE]\n\n"
         ),
     ),
+    "sse-empty-data-keep-alives": Case(
+        "anthropic-messages",
+        raw(
+            "data:\n\nevent: ping\ndata: \n\n"
+            + events(message_start(), *TEXT_BLOCK, *message_end(), named=True)
+        ),
+    ),
     "sse-no-final-blank-line": Case("openai-chat", raw(events(*CHAT_HELLO, "[DONE]").rstrip("\n"))),
     "sse-last-event-unterminated-close-framing": Case(
         "anthropic-messages",
@@ -188,6 +234,29 @@ CASES: dict[str, Case] = {
     "chat-usage-only-last-chunk": Case(
         "openai-chat",
         raw(events(*CHAT_HELLO, {"id": "c", "model": "m", "choices": [], "usage": USAGE}, "[DONE]")),
+        usage=(11, 7),
+    ),
+    **{
+        f"chat-usage-cache-hits-as-{field}": Case(
+            "openai-chat",
+            raw(
+                events(
+                    *CHAT_HELLO, chunk({}, usage={"prompt_tokens": 100, "completion_tokens": 7, field: 89})
+                )
+            ),
+            usage=(11, 7),
+        )
+        for field in ("prompt_cache_hit_tokens", "cached_tokens")  # DeepSeek's, Moonshot's
+    },
+    "chat-usage-in-x-groq": Case(
+        "openai-chat",
+        raw(
+            events(
+                *CHAT_HELLO[:2],
+                {**CHAT_HELLO[2], "x_groq": {"id": "req_1", "usage": {**USAGE, "queue_time": 0.07}}},
+                "[DONE]",
+            )
+        ),
         usage=(11, 7),
     ),
     "chat-usage-null-choices": Case(
@@ -355,6 +424,36 @@ CASES: dict[str, Case] = {
         ),
         reasoning="Thinking.",
     ),
+    "chat-reasoning-details-without-reasoning": Case(  # OpenRouter's structured reasoning alone
+        "openai-chat",
+        raw(
+            events(
+                chunk({"reasoning_details": [{"type": "reasoning.summary", "summary": "Hm", "index": 0}]}),
+                chunk({"reasoning_details": [{"type": "reasoning.summary", "summary": ".", "index": 0}]}),
+                chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": "RU5D", "index": 1}]}),
+                *CHAT_HELLO,
+                "[DONE]",
+            )
+        ),
+        reasoning="Hm.",
+    ),
+    "chat-thinking-content-parts": Case(  # Mistral's thinking models
+        "openai-chat",
+        raw(
+            events(
+                chunk({"role": "assistant", "content": [MISTRAL_THINKING]}),
+                chunk({"content": [{"type": "text", "text": "Hel"}]}),
+                chunk({"content": "lo."}),
+                chunk({}, "stop"),
+                "[DONE]",
+            )
+        ),
+        reasoning="Hm.",
+    ),
+    "chat-json-answer-with-thinking-content-parts": chat_answer(
+        {"role": "assistant", "content": [MISTRAL_THINKING, {"type": "text", "text": "Hello."}]},
+        reasoning="Hm.",
+    ),
     "chat-think-tags-in-the-content": Case(  # a reasoning model on a server without a reasoning parser
         "openai-chat",
         raw(
@@ -453,8 +552,30 @@ CASES: dict[str, Case] = {
         failure="upstream exploded",
     ),
     "chat-unknown-finish-reason": Case(
-        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "eos"), "[DONE]")), stop="other"
+        "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, "abort"), "[DONE]")), stop="other"
     ),
+    **{
+        f"chat-finish-reason-{said}": Case(
+            "openai-chat", raw(events(chunk({"content": "Hello."}), chunk({}, said), "[DONE]")), stop=meant
+        )
+        for said, meant in [
+            ("eos", "end_turn"),
+            ("eos_token", "end_turn"),
+            ("stop_sequence", "end_turn"),
+            ("end_turn", "end_turn"),
+            ("max_tokens", "max_tokens"),
+            ("model_length", "max_tokens"),
+        ]
+    },
+    "chat-finish-reason-error-is-retried": Case(
+        "openai-chat",
+        raw(events(chunk({"content": "Hel"}), chunk({}, "error"), "[DONE]")),
+        text="Hel",
+        stop=None,
+        failure='with finish_reason "error" (gave up after 3 attempts)',
+        requests=3,
+    ),
+    "chat-finish-reason-tool_use": chat_calls([call(0, "c1", "read", A_ARGS)], finish="tool_use"),
     # --- Anthropic -----------------------------------------------------------------------------
     "anthropic-ping-and-start-usage": named(
         "anthropic-messages",
@@ -716,6 +837,21 @@ CASES: dict[str, Case] = {
     "responses-call-arguments-whole-in-its-added-item": responses_call(
         added(function_call(call_id="call_1", arguments=A_ARGS)), done(function_call(call_id="call_1"))
     ),
+    "responses-arguments-by-output-index-only": responses_call(
+        {**added(function_call(call_id="call_1", arguments="")), "output_index": 0},
+        {**added(function_call(id="fc_2", call_id="call_2", arguments="")), "output_index": 1},
+        at_index(1, '{"path": '),
+        at_index(0, A_ARGS),
+        at_index(1, '"b.py"}'),
+        done(function_call(call_id="call_1")),
+        done(function_call(id="fc_2", call_id="call_2")),
+        calls=[("call_1", "read", {"path": "a.py"}), ("call_2", "read", {"path": "b.py"})],
+    ),
+    "responses-arguments-done-by-output-index-only": responses_call(
+        {**added(function_call(call_id="call_1", arguments="")), "output_index": 3},
+        {"type": "response.function_call_arguments.done", "output_index": 3, "arguments": A_ARGS},
+        done(function_call(call_id="call_1")),
+    ),
     "responses-call-with-only-an-item-id": responses_call(
         added(function_call(arguments="")),
         arguments_delta('{"path": '),
@@ -767,6 +903,10 @@ CASES: dict[str, Case] = {
         },
         reasoning="Hm.",
     ),
+    "responses-reasoning-only-in-its-done-item": reasoned_hello(),
+    "responses-reasoning-only-in-its-done-events": reasoned_hello(
+        {"type": "response.reasoning_summary_text.done", "item_id": "rs_1", "summary_index": 0, "text": "Hm."}
+    ),
     "responses-failed": named(
         "openai-responses",
         {
@@ -779,6 +919,13 @@ CASES: dict[str, Case] = {
         text="",
         stop=None,
         failure="bad prompt",
+    ),
+    "responses-failed-without-its-error": named(
+        "openai-responses",
+        {"type": "response.failed", "response": {"status": "failed", "error": None}},
+        text="",
+        stop=None,
+        failure="a failed response mid-stream without saying why",
     ),
     "responses-error-event": named(
         "openai-responses",
@@ -865,24 +1012,44 @@ CASES: dict[str, Case] = {
         text="No.",
         stop="content_filter",
     ),
-    "chat-json-answer-with-a-refusal": Case(
+    "chat-json-answer-with-a-refusal": chat_answer(
+        {"role": "assistant", "content": None, "refusal": "No."}, text="No.", stop="content_filter"
+    ),
+    "chat-unwrapped-error-object-mid-stream": Case(
+        "openai-chat",
+        raw(
+            events(
+                chunk({"content": "Hel"}),
+                {
+                    "object": "error",
+                    "message": "prompt too long",
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                },
+                "[DONE]",
+            )
+        ),
+        text="Hel",
+        stop=None,
+        failure="prompt too long",
+    ),
+    "chat-unwrapped-error-object-as-the-answer": Case(
         "openai-chat",
         {
             "status": 200,
             "headers": {"content-type": "application/json"},
             "body": {
-                "object": "chat.completion",
-                "model": "m",
-                "choices": [
-                    {
-                        "message": {"role": "assistant", "content": None, "refusal": "No."},
-                        "finish_reason": "stop",
-                    }
-                ],
+                "object": "error",
+                "message": "model is loading",
+                "type": "ServiceUnavailable",
+                "code": 503,
             },
         },
-        text="No.",
-        stop="content_filter",
+        text="",
+        stop=None,
+        failure="model is loading (gave up after 3 attempts)",
+        requests=3,
     ),
     "chat-server-error-mid-stream-is-retried": Case(
         "openai-chat",
@@ -1162,6 +1329,53 @@ async def test_a_fastapi_error_detail_is_the_message(scripted_model, make_wire, 
     scripted_model.add({"status": 422, "body": {"detail": "max_tokens must be at least 1"}})
     turn, _ = await collect(make_wire(wire).stream(request()))
     assert turn.failure is not None and turn.failure.message.endswith(": max_tokens must be at least 1")
+
+
+STREAM_OPTIONS_REFUSED = {
+    "openai": {
+        "status": 400,
+        "body": {"error": {"message": "Unrecognized request argument supplied: stream_options"}},
+    },
+    "pydantic": {
+        "status": 422,
+        "body": {
+            "detail": [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ["body", "stream_options"],
+                    "msg": "Extra inputs are not permitted",
+                }
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("refusal", list(STREAM_OPTIONS_REFUSED))
+async def test_stream_options_refused_by_the_server_are_sent_no_more(
+    scripted_model, make_wire, refusal
+) -> None:
+    """Older and strict servers refuse the field asking for usage: the request is sent again without
+    it, and the wire's next requests leave it out (no refusal per call)."""
+    scripted_model.add(
+        STREAM_OPTIONS_REFUSED[refusal], raw(events(*CHAT_HELLO, "[DONE]")), raw(events(*CHAT_HELLO))
+    )
+    wire = make_wire("openai-chat")
+    turn, _ = await collect(wire.stream(request()))
+    again, _ = await collect(wire.stream(request("again")))
+    assert (turn.text, again.text) == ("Hello.", "Hello.") and turn.failure is again.failure is None
+    assert not turn.retries and len(scripted_model.requests) == 3
+    first, *later = (r.body for r in scripted_model.requests)
+    assert first["stream_options"] == {"include_usage": True}
+    assert [b.get("stream_options") for b in later] == [None, None]
+    assert later[0] == {k: v for k, v in first.items() if k != "stream_options"}
+
+
+async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
+    scripted_model.add({"status": 400, "body": {"error": {"message": "messages: too many"}}})
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and "messages: too many" in turn.failure.message
+    assert len(scripted_model.requests) == 1
 
 
 async def test_done_with_spaces_around_it_ends_the_answer(scripted_model, make_wire) -> None:
