@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from textual.widgets.markdown import MarkdownBlock
 
+from harnez import events as ev
+from harnez.events import Event
 from harnez.server.server import Server
 from harnez.tui.screens.session import SessionScreen
-from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock
+from harnez.tui.widgets.blocks import AssistantBlock, TaskEndBlock, UserBlock
 from harnez.tui.widgets.markdown import AnswerMarkdown, markdown_parser
 from harnez.tui.widgets.transcript import FOLD_AFTER, Transcript
 from tests.tui.helpers import seed_session, wait_for
@@ -23,6 +25,16 @@ ANSWER = "\n\n".join(PARAGRAPHS)
 def answer_markdown(transcript: Transcript) -> AnswerMarkdown:
     (block,) = [b for b in transcript.query(AssistantBlock) if b.text == ANSWER]
     return block.query_one(AnswerMarkdown)
+
+
+async def whole_answer_after_a_page_up(pilot, app, page: list[int]) -> tuple[Transcript, AnswerMarkdown]:
+    """Once the resumed session is shown and paged up (`page`) and its long answer is all mounted:
+    the transcript and the answer's Markdown."""
+    await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen) and page)
+    transcript = app.screen.query_one(Transcript)
+    markdown = answer_markdown(transcript)
+    await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
+    return transcript, markdown
 
 
 def sources(markdown: AnswerMarkdown) -> list[str]:
@@ -137,10 +149,7 @@ async def test_a_page_up_before_the_answers_first_blocks_are_laid_out_keeps_the_
     monkeypatch.setattr(Transcript, "load_batch", page_up_at_once)
     app = make_app(resume=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen) and page)
-        transcript = app.screen.query_one(Transcript)
-        markdown = answer_markdown(transcript)
-        await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
+        transcript, markdown = await whole_answer_after_a_page_up(pilot, app, page)
         await pilot.pause(0.1)
         assert sources(markdown) == PARAGRAPHS
         assert not transcript.is_vertical_scroll_end
@@ -206,3 +215,85 @@ async def test_a_resumed_answer_of_lists_fences_and_tables_is_mounted_whole_in_o
         assert mounted == expected, "every block once, in order"
         assert transcript.is_vertical_scroll_end
         assert markdown.shown_blocks <= FOLD_AFTER, "what lies above the last heights of the view is folded"
+
+
+async def long_answer_then_short_ones(db_path: Path, workspace: Path, short: int) -> str:
+    """A stored session: the long answer's exchange, then `short` exchanges of a short answer."""
+    server = await Server.open(db_path)
+    try:
+        session_id = await seed_session(server, workspace, "Write a long answer.", answer=ANSWER)
+        for n in range(short):
+            await server.append(session_id, Event(ev.UserMessage(text=f"question {n}", mode="prompt")))
+            await server.append(session_id, Event(ev.TextDelta(text=f"answer {n}")))
+            await server.append(session_id, Event(ev.Finished(stop="completed", turns=1, error=None)))
+        return session_id
+    finally:
+        await server.close()
+
+
+def user_rows(transcript: Transcript) -> dict[str, int]:
+    return {block.text: block.region.y for block in transcript.query(UserBlock) if block.region}
+
+
+async def test_a_page_up_before_the_older_blocks_of_the_window_are_laid_out_keeps_the_view_in_place(
+    make_app, db_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The long answer is in the older part of the window read (mounted after the first frame,
+    # `_mount_rest`); the person pages up after that mount, before its layout.
+    session_id = await long_answer_then_short_ones(db_path, workspace, 8)
+    shown: dict[str, int] = {}
+    page: list[int] = []
+    mount_rest = Transcript._mount_rest
+
+    async def page_up_after(self: Transcript, rest: list) -> None:
+        shown.update(user_rows(self))
+        await mount_rest(self, rest)
+        before = self.scroll_y
+        self.screen.action_scroll_transcript(-1)  # at once (not after the next layout)
+        page.append(round(before - self.scroll_y))
+
+    monkeypatch.setattr(Transcript, "_mount_rest", page_up_after)
+    app = make_app(resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript, markdown = await whole_answer_after_a_page_up(pilot, app, page)
+        await pilot.pause(0.2)
+        assert sources(markdown) == PARAGRAPHS
+        assert page[0] > 0 and not transcript.is_vertical_scroll_end
+        now = user_rows(transcript)
+        assert shown and {key: now[key] - row for key, row in shown.items()} == dict.fromkeys(
+            shown, page[0]
+        ), "the view moved by the page only: the blocks mounted above did not push it"
+
+
+async def test_an_older_page_with_a_long_answer_mounts_above_without_moving_the_view(
+    make_app, db_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The long answer's exchange is older than the blocks mounted when the session is shown: a page
+    # read when the person scrolls to the top (`prepend`).
+    session_id = await long_answer_then_short_ones(db_path, workspace, 14)
+    frames: list[tuple[dict[str, int], dict[str, int]]] = []
+    prepend = Transcript.prepend
+
+    async def watched(self: Transcript, *args, **kwargs) -> None:
+        before = user_rows(self)
+        await prepend(self, *args, **kwargs)
+        # The frame that first shows the page laid out (a later scroll would only mend it).
+        self.call_after_refresh(lambda: frames.append((before, user_rows(self))))
+
+    monkeypatch.setattr(Transcript, "prepend", watched)
+    app = make_app(resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(pilot, lambda: user_rows(transcript) and not transcript.mounting_older)
+        assert "Write a long answer." not in user_rows(transcript)
+        transcript.scroll_home(animate=False)
+        await wait_for(pilot, lambda: frames, "the older page shown")
+        markdown = answer_markdown(transcript)
+        await wait_for(pilot, lambda: len(sources(markdown)) == len(PARAGRAPHS), "the whole answer mounted")
+        await pilot.pause(0.2)
+        assert sources(markdown) == PARAGRAPHS
+        before, first_frame = frames[0]
+        in_view = {key: row for key, row in before.items() if 0 <= row < 30}
+        assert in_view and {key: first_frame[key] for key in in_view} == in_view
+        assert {key: user_rows(transcript)[key] for key in in_view} == in_view

@@ -440,6 +440,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         self._held: dict[Widget, Region] | None = None
         """The blocks' places while an answer's head is being mounted (`_hold_view`)."""
         self._held_tail: tuple[Widget | None, int] = (None, 0)
+        self._places_held = False
+        """Whether `_held` is `_hold_places`'s (blocks mounted above the view), until they are laid out."""
         self._early_output: dict[str, str] = {}
         """Live output of calls whose block is not shown yet, by call id (`live_output`)."""
 
@@ -576,7 +578,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         with the next one's mount, so that every layout walks a batch and a few heights of the view.
         While the view follows the end nothing shown moves; once the person scrolled up, the rest
         comes at once, and the view stays on what it shows (`_hold_view`)."""
-        self._held = None  # the blocks mounted last are laid out
+        if not self._places_held:  # blocks mounted above the view are not laid out yet
+            self._held = None  # the blocks mounted last are laid out
         if not self.is_attached:
             return
         pending = [b for b in self.children if isinstance(b, AssistantBlock) and b.head_pending]
@@ -602,6 +605,23 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             answer,
             answer.region.bottom - top.region.y if top is not None and top.region else 0,
         )
+
+    def _hold_places(self) -> None:
+        """Before blocks are mounted above the view's: the blocks' places as last laid out (unless
+        an answer's head holds them already), for `arrange` to keep a released view on what it
+        shows (the person scrolled up before the new blocks were laid out). Without it the view
+        would show the blocks pushed down for a frame, until a scroll after that frame mended it."""
+        if self._held is None:
+            self._held = {child: child.virtual_region for child in self.children}
+            self._held_tail = (None, 0)
+            self._places_held = True
+
+    def _release_places(self) -> None:
+        """Let go of `_hold_places`'s hold once its blocks are laid out (not of an answer's head's)."""
+        if self._places_held:
+            self._places_held = False
+            if self._held_tail[0] is None:
+                self._held = None
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Textual's arrangement; while an answer's head is being mounted (`_hold_view`), a view the
@@ -640,12 +660,15 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         return self._loading_older
 
     async def _mount_rest(self, rest: list[Widget]) -> None:
-        """Mount the older blocks of the window read above the first ones, once those are painted
-        (the view follows the end: it does not move)."""
+        """Mount the older blocks of the window read above the first ones, once those are painted.
+        The view does not move: it follows the end, or the person scrolled up meanwhile and the
+        layout that places them keeps what it shows (`_hold_places`)."""
         if self.is_attached:
+            self._hold_places()
             await self._mount_batch(rest, before=0)
             if self._builder.answer is not None and self._builder.answer in rest:
                 await self._builder.answer.start_stream()  # a task's answer still being written
+            self.call_after_refresh(self._release_places)
         self._loading_older = False
         self.call_after_refresh(self._fill_view)
 
@@ -663,9 +686,9 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self.want_older()
 
     async def prepend(self, events: list[StoredEvent], has_older: bool) -> None:
-        """Render older events above the mounted ones, keeping the view where it was."""
+        """Render older events above the mounted ones; the layout that places them keeps the view on
+        what it shows (`_hold_places`, `arrange`)."""
         self._loading_older = False
-        self._held = None  # it keeps the view itself (`_keep_position`)
         self.has_older = has_older
         if not events:
             return
@@ -675,21 +698,17 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if not blocks:  # nothing drawn for that page (usage, cost…): look further back
             self.call_after_refresh(self._fill_view)
             return
-        height = self.virtual_size.height
         self._finish_answers(blocks, keep_open=None)
+        self._hold_places()
         await self._mount_batch(blocks, before=0 if self.children else None)
-        self.call_after_refresh(self._keep_position, height)
+        self.call_after_refresh(self._release_places)
+        self.call_after_refresh(self._fill_view)
 
     async def _mount_batch(self, blocks: list[Widget], before: int | Widget | None = None) -> None:
         """Mount many blocks with one frame at the end, not a frame per block mounted."""
         with self.app.batch_update():
             await self.mount_all(blocks, before=before)
         self.refresh(layout=True)  # the screen paints once the batch is over
-
-    def _keep_position(self, old_height: int) -> None:
-        self.scroll_to(y=self.scroll_y + self.virtual_size.height - old_height, animate=False)
-        if self.max_scroll_y == 0:  # still not enough to scroll: there is no way up to ask for more
-            self.want_older()
 
     @staticmethod
     def _finish_answers(blocks: list[Widget], keep_open: AssistantBlock | None) -> None:
