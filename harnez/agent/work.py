@@ -71,12 +71,16 @@ class TaskOptions:
     """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
     mcp_servers: tuple[dict[str, Any], ...] = ()
     """The enabled MCP servers of the task's UHP harness (name, url, transport, headers, auth reference)."""
+    skills_dir: str | None = None
+    """The folder the task's UHP harness's skills were written to (offered before the workspace's);
+    None: the task has no harness, and sees the workspace's and the global skills only."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
         (text), disabled_tools (tool names), output_schema (a JSON Schema), programs (declared program
-        names), mcp_servers (the harness's enabled MCP server entries)."""
+        names), mcp_servers (the harness's enabled MCP server entries), skills_dir (the folder of the
+        harness's skills)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -105,6 +109,9 @@ class TaskOptions:
             isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in mcp
         ):
             raise HarnezError(f"mcp_servers must be a list of MCP server entries, not {mcp!r}.")
+        skills_dir = options.get("skills_dir")
+        if skills_dir is not None and not isinstance(skills_dir, str):
+            raise HarnezError(f"skills_dir must be a folder path, not {skills_dir!r}.")
         return cls(
             Budget(max_steps, float(timeout) if timeout else None),
             approve,
@@ -115,6 +122,7 @@ class TaskOptions:
             output_schema=None if schema is None else OutputSchema.parse(schema),
             programs=_declared_programs(options.get("programs")),
             mcp_servers=tuple(mcp),
+            skills_dir=skills_dir,
         )
 
 
@@ -266,7 +274,14 @@ class AgentWork:
         lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
         parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
         registry = agents.offer(registry, withheld, run.delegate, parent)
-        offer = Offer.of(registry, withheld, Path(run.session.workspace), agents.offered(registry))
+        harness_skills = Path(options.skills_dir) if options.skills_dir else None
+        offer = Offer.of(
+            registry,
+            withheld,
+            Path(run.session.workspace),
+            agents.offered(registry),
+            harness_skills=harness_skills,
+        )
         return registry, offer, agents
 
     def _session_grants(self, session_id: str) -> SessionGrants:
