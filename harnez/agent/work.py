@@ -125,6 +125,25 @@ class TaskOptions:
             skills_dir=skills_dir,
         )
 
+    def lent(self) -> dict[str, Any]:
+        """The options this task lends the sub-agents it delegates to (docs/agents.md, "What a
+        sub-agent inherits"): its permission mode and approval policy, its standing instructions (a
+        UHP harness's system prompt, the request's), disabled tools, MCP servers (narrowed to those
+        whose tools the agent gets: `child_options`), skills, turn budget and declared programs. Not
+        the time budget (the parent's clock covers its children: when it runs out, they are
+        cancelled with it) nor the structured answer (the parent's own)."""
+        given = {
+            "approve": self.approve,
+            "mode": self.mode,
+            "instructions": self.instructions,
+            "disabled_tools": list(self.disabled_tools) or None,
+            "mcp_servers": [dict(entry) for entry in self.mcp_servers] or None,
+            "skills_dir": self.skills_dir,
+            "max_steps": self.budget.max_steps,
+            "programs": None if self.programs is None else list(self.programs),
+        }
+        return {key: value for key, value in given.items() if value is not None}
+
 
 class AgentWork:
     """The TaskWork of the server: one call runs one task of a session to its end.
@@ -264,15 +283,17 @@ class AgentWork:
         the model is told of them (those withheld too), and its agents. A child session gets its link's
         tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
-        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer, extra)
+        withheld_by_link = agents.withheld(
+            [*(tool.name for tool in builtin_tools()), *(t.name for t in extra)]
+        )
+        registry, withheld = self.registry(settings, options.disabled_tools + withheld_by_link, answer, extra)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])
         owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
         shared = agents.grants_session(run.session)
         if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
             self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
-        lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
-        parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
+        parent = ParentLimits(tuple(registry.names), run.model or settings.model, options.lent())
         registry = agents.offer(registry, withheld, run.delegate, parent)
         harness_skills = Path(options.skills_dir) if options.skills_dir else None
         offer = Offer.of(
