@@ -136,8 +136,10 @@ class HarnessHost:
 
     async def _admit(self, request: TaskRequest, response_id: str) -> ResponseRow:
         """Start the task unless `max_tasks` run already (Security §5: task creation is limited):
-        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here."""
-        running = len(self.server.chains.sessions()) + self._admitted
+        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here. A task
+        that has finished and is only recording its end (its stream still draining) does not count:
+        a client that has read its end may start the next one at once."""
+        running = len(self.server.chains.running()) + self._admitted
         if running >= self.max_tasks:
             raise Refusal(
                 "rate_limited",

@@ -144,3 +144,21 @@ def test_a_task_past_the_running_limit_is_rate_limited_with_retry_after(
             assert done.status_code == 200 and done.json()["output"][-1]["content"][0]["text"] == "now"
     finally:
         served.stop()
+
+
+def test_a_task_read_as_finished_leaves_its_place_at_once(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """With `--max-tasks 1`, a client that polls a background task until it reads it finished may start
+    the next one at once, every time: the task recording its end no longer counts as running."""
+    served = start_serve(tmp_path, scripted_model, "--max-tasks", "1")
+    try:
+        with uhp_client(served) as client:
+            for turn in range(15):
+                scripted_model.add(answer(f"answer {turn}"))
+                started = client.post("/v1/responses", json={"input": f"task {turn}", "background": True})
+                assert started.status_code == 200, (turn, started.text)
+                while client.get(f"/v1/responses/{started.json()['id']}").json()["status"] == "in_progress":
+                    pass
+    finally:
+        served.stop()
