@@ -112,6 +112,29 @@ def test_sigterm_or_a_hang_up_cancels_running_tasks_and_closes_cleanly(
     assert states == ["cancelled"]
 
 
+def test_session_folders_are_made_in_the_workspaces_folder_given(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """`--workspaces DIR`: each HTTP session's folder is made in DIR, not beside the database; its
+    files are the session's artifacts, and deleting the session deletes its folder there."""
+    elsewhere = tmp_path / "elsewhere"
+    served = start_serve(tmp_path / "serve", scripted_model, "--workspaces", str(elsewhere))
+    try:
+        with uhp_client(served) as client:
+            scripted_model.add(*writes("plan.md", "the plan\n"))
+            done = client.post("/v1/responses", json={"input": "write the plan"}).json()
+            session = done["metadata"]["session_id"]
+            (folder,) = elsewhere.iterdir()
+            assert (folder / "plan.md").read_text() == "the plan\n"
+            assert not (served.project / ".harnez" / "uhp-workspaces").exists(), "nothing in the default"
+            files = client.get(f"/v1/sessions/{session}/files").json()["files"]
+            assert [f["filename"] for f in files] == ["plan.md"]
+            assert client.delete(f"/v1/traces/{session}").status_code == 200
+            assert not folder.exists() and elsewhere.exists()
+    finally:
+        served.stop()
+
+
 def test_a_task_past_the_running_limit_is_rate_limited_with_retry_after(
     tmp_path: Path, scripted_model: ScriptedModel
 ) -> None:
