@@ -32,10 +32,13 @@ class Offer:
         workspace: Path,
         agents: list[str],
         env: Mapping[str, str] | None = None,
+        harness_skills: Path | None = None,
     ) -> Offer:
-        """The offer of a task whose tools are `registry`, in its workspace (the skills found there), with
-        the sub-agents its `delegate` tool offers (harnez/agents/offer.py)."""
-        return cls(registry.names, registry.operations, withheld, find_skills(workspace, env), agents)
+        """The offer of a task whose tools are `registry`, in its workspace (the skills found there and
+        in its harness's skills folder, when it has one), with the sub-agents its `delegate` tool
+        offers (harnez/agents/offer.py)."""
+        skills = find_skills(workspace, env, harness_skills)
+        return cls(registry.names, registry.operations, withheld, skills, agents)
 
     @classmethod
     def nothing(cls) -> Offer:

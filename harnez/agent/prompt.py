@@ -194,11 +194,16 @@ def project_section(workspace: Path) -> str | None:
     return "\n\n".join(parts)
 
 
-def find_skills(workspace: Path, env: Mapping[str, str] | None = None) -> list[Skill]:
-    """Skills of the workspace, then global ones not shadowed by a workspace skill of the same name."""
+def find_skills(
+    workspace: Path, env: Mapping[str, str] | None = None, harness: Path | None = None
+) -> list[Skill]:
+    """The task's harness skills (`harness`: the folder its UHP harness's skills were written to, when
+    it has one), then the workspace's, then global ones, each not shadowed by an earlier skill of the
+    same name. A task without a harness never sees a harness's skills, whatever ran before it."""
     skills: dict[str, Skill] = {}
-    for root in (paths.project_skills_dir(workspace), paths.global_skills_dir(env)):
-        if not root.is_dir():
+    roots = (harness, paths.project_skills_dir(workspace), paths.global_skills_dir(env))
+    for root in roots:
+        if root is None or not root.is_dir():
             continue
         for folder in sorted(root.iterdir()):
             manifest = folder / "SKILL.md"

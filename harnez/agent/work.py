@@ -71,12 +71,16 @@ class TaskOptions:
     """The only programs the shell tool may start in this task (`--programs`); None: settings decide."""
     mcp_servers: tuple[dict[str, Any], ...] = ()
     """The enabled MCP servers of the task's UHP harness (name, url, transport, headers, auth reference)."""
+    skills_dir: str | None = None
+    """The folder the task's UHP harness's skills were written to (offered before the workspace's);
+    None: the task has no harness, and sees the workspace's and the global skills only."""
 
     @classmethod
     def parse(cls, options: dict[str, Any], default_approve: Policy) -> TaskOptions:
         """Checked options: max_steps (int ≥ 1), timeout (seconds > 0), approve, mode, instructions
         (text), disabled_tools (tool names), output_schema (a JSON Schema), programs (declared program
-        names), mcp_servers (the harness's enabled MCP server entries)."""
+        names), mcp_servers (the harness's enabled MCP server entries), skills_dir (the folder of the
+        harness's skills)."""
         max_steps = options.get("max_steps")
         max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
@@ -105,6 +109,9 @@ class TaskOptions:
             isinstance(entry, dict) and isinstance(entry.get("name"), str) for entry in mcp
         ):
             raise HarnezError(f"mcp_servers must be a list of MCP server entries, not {mcp!r}.")
+        skills_dir = options.get("skills_dir")
+        if skills_dir is not None and not isinstance(skills_dir, str):
+            raise HarnezError(f"skills_dir must be a folder path, not {skills_dir!r}.")
         return cls(
             Budget(max_steps, float(timeout) if timeout else None),
             approve,
@@ -115,7 +122,27 @@ class TaskOptions:
             output_schema=None if schema is None else OutputSchema.parse(schema),
             programs=_declared_programs(options.get("programs")),
             mcp_servers=tuple(mcp),
+            skills_dir=skills_dir,
         )
+
+    def lent(self) -> dict[str, Any]:
+        """The options this task lends the sub-agents it delegates to (docs/agents.md, "What a
+        sub-agent inherits"): its permission mode and approval policy, its standing instructions (a
+        UHP harness's system prompt, the request's), disabled tools, MCP servers (narrowed to those
+        whose tools the agent gets: `child_options`), skills, turn budget and declared programs. Not
+        the time budget (the parent's clock covers its children: when it runs out, they are
+        cancelled with it) nor the structured answer (the parent's own)."""
+        given = {
+            "approve": self.approve,
+            "mode": self.mode,
+            "instructions": self.instructions,
+            "disabled_tools": list(self.disabled_tools) or None,
+            "mcp_servers": [dict(entry) for entry in self.mcp_servers] or None,
+            "skills_dir": self.skills_dir,
+            "max_steps": self.budget.max_steps,
+            "programs": None if self.programs is None else list(self.programs),
+        }
+        return {key: value for key, value in given.items() if value is not None}
 
 
 class AgentWork:
@@ -256,17 +283,26 @@ class AgentWork:
         the model is told of them (those withheld too), and its agents. A child session gets its link's
         tools and shares its parent's grants."""
         agents = await TaskAgents.load(run.store, run.session, settings)
-        registry, withheld = self.registry(settings, options.disabled_tools + agents.withheld, answer, extra)
+        withheld_by_link = agents.withheld(
+            [*(tool.name for tool in builtin_tools()), *(t.name for t in extra)]
+        )
+        registry, withheld = self.registry(settings, options.disabled_tools + withheld_by_link, answer, extra)
         if DELEGATE in options.disabled_tools and DELEGATE not in withheld:
             withheld = sorted([*withheld, DELEGATE])
         owner = self._grant_owners[run.session.id] = agents.grants_owner or run.session.id
         shared = agents.grants_session(run.session)
         if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
             self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
-        lent = {"approve": options.approve, **({"mode": options.mode} if options.mode else {})}
-        parent = ParentLimits(tuple(registry.names), run.model or settings.model, lent)
+        parent = ParentLimits(tuple(registry.names), run.model or settings.model, options.lent())
         registry = agents.offer(registry, withheld, run.delegate, parent)
-        offer = Offer.of(registry, withheld, Path(run.session.workspace), agents.offered(registry))
+        harness_skills = Path(options.skills_dir) if options.skills_dir else None
+        offer = Offer.of(
+            registry,
+            withheld,
+            Path(run.session.workspace),
+            agents.offered(registry),
+            harness_skills=harness_skills,
+        )
         return registry, offer, agents
 
     def _session_grants(self, session_id: str) -> SessionGrants:

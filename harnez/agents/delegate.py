@@ -37,7 +37,8 @@ class ParentLimits:
     model: str | None
     """The parent's model, for agents that name none (None: the settings' default)."""
     options: dict[str, Any] = field(default_factory=dict)
-    """The child task's options: the parent's permission mode and approval policy."""
+    """The options the parent lends its children (`TaskOptions.lent`: its permission mode, approval
+    policy, instructions, disabled tools, MCP servers, skills, turn budget, declared programs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,18 @@ def child_tools(agent: AgentDefinition, offered: tuple[str, ...]) -> tuple[str, 
     return parent if agent.tools is None else tuple(tool for tool in agent.tools if tool in parent)
 
 
+def child_options(lent: dict[str, Any], tools: tuple[str, ...]) -> dict[str, Any]:
+    """A child task's options: those its parent lends, its MCP servers narrowed to those whose tools
+    (`mcp__<server>__…`) the child gets, so that a server none of them comes from is not contacted."""
+    options = dict(lent)
+    servers = [
+        entry
+        for entry in options.pop("mcp_servers", ())
+        if any(tool.startswith(f"mcp__{entry.get('name')}__") for tool in tools)
+    ]
+    return {**options, "mcp_servers": servers} if servers else options
+
+
 def describe(catalogue: AgentCatalogue) -> str:
     """The tool's description: how to delegate, and each agent with its description and tools."""
     lines = [INTRODUCTION]
@@ -114,12 +127,13 @@ class DelegateTool(Tool):
             raise ToolError(
                 f"There is no agent named {args.agent!r}; use one of: {', '.join(self.catalogue.names)}."
             )
+        tools = child_tools(agent, self.parent.tools)
         delegation = Delegation(
             agent,
             args.task,
             ctx.call_id or uuid.uuid4().hex,
-            child_tools(agent, self.parent.tools),
+            tools,
             agent.model or self.parent.model,
-            dict(self.parent.options),
+            child_options(self.parent.options, tools),
         )
         return (await self.delegate(delegation)).tool_result()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition, find_agents
 from harnez.agents.delegate import Delegate, DelegateTool, ParentLimits
 from harnez.events import WarningEvent
-from harnez.tools import ToolRegistry, builtin_tools
+from harnez.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from harnez.settings import Settings
@@ -59,12 +59,12 @@ class TaskAgents:
             return cls(catalogue)
         return cls(AgentCatalogue(), link, catalogue.get(link.agent))
 
-    @property
-    def withheld(self) -> tuple[str, ...]:
-        """The tools a child session may not use: every tool outside its link's."""
+    def withheld(self, tools: Iterable[str]) -> tuple[str, ...]:
+        """Those of `tools` (the built-in ones and the MCP servers' tools the task has) a child session
+        may not use: every tool outside its link's."""
         if self.link is None:
             return ()
-        return tuple(tool.name for tool in builtin_tools() if tool.name not in self.link.tools)
+        return tuple(tool for tool in tools if tool not in self.link.tools)
 
     @property
     def instructions(self) -> str | None:

@@ -32,6 +32,7 @@ STATUS_BY_CODE = {
     "harnez_method_not_allowed": 405,
     "harnez_workspace_unsafe": 409,
     "harnez_idempotency_pending": 409,
+    "harnez_headers_too_large": 431,
     "harnez_internal_error": 500,
 }
 """HTTP status of each code; `harnez_…` codes are this server's own (UHP asks for a vendor prefix)."""

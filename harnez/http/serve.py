@@ -26,6 +26,9 @@ from harnez.server.uhp import MAX_RUNNING_TASKS, HarnessHost
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+MAX_HEAD_BYTES = 16 * 1024
+"""How much of a request head (request line and headers) is read waiting for its end: h11's default,
+said in the 431 answer (a longer head that arrives whole in one read is still served)."""
 
 
 class Uvicorn(uvicorn.Server):
@@ -65,29 +68,44 @@ class EnvelopeProtocol(H11Protocol):
     (Errors §1: every non-2xx has it) with `UHP-Version`, instead of uvicorn's plain-text body.
 
     uvicorn takes a protocol class (`Config(http=...)`), and `send_400_response` is the method both of
-    its HTTP protocols answer such a request with; this one sends the same 400 and closes the
-    connection, only with the envelope as its body.
+    its HTTP protocols answer such a request with; this one closes the connection as uvicorn's does,
+    with the envelope as its body, and answers headers too large with the 431 h11 hints at (uvicorn
+    says 400 to every refusal).
     """
 
     def send_400_response(self, msg: str) -> None:
-        body = json.dumps(
-            ApiError.invalid(
-                "The request is not valid HTTP/1.1, so this server could not read it."
-            ).envelope()
-        ).encode()
+        # called in uvicorn's `except h11.RemoteProtocolError`, whose status hint tells a request head
+        # too large to read (431) from one that is not HTTP (400)
+        error = refusal_of(sys.exc_info()[1])
+        body = json.dumps(error.envelope()).encode()
         headers = [
             (b"content-type", JSON_TYPE),
             (b"content-length", str(len(body)).encode()),
             (b"uhp-version", DEFAULT_VERSION.encode()),
             (b"connection", b"close"),
         ]
+        reason = b"Request Header Fields Too Large" if error.status == 431 else b"Bad Request"
         for event in (
-            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Response(status_code=error.status, headers=headers, reason=reason),
             h11.Data(data=body),
             h11.EndOfMessage(),
         ):
             self.transport.write(self.conn.send(event) or b"")
         self.transport.close()
+
+
+def refusal_of(error: BaseException | None) -> ApiError:
+    """The answer to a request h11 refused: 431 `harnez_headers_too_large` when its head (request line
+    and headers) outgrew MAX_HEAD_BYTES, else 400 `invalid_input`."""
+    if isinstance(error, h11.RemoteProtocolError) and error.error_status_hint == 431:
+        return ApiError(
+            "harnez_headers_too_large",
+            f"The request line and headers did not end within the {MAX_HEAD_BYTES} bytes this server "
+            "reads; send shorter headers (a long cookie or token?) and try again.",
+            detail={"max_bytes": MAX_HEAD_BYTES},
+            status=431,
+        )
+    return ApiError.invalid("The request is not valid HTTP/1.1, so this server could not read it.")
 
 
 def is_loopback(host: str) -> bool:
@@ -134,6 +152,7 @@ async def serve(
     config = uvicorn.Config(
         create_app(harness_host, token),
         http=EnvelopeProtocol,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         log_level="warning",
         access_log=False,
         lifespan="off",

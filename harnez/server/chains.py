@@ -73,6 +73,9 @@ class Chain:
     """Set once the first task's `user-message` is stored."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the current task has ended and its end is stored (a new one per task)."""
+    closing: bool = False
+    """Set once the current task's work is over and its end is being recorded (its `finished`, the
+    session's status): it no longer counts as running (`TaskChains.running`)."""
 
 
 class TaskChains:
@@ -94,6 +97,11 @@ class TaskChains:
     def sessions(self) -> list[str]:
         """The sessions with a running task."""
         return list(self._chains)
+
+    def running(self) -> list[str]:
+        """The sessions whose task is still at work: those of `sessions` but the ones whose task has
+        finished and is only recording its end (a client may already have read its `finished`)."""
+        return [session_id for session_id, chain in self._chains.items() if not chain.closing]
 
     def enqueue(self, session_id: str, task_id: int, prompt: str, options: dict) -> bool:
         """Queue a prompt behind the running task; False (nothing done) when none runs."""
@@ -141,6 +149,7 @@ class TaskChains:
                 record = await self._store.sessions.get(session_id)
                 entry.run = self._run(record, task_id, prompt, record.model, options)
                 entry.mode, entry.work, entry.cancelled, entry.ended = "prompt", None, False, asyncio.Event()
+                entry.closing = False
         finally:
             self._chains.pop(session_id, None)
             entry.begun.set()
@@ -166,6 +175,7 @@ class TaskChains:
             failure = self._store.events.failure
             if failure is not None:  # saving stopped: the task fails, whatever its work returned
                 outcome = TaskOutcome("failed", outcome.turns, failure.message)
+            entry.closing = True  # before its `finished` is stored: no reader sees it end while it counts
             await self._finish(run, outcome)
             return outcome
         finally:

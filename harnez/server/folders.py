@@ -10,13 +10,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harnez.server.harnesses import Refusal, Skill
+from harnez.server.harnesses import Harness, Refusal
 
 INPUTS_DIR = ".uhp-inputs"
 """Where files sent as task input are placed in a workspace (the prompt names them with `@path`)."""
-SKILLS_DIR = Path(".harnez") / "skills"
-"""Where a harness's skill folders are written (Harnez reads the workspace's skills from there)."""
-HIDDEN = frozenset({".harnez", INPUTS_DIR, ".git"})
+SKILLS_DIR = ".uhp-skills"
+"""Where a harness's skill folders are written in a workspace, one folder per harness. Not the
+workspace's own `.harnez/skills`: only a task run with that harness is offered them (its
+`skills_dir` option), never another task of the same folder."""
+HIDDEN = frozenset({".harnez", INPUTS_DIR, SKILLS_DIR, ".git"})
 """Top-level folders that are never artifacts."""
 ARTIFACT_LIMIT = 1000
 """The most artifacts one session lists."""
@@ -72,23 +74,6 @@ class SessionFolders:
         target.write_bytes(content)
         return relative
 
-    def place_skills(self, workspace: Path, skills: Iterable[Skill]) -> None:
-        """Write each enabled skill folder whole; a disabled one is removed."""
-        for skill in skills:
-            folder = workspace / SKILLS_DIR / skill.name
-            if not _inside(workspace, folder.parent) or folder.is_symlink():
-                continue  # a link the agent made out of the workspace: never written through
-            if folder.exists():
-                shutil.rmtree(folder)
-            if not skill.enabled:
-                continue
-            for file in skill.files:
-                target = folder / file.path
-                if not _inside(folder, target):
-                    continue  # refused when the harness was saved; checked again here all the same
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(file.content)
-
     def scan(self, workspace: Path) -> list[WorkspaceFile]:
         """Every file in a session folder except the hidden ones, sorted by path (at most ARTIFACT_LIMIT)."""
         found: list[WorkspaceFile] = []
@@ -132,6 +117,32 @@ class SessionFolders:
         """Delete a session folder of this server (never a fixed workspace)."""
         if self.owns(workspace):
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+def write_harness_skills(workspace: Path, harness: Harness) -> Path:
+    """Write the harness's enabled skill folders whole under `<workspace>/.uhp-skills/<harness id>/`,
+    replacing what an earlier task left there (a skill since disabled or removed is gone); the folder,
+    for the task's `skills_dir`. Never written through a link out of the workspace: Refusal."""
+    folder = Path(workspace) / SKILLS_DIR / harness.id
+    if not _inside(workspace, folder) or folder.is_symlink():
+        raise Refusal(
+            "harnez_workspace_unsafe",
+            f"{SKILLS_DIR} in the session's workspace leads outside it (a link); remove it, then send "
+            "the task again. Nothing was written.",
+        )
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for skill in harness.skills:
+        if not skill.enabled:
+            continue
+        for file in skill.files:
+            target = folder / skill.name / file.path
+            if not _inside(folder, target):
+                continue  # refused when the harness was saved; checked again here all the same
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file.content)
+    return folder
 
 
 def _inside(root: Path, target: Path) -> bool:

@@ -245,15 +245,13 @@ async def assemble(tables: UhpTables, row: HarnessRow) -> Harness:
     )
 
 
-async def session_task_options(tables: UhpTables, session_num: int) -> dict[str, Any]:
-    """The task options of the harness an HTTP session was made with, for every task of the session
-    whichever front end starts it (the TUI, `harnez run --resume`); {} for a session made elsewhere or
-    whose harness was deleted."""
+async def session_harness(tables: UhpTables, session_num: int) -> Harness | None:
+    """The harness an HTTP session was made with, whose options every task of the session runs with
+    whichever front end starts it (the TUI, `harnez run --resume`); None for a session made elsewhere
+    or whose harness was deleted."""
     found = await tables.session_harness(session_num)
     row = await tables.harness(found[0]) if found is not None else None
-    if row is None:
-        return {}
-    return (await assemble(tables, row)).task_options(None, None, None)
+    return None if row is None else await assemble(tables, row)
 
 
 def parse_config(

@@ -37,7 +37,8 @@ from harnez.paths import settings_sources
 from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
-from harnez.server.harnesses import session_task_options
+from harnez.server.folders import write_harness_skills
+from harnez.server.harnesses import session_harness
 from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
@@ -644,10 +645,18 @@ class Server(SessionListing):
 
     async def _session_options(self, record: SessionRecord, options: dict) -> dict:
         """A task's options over those of the UHP harness its session was made with (its MCP servers,
-        disabled tools, system prompt, budgets): a session made over HTTP keeps its harness whichever
-        front end continues it. A value the caller gives (not None) wins."""
+        disabled tools, system prompt, budgets, skills: written afresh for this task unless the caller
+        did): a session made over HTTP keeps its harness whichever front end continues it. A value the
+        caller gives (not None) wins."""
         given = {key: value for key, value in options.items() if value is not None}
-        return {**await session_task_options(UhpTables(self.store.db), record.num), **given}
+        harness = await session_harness(UhpTables(self.store.db), record.num)
+        if harness is None:
+            return given
+        own = harness.task_options(None, None, None)
+        if harness.skills and "skills_dir" not in given:
+            written = await asyncio.to_thread(write_harness_skills, Path(record.workspace), harness)
+            own["skills_dir"] = str(written)
+        return {**own, **given}
 
     async def compact(self, session_id: str) -> int:
         """Compact the conversation now (a task of its own: `/compact`); returns the task id.

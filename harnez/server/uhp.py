@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harnez.errors import SessionNotFoundError, SettingsError
-from harnez.server.folders import SessionFolders, WorkspaceFile
+from harnez.server.folders import SessionFolders, WorkspaceFile, write_harness_skills
 from harnez.server.harnesses import Harness, HarnessCatalog, Refusal
 from harnez.server.server import Server
 from harnez.settings import Settings
@@ -136,8 +136,10 @@ class HarnessHost:
 
     async def _admit(self, request: TaskRequest, response_id: str) -> ResponseRow:
         """Start the task unless `max_tasks` run already (Security §5: task creation is limited):
-        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here."""
-        running = len(self.server.chains.sessions()) + self._admitted
+        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here. A task
+        that has finished and is only recording its end (its stream still draining) does not count:
+        a client that has read its end may start the next one at once."""
+        running = len(self.server.chains.running()) + self._admitted
         if running >= self.max_tasks:
             raise Refusal(
                 "rate_limited",
@@ -246,7 +248,10 @@ class HarnessHost:
     ) -> int:
         """Place the inputs and skills, then start the task (shielded: a dropped request never halves it)."""
         workspace = Path(await self._workspace(session_id))
-        prompt = await self._prepare(workspace, harness, request.text, uploads)
+        prompt = await self._prepare(workspace, request.text, uploads)
+        if harness.skills:  # offered to this task alone (its option), not to the folder's other tasks
+            written = await asyncio.to_thread(write_harness_skills, workspace, harness)
+            options = {**options, "skills_dir": str(written)}
         return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
 
     async def _check_idle(self, session_id: str) -> None:
@@ -331,10 +336,8 @@ class HarnessHost:
         draft = self.server.draft(session_id)
         return draft.workspace if draft is not None else (await self.server.get_session(session_id)).workspace
 
-    async def _prepare(
-        self, workspace: Path, harness: Harness, text: str, uploads: list[tuple[UploadRow, bytes]]
-    ) -> str:
-        """Place input files and skill folders in the workspace; the prompt that names the files."""
+    async def _prepare(self, workspace: Path, text: str, uploads: list[tuple[UploadRow, bytes]]) -> str:
+        """Place input files in the workspace; the prompt that names them."""
         mentions = []
         for upload, content in uploads:
             mentions.append(
@@ -343,8 +346,6 @@ class HarnessHost:
                     self.folders.place_input, workspace, upload.id, upload.filename, content
                 )
             )
-        if harness.skills:
-            await asyncio.to_thread(self.folders.place_skills, workspace, harness.skills)
         attached = "Attached files: " + " ".join(mentions) if mentions else ""
         return "\n\n".join(part for part in (text.strip(), attached) if part)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harnez.testing.scripted_model import ScriptedModel
+from tests.agent.agents_support import delegate, only_child, project_agents, write_agent
 from tests.agent.helpers import answer, events, make_settings, run_task, tool_call, tool_outputs
 
 ALLOW_SHELL = {"tools": {"shell": "allow"}}
@@ -70,3 +71,21 @@ async def test_declared_programs_run_without_approval_ask_patterns_still_ask_com
     assert (refused.body.call_id, refused.body.program) == ("computed", None)
     assert "could not be checked against the declared programs (git, head)" in refused.body.reason
     assert (workspace / "version.txt").exists()
+
+
+async def test_a_sub_agent_is_held_to_the_programs_its_parent_task_declared(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    (workspace / "keep.txt").write_text("precious\n")
+    write_agent(project_agents(workspace), "cleaner", "name: cleaner\ndescription: Cleans.\ntools: shell")
+    scripted_model.add(
+        delegate("d1", "cleaner", "remove keep.txt"),
+        tool_call("shell", "c1", command="rm keep.txt"),
+        answer("could not"),
+        answer("done"),
+    )
+    server = await open_server(make_settings(scripted_model, permissions=ALLOW_SHELL))
+    parent, _ = await run_task(server, workspace, "tidy up", programs=["git"])
+    (refused,) = await events(server, await only_child(server, parent), "program-refused")
+    assert (refused.body.program, refused.body.declared) == ("rm", ["git"])
+    assert (workspace / "keep.txt").exists()

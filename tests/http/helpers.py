@@ -124,7 +124,15 @@ OPERATIONS: list[tuple[str, str, str | dict[str, Any]]] = [
 ]
 
 ERROR_STATUSES = {  # Errors §2: the HTTP statuses of each error type
-    "invalid_request_error": {400, 404, 405, 409, 413, 422},  # 405: a harnez_ code, the request was wrong
+    "invalid_request_error": {
+        400,
+        404,
+        405,
+        409,
+        413,
+        422,
+        431,
+    },  # 405, 431: harnez_ codes, the request was wrong
     "authentication_error": {401},
     "permission_error": {403},
     "rate_limit_error": {429},

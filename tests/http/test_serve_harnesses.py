@@ -141,7 +141,7 @@ def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
                     "tool_call": {
                         "id": "c1",
                         "name": "read",
-                        "arguments": {"path": ".harnez/skills/vault-manual/references/codes.md"},
+                        "arguments": {"path": f".uhp-skills/{made['id']}/vault-manual/references/codes.md"},
                     }
                 }
             ]

@@ -112,6 +112,29 @@ def test_sigterm_or_a_hang_up_cancels_running_tasks_and_closes_cleanly(
     assert states == ["cancelled"]
 
 
+def test_session_folders_are_made_in_the_workspaces_folder_given(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """`--workspaces DIR`: each HTTP session's folder is made in DIR, not beside the database; its
+    files are the session's artifacts, and deleting the session deletes its folder there."""
+    elsewhere = tmp_path / "elsewhere"
+    served = start_serve(tmp_path / "serve", scripted_model, "--workspaces", str(elsewhere))
+    try:
+        with uhp_client(served) as client:
+            scripted_model.add(*writes("plan.md", "the plan\n"))
+            done = client.post("/v1/responses", json={"input": "write the plan"}).json()
+            session = done["metadata"]["session_id"]
+            (folder,) = elsewhere.iterdir()
+            assert (folder / "plan.md").read_text() == "the plan\n"
+            assert not (served.project / ".harnez" / "uhp-workspaces").exists(), "nothing in the default"
+            files = client.get(f"/v1/sessions/{session}/files").json()["files"]
+            assert [f["filename"] for f in files] == ["plan.md"]
+            assert client.delete(f"/v1/traces/{session}").status_code == 200
+            assert not folder.exists() and elsewhere.exists()
+    finally:
+        served.stop()
+
+
 def test_a_task_past_the_running_limit_is_rate_limited_with_retry_after(
     tmp_path: Path, scripted_model: ScriptedModel
 ) -> None:
@@ -142,5 +165,23 @@ def test_a_task_past_the_running_limit_is_rate_limited_with_retry_after(
             assert '"type":"response.completed"' in followed.text
             done = client.post("/v1/responses", json={"input": "two"})
             assert done.status_code == 200 and done.json()["output"][-1]["content"][0]["text"] == "now"
+    finally:
+        served.stop()
+
+
+def test_a_task_read_as_finished_leaves_its_place_at_once(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """With `--max-tasks 1`, a client that polls a background task until it reads it finished may start
+    the next one at once, every time: the task recording its end no longer counts as running."""
+    served = start_serve(tmp_path, scripted_model, "--max-tasks", "1")
+    try:
+        with uhp_client(served) as client:
+            for turn in range(15):
+                scripted_model.add(answer(f"answer {turn}"))
+                started = client.post("/v1/responses", json={"input": f"task {turn}", "background": True})
+                assert started.status_code == 200, (turn, started.text)
+                while client.get(f"/v1/responses/{started.json()['id']}").json()["status"] == "in_progress":
+                    pass
     finally:
         served.stop()

@@ -123,6 +123,20 @@ def test_http_too_malformed_for_the_application_gets_the_envelope(
     )
 
 
+def test_an_oversized_request_head_is_431_in_the_envelope_and_others_are_still_served(
+    served: Served, client: httpx.Client
+) -> None:
+    """Headers larger than the server reads (h11 gives up once 16 KiB arrived without the head's end)
+    get 431 with the envelope, saying what to do, not a 400 that calls the request invalid HTTP; the
+    server goes on serving."""
+    refused = client.get("/v1/harnesses", headers={"X-Note": "n" * 200_000})
+    assert refused.status_code == 431, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "harnez_headers_too_large" and error["detail"] == {"max_bytes": 16384}
+    assert "send shorter headers" in error["message"]
+    assert client.get("/v1/harnesses").status_code == 200
+
+
 def test_the_default_harness_comes_from_settings(client: httpx.Client) -> None:
     harnesses = client.get("/v1/harnesses").json()["harnesses"]
     for harness in harnesses:

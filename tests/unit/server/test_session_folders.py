@@ -4,12 +4,13 @@ artifacts are the workspace's own regular files — links the agent made never l
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from harnez.server.folders import SessionFolders, safe_name
-from harnez.server.harnesses import Refusal, Skill, SkillFile
+from harnez.server.folders import SessionFolders, safe_name, write_harness_skills
+from harnez.server.harnesses import Harness, Refusal, Skill, SkillFile
 
 
 @pytest.fixture
@@ -35,18 +36,26 @@ def test_an_inputs_folder_linked_out_of_the_workspace_is_refused(
     assert list(outside.iterdir()) == []
 
 
-def test_skills_are_written_whole_and_never_through_a_link(folders: SessionFolders, tmp_path: Path) -> None:
+def test_skills_are_written_whole_per_harness_and_never_through_a_link(
+    folders: SessionFolders, tmp_path: Path
+) -> None:
     workspace, outside = folders.new(), tmp_path / "outside"
     outside.mkdir()
     skill = Skill(
         "vault", True, (SkillFile("SKILL.md", b"---\nname: vault\n---\n"), SkillFile("refs/a.md", b"a"))
     )
-    folders.place_skills(workspace, [skill])
-    assert (workspace / ".harnez/skills/vault/refs/a.md").read_bytes() == b"a"
-    folders.place_skills(workspace, [Skill("vault", False, skill.files)])
-    assert not (workspace / ".harnez/skills/vault").exists()
-    os.symlink(outside, workspace / ".harnez/skills/vault")
-    folders.place_skills(workspace, [skill])
+    harness = Harness("chrn_1", "h", "harnez", 0, skills=(skill,))
+    folder = write_harness_skills(workspace, harness)
+    assert folder == workspace / ".uhp-skills/chrn_1" and (folder / "vault/refs/a.md").read_bytes() == b"a"
+    assert not (workspace / ".harnez").exists(), "the workspace's own skills are left alone"
+    write_harness_skills(
+        workspace, Harness("chrn_1", "h", "harnez", 0, skills=(Skill("vault", False, skill.files),))
+    )
+    assert not (folder / "vault").exists()
+    shutil.rmtree(workspace / ".uhp-skills")
+    os.symlink(outside, workspace / ".uhp-skills")
+    with pytest.raises(Refusal):
+        write_harness_skills(workspace, harness)
     assert list(outside.iterdir()) == []
 
 

@@ -1,0 +1,84 @@
+"""A sub-agent started inside a UHP harness task works under the harness too: its system prompt, skills,
+disabled tools, MCP servers and turn budget reach the child, unless the agent's file says otherwise
+(its `tools`, its `model`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harnez.server import Server
+from harnez.server.uhp import HarnessHost, TaskRequest
+from harnez.testing.scripted_model import ScriptedModel
+from tests.agent.agents_support import delegate, only_child, published_tools, system_text, write_agent
+from tests.agent.helpers import answer, events, make_settings, tool_call
+from tests.http.test_serve_mcp import McpServer, _mcp_server
+
+SKILL = {
+    "name": "vault-manual",
+    "files": [{"path": "SKILL.md", "content": "---\nname: vault-manual\ndescription: Opens vaults.\n---\n"}],
+}
+
+
+@pytest.fixture
+def mcp() -> Iterator[McpServer]:
+    yield from _mcp_server()
+
+
+async def _harness_task(server: Server, tmp_path: Path, mcp: McpServer) -> str:
+    """One task of a harness with every option a child could inherit; its session id, once ended."""
+    host = await HarnessHost(server, tmp_path / "workspaces").open()
+    harness = await host.harnesses.create(
+        {
+            "base": "harnez",
+            "system_prompt": "Speak like a PLANTED-PIRATE.",
+            "skills": [SKILL],
+            "disabled_tools": ["shell"],
+            "max_step": 2,
+            "mcp_servers": [{"name": "vault", "url": mcp.url}],
+        }
+    )
+    row, _ = await host.start(TaskRequest(text="open it", input_items=[], harness_id=harness.id))
+    await server.wait(row.session_id)
+    return row.session_id
+
+
+async def test_a_sub_agent_inherits_the_harness_prompt_skills_tools_mcp_and_turn_budget(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, isolated_home: Path, mcp: McpServer
+) -> None:
+    write_agent(isolated_home / "agents", "helper", "name: helper\ndescription: Helps.")
+    scripted_model.add(
+        delegate("d1", "helper", "find the code"),
+        tool_call("read", "c1", path="a.txt"),
+        tool_call("read", "c2", path="b.txt"),
+        answer("The helper ran out of turns."),
+    )
+    server = await open_server(make_settings(scripted_model))
+
+    parent = await _harness_task(server, tmp_path, mcp)
+
+    child_request = scripted_model.requests[1]
+    assert "PLANTED-PIRATE" in system_text(child_request)
+    assert "vault-manual: Opens vaults." in system_text(child_request)
+    offered = published_tools(child_request)
+    assert "mcp__vault__lookup" in offered and "shell" not in offered and "delegate" not in offered
+    child = await only_child(server, parent)
+    (finished,) = await events(server, child, "finished")
+    assert (finished.body.stop, finished.body.turns) == ("incomplete", 2), "held to the harness's max_step"
+    assert len(scripted_model.requests) == 4
+
+
+async def test_an_agent_with_its_own_tools_gets_no_mcp_server_it_does_not_use(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, isolated_home: Path, mcp: McpServer
+) -> None:
+    write_agent(isolated_home / "agents", "reader", "name: reader\ndescription: Reads.\ntools: read")
+    scripted_model.add(delegate("d1", "reader", "read it"), answer("read"), answer("done"))
+    server = await open_server(make_settings(scripted_model))
+
+    await _harness_task(server, tmp_path, mcp)
+
+    assert published_tools(scripted_model.requests[1]) == ["read"]
+    assert "PLANTED-PIRATE" in system_text(scripted_model.requests[1])
+    assert mcp.methods().count("initialize") == 1, "only the parent connected to the MCP server"
