@@ -72,6 +72,28 @@ async def test_more_rows_load_near_the_end_and_scope_toggles(make_app, db_path, 
         )
 
 
+async def test_page_down_moves_by_the_rows_in_view_and_reaches_every_session(
+    make_app, db_path, workspace
+) -> None:
+    ids = await seed(db_path, workspace, count=PAGE_SIZE + 5)
+    app = make_app(open_picker=True)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_for(pilot, lambda: app.ready and picker(app).records)
+        options = app.screen.query_one(OptionList)
+        assert app.screen.focused is app.screen.query_one(Input)  # the keys go to the search box
+        await pilot.press("pagedown")
+        first = options.highlighted
+        assert first is not None and first > 1, "a page, not a row"
+        for _ in range(60):  # pages, until the oldest session is highlighted
+            if picker(app).selected_id == ids[0]:
+                break
+            await pilot.press("pagedown")
+            await pilot.pause(0.02)
+        assert picker(app).selected_id == ids[0] and len(picker(app).records) == PAGE_SIZE + 5
+        await pilot.press("pageup")
+        assert options.highlighted is not None and options.highlighted < options.option_count - 1
+
+
 async def test_rename_and_delete_from_the_picker(make_app, db_path, workspace) -> None:
     ids = await seed(db_path, workspace, count=2)
     app = make_app(open_picker=True)

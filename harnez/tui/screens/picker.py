@@ -209,6 +209,8 @@ class PickerScreen(Screen[PickerChoice | None]):
         Binding("escape", "close", "Close"),
         Binding("down", "move(1)", "Next", show=False),
         Binding("up", "move(-1)", "Previous", show=False),
+        Binding("pagedown", "page(1)", "Next page", show=False),
+        Binding("pageup", "page(-1)", "Previous page", show=False),
         Binding("ctrl+t", "toggle_scope", "This workspace / all", priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+d", "delete", "Delete", priority=True),
@@ -589,6 +591,12 @@ class PickerScreen(Screen[PickerChoice | None]):
         """Move the selection while the search box keeps the focus."""
         options = self.query_one(OptionList)
         options.action_cursor_down() if step > 0 else options.action_cursor_up()
+
+    def action_page(self, step: int) -> None:
+        """Move the selection by the rows in view while the search box keeps the focus; near the end
+        the next rows are read (`_load_more_if_near_end`), so paging on reaches every session."""
+        options = self.query_one(OptionList)
+        options.action_page_down() if step > 0 else options.action_page_up()
 
     def action_close(self) -> None:
         """Leave without choosing."""
