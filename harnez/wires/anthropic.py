@@ -178,9 +178,10 @@ class AnthropicWire(HttpWire):
     async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """One model call, continued after each `pause_turn` (up to MAX_PAUSES times) by sending the
         request again with the paused content as the last assistant message: the events read as one
-        answer, its usage the sum of the calls', its stop the last call's. A continuation that fails
-        in passing is tried again by itself (the server tools already run are not run again): after
-        its `Retry`, which empties the caller's turn, what the calls before it gave is given again."""
+        answer, its usage the sum of the calls' (its `context` the last call's), its stop the last
+        call's. A continuation that fails in passing is tried again by itself (the server tools
+        already run are not run again): after its `Retry`, which empties the caller's turn, what the
+        calls before it gave is given again."""
         usage: Usage | None = None
         before: list[WireEvent] = []
         """What the finished calls gave (no warnings: a `Retry` leaves them), given again on a retry."""
@@ -466,7 +467,9 @@ def is_server_block(kind: Any) -> bool:
 
 
 def add_usage(total: Usage | None, more: Usage) -> Usage:
-    """The tokens of two calls together; a field neither reported stays None."""
+    """The tokens of two requests of one call together (a field neither reported stays None), and
+    what the later one left in the context: it sent the earlier one's prompt and answer again, so
+    the sum would count them twice."""
     if total is None:
         return more
 
@@ -479,6 +482,7 @@ def add_usage(total: Usage | None, more: Usage) -> Usage:
         both(total.cache_read, more.cache_read),
         both(total.cache_write, more.cache_write),
         both(total.reasoning, more.reasoning),
+        more.context_tokens,
     )
 
 

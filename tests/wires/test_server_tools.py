@@ -39,6 +39,7 @@ async def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(
     assert turn.stop is not None and turn.stop.reason == "end_turn"
     assert len([e for e in seen if isinstance(e, UsageReport)]) == 1
     assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (18, 10)
+    assert turn.usage.context == turn.usage.context_tokens == 9 + 5  # the last call's prompt and answer
     assert not turn.warnings
 
 
