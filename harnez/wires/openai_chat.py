@@ -207,6 +207,8 @@ class ChatTranslator(Translator):
         """slot -> [id, name, arguments so far], slots numbered in the order the calls started"""
         self.slots: dict[int, int] = {}
         """The server's `index` -> the slot of the call it names now."""
+        self.unnamed: set[int] = set()
+        """The slots of calls whose id is made up (`call_N`), the server not having given it yet."""
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
@@ -302,7 +304,11 @@ class ChatTranslator(Translator):
         out: list[WireEvent] = []
         if slot not in self.calls:
             self.calls[slot] = [call.get("id") or f"call_{slot}", function.get("name", ""), ""]
+            if not call.get("id"):
+                self.unnamed.add(slot)
             out.append(ToolCallStart(self.calls[slot][0], self.calls[slot][1]))
+        elif slot in self.unnamed and call.get("id") and isinstance(call["id"], str):
+            out.extend(self._given_id(slot, call["id"]))
         state = self.calls[slot]
         if isinstance(call.get("extra_content"), dict):
             self.extras[state[0]] = {**self.extras.get(state[0], {}), **call["extra_content"]}
@@ -315,6 +321,20 @@ class ChatTranslator(Translator):
         if arguments:
             state[2] += arguments
             out.append(ToolCallDelta(state[0], arguments))
+        return out
+
+    def _given_id(self, slot: int, call_id: str) -> list[WireEvent]:
+        """The id of a call that started without one (its index and name first): the call is the
+        server's from then on, and is answered under it (the made-up id would name no call). It is
+        started again under it, with its arguments so far, so that what follows is shown under it."""
+        state = self.calls[slot]
+        made_up, state[0] = state[0], call_id
+        self.unnamed.discard(slot)
+        if made_up in self.extras:
+            self.extras[call_id] = self.extras.pop(made_up)
+        out: list[WireEvent] = [ToolCallStart(call_id, state[1])]
+        if state[2]:
+            out.append(ToolCallDelta(call_id, state[2]))
         return out
 
     def _slot(self, call: dict[str, Any]) -> int:
@@ -365,6 +385,7 @@ class ChatTranslator(Translator):
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
         self.calls.clear()
+        self.unnamed.clear()
         return out
 
     def _error(self, error: Any) -> Failure:
