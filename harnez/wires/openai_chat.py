@@ -67,6 +67,9 @@ CHAT_STOPS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "model_length": "max_tokens",
 }
+STREAM_OPTIONS_REFUSED: set[str] = set()
+"""The base URLs whose server refused `stream_options`, for the life of the process: every task opens
+its own wire, and each would otherwise pay one refused request again."""
 
 
 PASSING_ERRORS = frozenset(
@@ -182,16 +185,19 @@ class OpenAIChatWire(HttpWire):
             body["prompt_cache_key"] = request.cache_key
         return body
 
-    usage_refused = False
-    """The server refused `stream_options` (older or strict servers: "unrecognized request argument",
-    "extra inputs are not permitted"): it is sent no more, and usage comes only if it sends it anyway."""
+    @property
+    def usage_refused(self) -> bool:
+        """The server refused `stream_options` (older or strict servers: "unrecognized request
+        argument", "extra inputs are not permitted"): it is sent no more, by any wire of its base URL,
+        and usage comes only if it sends it anyway."""
+        return self.endpoint.base_url.rstrip("/") in STREAM_OPTIONS_REFUSED
 
     def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
         if "stream_options" not in body or not any(
             name in said for name in ("stream_options", "include_usage")
         ):
             return None
-        self.usage_refused = True
+        STREAM_OPTIONS_REFUSED.add(self.endpoint.base_url.rstrip("/"))
         return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:

@@ -1403,6 +1403,20 @@ async def test_stream_options_refused_by_the_server_are_sent_no_more(
     assert later[0] == {k: v for k, v in first.items() if k != "stream_options"}
 
 
+async def test_stream_options_refused_once_are_sent_by_no_later_wire_of_that_server(
+    scripted_model, make_wire
+) -> None:
+    """Every task opens its own wire: the refusal is remembered for the server's base URL, so a new
+    wire does not pay one refused request again."""
+    scripted_model.add(
+        STREAM_OPTIONS_REFUSED["openai"], raw(events(*CHAT_HELLO, "[DONE]")), raw(events(*CHAT_HELLO))
+    )
+    await collect(make_wire("openai-chat").stream(request()))
+    turn, _ = await collect(make_wire("openai-chat").stream(request("next task")))
+    assert turn.text == "Hello." and turn.failure is None and len(scripted_model.requests) == 3
+    assert "stream_options" not in scripted_model.requests[-1].body
+
+
 async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
     scripted_model.add({"status": 400, "body": {"error": {"message": "messages: too many"}}})
     turn, _ = await collect(make_wire("openai-chat").stream(request()))
