@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from harnez.redaction import SECRETS
 from harnez.settings import WireName
@@ -47,6 +48,11 @@ REASONING_DETAILS = "reasoning_details"
 loop (Gemini and Claude models behind it refuse, or lose, their reasoning without it)."""
 DETAIL_TEXTS = ("text", "summary", "data")
 """The fields of a reasoning detail that stream in pieces, joined when its fragments are merged."""
+THINKING_PARTS = "thinking_parts"
+"""The opaque item holding the reasoning a model gave as `thinking` content parts (Mistral's: `{"type":
+"thinking", "thinking": [text parts]}`), sent back as such a part before the text of its message: the
+model sees what it reasoned. Sent only to Mistral's API, which documents them in an assistant message
+(other chat servers refuse a content part they do not know: a session moved to one goes on)."""
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
@@ -88,10 +94,11 @@ PASSING_ERRORS = frozenset(
 passes: the call is tried again."""
 
 
-def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
+def chat_messages(request: WireRequest, thinking_parts: bool = False) -> list[dict[str, Any]]:
     """The portable conversation as chat messages. Reasoning is sent back only as the
     `reasoning_content` a server of this wire gave (kept as an opaque item): DeepSeek's and Kimi's
-    thinking modes refuse a tool loop whose assistant messages lack it."""
+    thinking modes refuse a tool loop whose assistant messages lack it; and, with `thinking_parts`
+    (Mistral's API), as the `thinking` content parts it was given in."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -101,11 +108,11 @@ def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
             content = f"[error] {item.content}" if item.is_error else item.content
             messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
         elif isinstance(item, AssistantMessage):
-            messages.append(_assistant(item))
+            messages.append(_assistant(item, thinking_parts))
     return messages
 
 
-def _assistant(item: AssistantMessage) -> dict[str, Any]:
+def _assistant(item: AssistantMessage, thinking_parts: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     extras: dict[str, Any] = {}
     for kept in item.opaque:
@@ -119,6 +126,9 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             message["content"] = kept.item[INLINE_THINKING] + item.text
         if isinstance(kept.item.get(CALL_EXTRAS), dict):
             extras.update(kept.item[CALL_EXTRAS])
+        if thinking_parts and isinstance(kept.item.get(THINKING_PARTS), str):
+            thought = {"type": "thinking", "thinking": [{"type": "text", "text": kept.item[THINKING_PARTS]}]}
+            message["content"] = [thought] + ([{"type": "text", "text": item.text}] if item.text else [])
     if item.tool_calls:
         message["tool_calls"] = [
             {
@@ -130,6 +140,11 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             for c in item.tool_calls
         ]
     return message
+
+
+def is_mistral(base_url: str) -> bool:
+    """Whether a base URL is Mistral's own API (`api.mistral.ai`), which takes `thinking` parts back."""
+    return urlsplit(base_url).hostname == "api.mistral.ai"
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:
@@ -158,7 +173,7 @@ class OpenAIChatWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": chat_messages(request),
+            "messages": chat_messages(request, thinking_parts=is_mistral(self.endpoint.base_url)),
             "stream": True,
         }
         if not self.usage_refused:
@@ -224,6 +239,8 @@ class ChatTranslator(Translator):
         """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
+        self.thinking_parts: list[str] = []
+        """What the model reasoned in `thinking` content parts, kept to be sent back as one."""
         self.details: list[dict[str, Any]] = []
         """The `reasoning_details` given so far, streamed fragments merged, kept to be sent back."""
 
@@ -267,7 +284,10 @@ class ChatTranslator(Translator):
                 self._merge_detail(detail)
             # shown from the details only when the delta does not say it in `reasoning` too
             reasoning = reasoning or "".join(_detail_text(d) for d in given)
-        reasoning += _thinking_parts(delta.get("content"))
+        thought = _thinking_parts(delta.get("content"))
+        if thought:
+            self.thinking_parts.append(thought)
+            reasoning += thought
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -381,6 +401,9 @@ class ChatTranslator(Translator):
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.thinking_parts:
+            text, self.thinking_parts = SECRETS.redact("".join(self.thinking_parts)), []
+            out.append(OpaqueItem(Opaque(WIRE, {THINKING_PARTS: text})))
         if self.details:
             details, self.details = SECRETS.redact_json(self.details), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_DETAILS: details})))
