@@ -266,6 +266,9 @@ class Usage(EventBody):
     cache_write: int | None = None
     reasoning: int | None = None
     model: str | None = None
+    context: int | None = None
+    """For a call continued after pauses (several requests, their tokens added up above): what its
+    last request left in the context; null when the fields' sum says it (docs/events.md)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harnez.redaction import SECRETS
+from harnez.wires.openai_chat import STREAM_OPTIONS_REFUSED
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +28,7 @@ def isolated_home(
         monkeypatch.delenv(name, raising=False)
     yield home
     SECRETS.forget_values()  # credentials a test registered do not mask text in the next one
+    STREAM_OPTIONS_REFUSED.clear()  # a later test's server may listen on a refusing one's port
 
 
 @pytest.fixture

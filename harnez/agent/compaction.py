@@ -125,8 +125,9 @@ class Compactor:
         return int(self.model.spec.context_window * self.threshold) - self.overhead_tokens
 
     def estimate(self, system: str, items: Sequence[Item]) -> int:
-        """The larger of the char estimate and the input tokens the last call reported."""
-        return max(self.sizes.tokens(system, items), self.accounting.last_input_tokens or 0)
+        """The larger of the char estimate and the tokens the last call reported it left in the
+        context (its last request's prompt and answer)."""
+        return max(self.sizes.tokens(system, items), self.accounting.context_tokens or 0)
 
     async def fit(self, history: History, system: str) -> None:
         """Compact the history if it is too big for the next model call."""
@@ -144,7 +145,7 @@ class Compactor:
         await history.replace(
             items, {"before_tokens": before, "after_tokens": after, "summarised": summarised}
         )
-        self.accounting.last_input_tokens = None
+        self.accounting.context_tokens = None
         self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
         how = "summarised older turns" if summarised else "elided older tool results"
         window = self.model.spec.context_window
@@ -196,7 +197,7 @@ class Compactor:
             items,
             {"before_tokens": before, "after_tokens": after, "summarised": summarised, "requested": True},
         )
-        self.accounting.last_input_tokens = None
+        self.accounting.context_tokens = None
         self.emit(ev.Compacted(before_tokens=before, after_tokens=after, summarised=summarised))
 
     async def _summarise(

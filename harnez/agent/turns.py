@@ -96,7 +96,8 @@ class TaskAccounting:
     prices its calls cost (`rates` from its settings, else the rate card)."""
 
     warned: set[str] = field(default_factory=set)
-    last_input_tokens: int | None = None
+    context_tokens: int | None = None
+    """What the last call left in the context (its last request's prompt and answer), as reported."""
     rates: dict[str, Rate] = field(default_factory=dict)
     _prices: dict[str, ModelPrices] = field(default_factory=dict)
 
@@ -218,12 +219,11 @@ class ModelTurn:
                     cache_write=usage.cache_write,
                     reasoning=usage.reasoning,
                     model=turn.model or self.model.model,
+                    context=usage.context,
                 )
             )
             if usage.input is not None:
-                self.accounting.last_input_tokens = (
-                    usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
-                )
+                self.accounting.context_tokens = usage.context_tokens
         prices = self.prices
         if not prices.told:
             prices.told = True

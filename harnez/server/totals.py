@@ -117,7 +117,11 @@ class SessionTotals:
 
 
 def context_tokens(usage: Usage) -> int:
-    """What a call leaves in the context: its prompt (cached parts included) plus its answer."""
+    """What a call leaves in the context: its prompt (cached parts included) plus its answer; for a
+    call of several requests (continued after pauses), its last request's (`context`), which the
+    sum of its requests would overstate."""
+    if usage.context is not None:
+        return usage.context
     return sum(value or 0 for value in (usage.input, usage.cache_read, usage.cache_write, usage.output))
 
 

@@ -29,7 +29,14 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import anthropic_thinking, clamp_thinking
-from harnez.wires.conversation import AssistantMessage, Opaque, ToolCall, ToolResult, UserMessage
+from harnez.wires.conversation import (
+    AssistantMessage,
+    Item,
+    Opaque,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from harnez.wires.http import HttpWire, Translator, parse_arguments
 from harnez.wires.retry import RetryingWire
 
@@ -48,6 +55,10 @@ PAUSED = "pause_turn"
 sent again with the paused content as the last assistant message, and the answer goes on."""
 MAX_PAUSES = 8
 """How many times one model call is continued after a pause before it ends as it is."""
+CONTAINER = "container"
+"""The `type` of the opaque item holding the container a response ran its code in (`{id, expires_at}`,
+in `message_start`'s message or `message_delta`'s delta): never a content block, it rides on the paused
+message only to name that container in the continuation's request (`"container": id`)."""
 SIGNED_BLOCKS = frozenset(("thinking", "redacted_thinking"))
 SERVER_TOOL_BLOCKS = frozenset(("server_tool_use", "mcp_tool_use"))
 RETRYABLE_ERRORS = frozenset(("overloaded_error", "api_error", "rate_limit_error", "timeout_error"))
@@ -111,7 +122,7 @@ def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
 def _assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
     """The message's content: its kept blocks first (thinking, server tools), then its text (unless the
     kept blocks already hold it, in place around the server tools' blocks), then its tool calls."""
-    blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE]
+    blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE and o.item.get("type") != CONTAINER]
     if item.text and not any(block.get("type") == "text" for block in blocks):
         blocks.append({"type": "text", "text": item.text})
     blocks += [
@@ -155,6 +166,9 @@ class AnthropicWire(HttpWire):
             body["temperature"] = request.temperature
         if request.tools and request.force_tool and thinking is None:  # no forced tool while thinking
             body["tool_choice"] = {"type": "tool", "name": request.force_tool}
+        container = paused_container(request.conversation.items)
+        if container is not None:
+            body["container"] = container
         return body
 
     def translator(self, request: WireRequest) -> Translator:
@@ -164,9 +178,10 @@ class AnthropicWire(HttpWire):
     async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """One model call, continued after each `pause_turn` (up to MAX_PAUSES times) by sending the
         request again with the paused content as the last assistant message: the events read as one
-        answer, its usage the sum of the calls', its stop the last call's. A continuation that fails
-        in passing is tried again by itself (the server tools already run are not run again): after
-        its `Retry`, which empties the caller's turn, what the calls before it gave is given again."""
+        answer, its usage the sum of the calls' (its `context` the last call's), its stop the last
+        call's. A continuation that fails in passing is tried again by itself (the server tools
+        already run are not run again): after its `Retry`, which empties the caller's turn, what the
+        calls before it gave is given again."""
         usage: Usage | None = None
         before: list[WireEvent] = []
         """What the finished calls gave (no warnings: a `Retry` leaves them), given again on a retry."""
@@ -198,6 +213,8 @@ class AnthropicWire(HttpWire):
                         continue  # said once, for the first call
                     if isinstance(event, OpaqueItem):
                         kept.append(event.opaque)
+                        if event.opaque.item.get("type") == CONTAINER:
+                            continue  # for the continuation's request only: no part of the turn
                     elif isinstance(event, ToolCallEnd):
                         calls.append(ToolCall(event.id, event.name, event.arguments))
                     if not isinstance(event, WireWarning | Failure):
@@ -221,6 +238,8 @@ class AnthropicTranslator(Translator):
         self.model: str | None = None
         self.usage: dict[str, Any] = {}
         self.stop_raw: str | None = None
+        self.container: dict[str, Any] | None = None
+        """The code execution container the response ran in, as the response named it."""
         self.blocks: dict[int, dict[str, Any]] = {}
         """Index -> the blocks started and not stopped yet, as they stream in."""
         self.content: dict[int, dict[str, Any]] = {}
@@ -246,7 +265,12 @@ class AnthropicTranslator(Translator):
         message = payload.get("message") or {}
         self.model = message.get("model")
         self.usage.update(message.get("usage") or {})
+        self._note_container(message.get("container"))
         return []
+
+    def _note_container(self, container: Any) -> None:
+        if isinstance(container, dict) and isinstance(container.get("id"), str) and container["id"]:
+            self.container = container
 
     def _block_start(self, payload: dict[str, Any]) -> list[WireEvent]:
         block = dict(payload.get("content_block") or {})
@@ -334,7 +358,9 @@ class AnthropicTranslator(Translator):
         return [OpaqueItem(Opaque(WIRE, {k: v for k, v in b.items() if v is not None})) for b in kept]
 
     def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
-        self.stop_raw = (payload.get("delta") or {}).get("stop_reason") or self.stop_raw
+        delta = payload.get("delta") or {}
+        self.stop_raw = delta.get("stop_reason") or self.stop_raw
+        self._note_container(delta.get("container"))
         self.usage.update({k: v for k, v in (payload.get("usage") or {}).items() if v is not None})
         return []
 
@@ -345,6 +371,8 @@ class AnthropicTranslator(Translator):
         for index in list(self.blocks):  # blocks a server never stopped end with the message
             out.extend(self.read("content_block_stop", {"type": "content_block_stop", "index": index}))
         out.extend(self._kept())
+        if self.container is not None:
+            out.append(OpaqueItem(Opaque(WIRE, {**self.container, "type": CONTAINER})))
         return [*out, UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
     def finish(self) -> list[WireEvent]:
@@ -419,6 +447,18 @@ def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     return block, []  # redacted thinking is kept whole; other kinds pass as they are
 
 
+def paused_container(items: tuple[Item, ...]) -> str | None:
+    """The id of the container the paused messages that end the conversation ran their code in, the
+    newest first: a continuation goes on in it (files and state kept), not in a new one."""
+    for item in reversed(items):
+        if not isinstance(item, AssistantMessage):
+            return None
+        for opaque in reversed(item.opaque):
+            if opaque.wire == WIRE and opaque.item.get("type") == CONTAINER:
+                return str(opaque.item["id"])
+    return None
+
+
 def is_server_block(kind: Any) -> bool:
     """A block of a tool Anthropic ran itself: its call (`server_tool_use`, `mcp_tool_use`) or its result
     (`web_search_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …), both in the
@@ -427,7 +467,9 @@ def is_server_block(kind: Any) -> bool:
 
 
 def add_usage(total: Usage | None, more: Usage) -> Usage:
-    """The tokens of two calls together; a field neither reported stays None."""
+    """The tokens of two requests of one call together (a field neither reported stays None), and
+    what the later one left in the context: it sent the earlier one's prompt and answer again, so
+    the sum would count them twice."""
     if total is None:
         return more
 
@@ -440,6 +482,7 @@ def add_usage(total: Usage | None, more: Usage) -> Usage:
         both(total.cache_read, more.cache_read),
         both(total.cache_write, more.cache_write),
         both(total.reasoning, more.reasoning),
+        more.context_tokens,
     )
 
 

@@ -25,6 +25,18 @@ class Usage(SharedMethods):
     cache_read: int | None = None
     cache_write: int | None = None
     reasoning: int | None = None
+    context: int | None = None
+    """For a call of several requests (continued after pauses), whose tokens the other fields add up:
+    what its last request left in the context, its prompt (cached parts included) plus its answer,
+    since each request sent the one before again. None for a call of one request: the sum says it."""
+
+    @property
+    def context_tokens(self) -> int:
+        """What the call leaves in the context, the start of the next call: `context`, else the
+        prompt (cached parts included) plus the answer."""
+        if self.context is not None:
+            return self.context
+        return sum(value or 0 for value in (self.input, self.cache_read, self.cache_write, self.output))
 
     def to_json(self) -> dict[str, int | None]:
         return {
@@ -33,6 +45,7 @@ class Usage(SharedMethods):
             "cache_read": self.cache_read,
             "cache_write": self.cache_write,
             "reasoning": self.reasoning,
+            "context": self.context,
         }
 
 

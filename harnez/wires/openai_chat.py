@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from harnez.redaction import SECRETS
 from harnez.settings import WireName
@@ -47,6 +48,11 @@ REASONING_DETAILS = "reasoning_details"
 loop (Gemini and Claude models behind it refuse, or lose, their reasoning without it)."""
 DETAIL_TEXTS = ("text", "summary", "data")
 """The fields of a reasoning detail that stream in pieces, joined when its fragments are merged."""
+THINKING_PARTS = "thinking_parts"
+"""The opaque item holding the reasoning a model gave as `thinking` content parts (Mistral's: `{"type":
+"thinking", "thinking": [text parts]}`), sent back as such a part before the text of its message: the
+model sees what it reasoned. Sent only to Mistral's API, which documents them in an assistant message
+(other chat servers refuse a content part they do not know: a session moved to one goes on)."""
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
@@ -67,6 +73,9 @@ CHAT_STOPS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "model_length": "max_tokens",
 }
+STREAM_OPTIONS_REFUSED: set[str] = set()
+"""The base URLs whose server refused `stream_options`, for the life of the process: every task opens
+its own wire, and each would otherwise pay one refused request again."""
 
 
 PASSING_ERRORS = frozenset(
@@ -85,10 +94,11 @@ PASSING_ERRORS = frozenset(
 passes: the call is tried again."""
 
 
-def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
+def chat_messages(request: WireRequest, thinking_parts: bool = False) -> list[dict[str, Any]]:
     """The portable conversation as chat messages. Reasoning is sent back only as the
     `reasoning_content` a server of this wire gave (kept as an opaque item): DeepSeek's and Kimi's
-    thinking modes refuse a tool loop whose assistant messages lack it."""
+    thinking modes refuse a tool loop whose assistant messages lack it; and, with `thinking_parts`
+    (Mistral's API), as the `thinking` content parts it was given in."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -98,11 +108,11 @@ def chat_messages(request: WireRequest) -> list[dict[str, Any]]:
             content = f"[error] {item.content}" if item.is_error else item.content
             messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
         elif isinstance(item, AssistantMessage):
-            messages.append(_assistant(item))
+            messages.append(_assistant(item, thinking_parts))
     return messages
 
 
-def _assistant(item: AssistantMessage) -> dict[str, Any]:
+def _assistant(item: AssistantMessage, thinking_parts: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     extras: dict[str, Any] = {}
     for kept in item.opaque:
@@ -116,6 +126,9 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             message["content"] = kept.item[INLINE_THINKING] + item.text
         if isinstance(kept.item.get(CALL_EXTRAS), dict):
             extras.update(kept.item[CALL_EXTRAS])
+        if thinking_parts and isinstance(kept.item.get(THINKING_PARTS), str):
+            thought = {"type": "thinking", "thinking": [{"type": "text", "text": kept.item[THINKING_PARTS]}]}
+            message["content"] = [thought] + ([{"type": "text", "text": item.text}] if item.text else [])
     if item.tool_calls:
         message["tool_calls"] = [
             {
@@ -127,6 +140,11 @@ def _assistant(item: AssistantMessage) -> dict[str, Any]:
             for c in item.tool_calls
         ]
     return message
+
+
+def is_mistral(base_url: str) -> bool:
+    """Whether a base URL is Mistral's own API (`api.mistral.ai`), which takes `thinking` parts back."""
+    return urlsplit(base_url).hostname == "api.mistral.ai"
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:
@@ -155,7 +173,7 @@ class OpenAIChatWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": chat_messages(request),
+            "messages": chat_messages(request, thinking_parts=is_mistral(self.endpoint.base_url)),
             "stream": True,
         }
         if not self.usage_refused:
@@ -182,16 +200,19 @@ class OpenAIChatWire(HttpWire):
             body["prompt_cache_key"] = request.cache_key
         return body
 
-    usage_refused = False
-    """The server refused `stream_options` (older or strict servers: "unrecognized request argument",
-    "extra inputs are not permitted"): it is sent no more, and usage comes only if it sends it anyway."""
+    @property
+    def usage_refused(self) -> bool:
+        """The server refused `stream_options` (older or strict servers: "unrecognized request
+        argument", "extra inputs are not permitted"): it is sent no more, by any wire of its base URL,
+        and usage comes only if it sends it anyway."""
+        return self.endpoint.base_url.rstrip("/") in STREAM_OPTIONS_REFUSED
 
     def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
         if "stream_options" not in body or not any(
             name in said for name in ("stream_options", "include_usage")
         ):
             return None
-        self.usage_refused = True
+        STREAM_OPTIONS_REFUSED.add(self.endpoint.base_url.rstrip("/"))
         return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:
@@ -207,6 +228,8 @@ class ChatTranslator(Translator):
         """slot -> [id, name, arguments so far], slots numbered in the order the calls started"""
         self.slots: dict[int, int] = {}
         """The server's `index` -> the slot of the call it names now."""
+        self.unnamed: set[int] = set()
+        """The slots of calls whose id is made up (`call_N`), the server not having given it yet."""
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
@@ -216,6 +239,8 @@ class ChatTranslator(Translator):
         """Call id -> the `extra_content` its fragments carried, kept to be sent back."""
         self.reasoning_content: list[str] = []
         """What the model reasoned in `reasoning_content` fields, kept to be sent back."""
+        self.thinking_parts: list[str] = []
+        """What the model reasoned in `thinking` content parts, kept to be sent back as one."""
         self.details: list[dict[str, Any]] = []
         """The `reasoning_details` given so far, streamed fragments merged, kept to be sent back."""
 
@@ -259,7 +284,10 @@ class ChatTranslator(Translator):
                 self._merge_detail(detail)
             # shown from the details only when the delta does not say it in `reasoning` too
             reasoning = reasoning or "".join(_detail_text(d) for d in given)
-        reasoning += _thinking_parts(delta.get("content"))
+        thought = _thinking_parts(delta.get("content"))
+        if thought:
+            self.thinking_parts.append(thought)
+            reasoning += thought
         if reasoning:
             out.append(ReasoningDelta(reasoning))
         content = _text_of(delta.get("content"))
@@ -302,7 +330,11 @@ class ChatTranslator(Translator):
         out: list[WireEvent] = []
         if slot not in self.calls:
             self.calls[slot] = [call.get("id") or f"call_{slot}", function.get("name", ""), ""]
+            if not call.get("id"):
+                self.unnamed.add(slot)
             out.append(ToolCallStart(self.calls[slot][0], self.calls[slot][1]))
+        elif slot in self.unnamed and call.get("id") and isinstance(call["id"], str):
+            out.extend(self._given_id(slot, call["id"]))
         state = self.calls[slot]
         if isinstance(call.get("extra_content"), dict):
             self.extras[state[0]] = {**self.extras.get(state[0], {}), **call["extra_content"]}
@@ -315,6 +347,20 @@ class ChatTranslator(Translator):
         if arguments:
             state[2] += arguments
             out.append(ToolCallDelta(state[0], arguments))
+        return out
+
+    def _given_id(self, slot: int, call_id: str) -> list[WireEvent]:
+        """The id of a call that started without one (its index and name first): the call is the
+        server's from then on, and is answered under it (the made-up id would name no call). It is
+        started again under it, with its arguments so far, so that what follows is shown under it."""
+        state = self.calls[slot]
+        made_up, state[0] = state[0], call_id
+        self.unnamed.discard(slot)
+        if made_up in self.extras:
+            self.extras[call_id] = self.extras.pop(made_up)
+        out: list[WireEvent] = [ToolCallStart(call_id, state[1])]
+        if state[2]:
+            out.append(ToolCallDelta(call_id, state[2]))
         return out
 
     def _slot(self, call: dict[str, Any]) -> int:
@@ -355,6 +401,9 @@ class ChatTranslator(Translator):
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+        if self.thinking_parts:
+            text, self.thinking_parts = SECRETS.redact("".join(self.thinking_parts)), []
+            out.append(OpaqueItem(Opaque(WIRE, {THINKING_PARTS: text})))
         if self.details:
             details, self.details = SECRETS.redact_json(self.details), []
             out.append(OpaqueItem(Opaque(WIRE, {REASONING_DETAILS: details})))
@@ -365,6 +414,7 @@ class ChatTranslator(Translator):
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
         self.calls.clear()
+        self.unnamed.clear()
         return out
 
     def _error(self, error: Any) -> Failure:

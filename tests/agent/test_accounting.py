@@ -7,6 +7,7 @@ from pathlib import Path
 from harnez.settings import Rate
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.helpers import answer, events, make_settings, run_task, tool_call
+from tests.wires import sse_bodies as sse
 
 
 async def test_ledger_rows_hold_usage_and_no_cost_for_an_unpriced_model(
@@ -86,3 +87,36 @@ async def test_a_wire_failure_fails_the_task_with_its_message(
     await server.submit(session.id, "hi")
     outcome = await server.wait(session.id)
     assert outcome.stop == "failed" and "unknown provider 'nowhere'" in outcome.error
+
+
+async def test_a_call_continued_after_a_pause_bills_every_request_but_holds_only_its_last(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    """Anthropic paused the call (`pause_turn`) and the wire continued it: the usage adds up both
+    requests (what was billed), while the context in use — the status line's, and compaction's
+    estimate — is the last request's prompt and answer, since it sent the first one's again. The sum
+    (121k) would be over the 100k window: the next request would never have been sent."""
+    (workspace / "a.txt").write_text("a\n")
+    scripted_model.add(
+        sse.anthropic(
+            sse.message_start(input_tokens=60_000),
+            *sse.block(0, sse.server_tool_use(), sse.json_delta('{"query": "x"}')),
+            *sse.block(1, sse.search_result()),
+            *sse.message_end("pause_turn"),
+        ),
+        sse.anthropic(
+            sse.message_start(input_tokens=61_000),
+            *sse.block(0, sse.tool_use(input={"path": "a.txt"})),
+            *sse.message_end("tool_use"),
+        ),
+        answer("done"),
+    )
+    server = await open_server(make_settings(scripted_model, "anthropic-messages", window=100_000))
+    session_id, outcome = await run_task(server, workspace, "search, then read a")
+    assert outcome.stop == "completed", outcome.error
+    assert len(scripted_model.requests) == 3
+    paused, _ = await events(server, session_id, "usage")
+    assert (paused.body.input, paused.body.output, paused.body.context) == (121_000, 10, 61_005)
+    totals = await server.session_totals(session_id, up_to=paused.seq)
+    assert (totals.input, totals.output, totals.context_tokens) == (121_000, 10, 61_005)
+    assert not [w for w in await events(server, session_id, "warning") if "compacted" in w.body.code]

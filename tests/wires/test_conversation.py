@@ -7,8 +7,9 @@ import json
 import pytest
 
 from harnez.errors import HarnezError
-from harnez.wires import WireWarning, collect
+from harnez.wires import WIRES, Endpoint, WireWarning, collect
 from harnez.wires.base import WireRequest
+from harnez.wires.catalogue import UNKNOWN_MODEL
 from harnez.wires.conversation import (
     AssistantMessage,
     Conversation,
@@ -150,6 +151,53 @@ async def test_chat_reasoning_content_goes_back_with_its_message_in_the_tool_loo
     assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_9"
     assert assistant.get("reasoning_content") == ("Let me read it." if sent_back else None)
     assert "reasoning" not in assistant
+
+
+def thinking(*texts: str) -> dict[str, object]:
+    """A Mistral `thinking` content part holding text parts."""
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text} for text in texts]}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "sent_back"), [("https://api.mistral.ai/v1", True), ("http://127.0.0.1:8000/v1", False)]
+)
+async def test_mistral_thinking_parts_go_back_as_a_thinking_part_of_their_message(
+    scripted_model, make_wire, base_url, sent_back
+) -> None:
+    """Mistral streamed its reasoning as `thinking` parts; its API takes them back in the assistant
+    message, before the text (other chat servers refuse a part they do not know: text only)."""
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    scripted_model.add(
+        raw(
+            events(
+                chunk({"role": "assistant", "content": [thinking("Let me ")]}),
+                chunk({"content": [thinking(f"read it with {SECRET}.")]}),
+                chunk({"content": [{"type": "text", "text": "Reading."}]}),
+                chunk({"tool_calls": [call]}),
+                chunk({}, "tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    start = Conversation("sys", (UserMessage("go"),))
+    turn, _ = await collect(make_wire("openai-chat").stream(WireRequest("magistral-medium", start)))
+    assert (turn.reasoning, turn.text) == ("Let me read it with [redacted].", "Reading.")
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    assert SECRET not in json.dumps(stored)
+    wire = WIRES["openai-chat"](Endpoint("mistral", "openai-chat", base_url, None, None))
+    try:
+        follow = WireRequest("magistral-medium", Conversation.from_json(stored))
+        assistant = wire.body(follow, UNKNOWN_MODEL)["messages"][2]
+    finally:
+        await wire.aclose()
+    assert assistant["tool_calls"][0]["id"] == "call_9"
+    if sent_back:
+        assert assistant["content"] == [
+            thinking("Let me read it with [redacted]."),
+            {"type": "text", "text": "Reading."},
+        ]
+    else:
+        assert assistant["content"] == "Reading."
 
 
 def detail(kind: str, index: int, **fields: object) -> dict[str, object]:

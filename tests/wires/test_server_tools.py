@@ -39,6 +39,7 @@ async def test_a_paused_turn_is_continued_with_its_content_sent_back_unchanged(
     assert turn.stop is not None and turn.stop.reason == "end_turn"
     assert len([e for e in seen if isinstance(e, UsageReport)]) == 1
     assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (18, 10)
+    assert turn.usage.context == turn.usage.context_tokens == 9 + 5  # the last call's prompt and answer
     assert not turn.warnings
 
 
@@ -98,6 +99,55 @@ async def test_a_turn_paused_again_and_again_ends_after_the_last_continuation(
     # each continuation sends back everything paused so far, as one assistant turn
     _, assistant = scripted_model.requests[-1].body["messages"]
     assert assistant["content"] == PAUSED_CONTENT * MAX_PAUSES
+
+
+CONTAINER = {"id": "container_011CQ", "expires_at": "2026-12-06T01:00:00Z"}
+CODE_RUN = {"type": "server_tool_use", "id": "srvtoolu_2", "name": "code_execution", "input": {"code": "1"}}
+CODE_RESULT = {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_2", "content": {"stdout": "1"}}
+
+
+async def test_a_continuation_goes_on_in_the_container_the_paused_call_ran_its_code_in(
+    scripted_model, make_wire
+) -> None:
+    """Anthropic names the container in `message_delta` (streamed) or on the message (whole): the
+    continuation sends its id, so the code goes on where its files are; it is no content block."""
+    streamed = anthropic(
+        sse.message_start(),
+        *sse.block(0, CODE_RUN),
+        *sse.block(1, CODE_RESULT),
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "pause_turn", "stop_sequence": None, "container": CONTAINER},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    )
+    whole = {
+        "id": "msg_2",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [CODE_RUN, CODE_RESULT],
+        "stop_reason": "pause_turn",
+        "container": {**CONTAINER, "id": "container_whole"},
+        "usage": {"input_tokens": 9, "output_tokens": 5},
+    }
+    answered_whole = {"status": 200, "headers": {"content-type": "application/json"}, "body": whole}
+    scripted_model.add(streamed, RESUMED, answered_whole, RESUMED)
+    wire = make_wire("anthropic-messages")
+    for _ in range(2):
+        turn, _ = await collect(wire.stream(ask()))
+        assert turn.failure is None and turn.text == "Found it."
+        assert [o.item["type"] for o in turn.opaque] == [
+            "server_tool_use",
+            "code_execution_tool_result",
+            "text",
+        ]
+    first, continued, first_whole, continued_whole = (r.body for r in scripted_model.requests)
+    assert "container" not in first and "container" not in first_whole
+    assert continued["container"] == "container_011CQ"
+    assert continued_whole["container"] == "container_whole"
+    assert continued["messages"][-1]["content"] == [CODE_RUN, CODE_RESULT]
 
 
 async def test_a_continuation_that_fails_in_passing_is_tried_again_by_itself(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harnez.settings import RetrySettings
-from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, collect
+from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, ToolResult, WireRequest, collect
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
     CHAT_HELLO,
@@ -1124,6 +1124,12 @@ CASES: dict[str, Case] = {
     "chat-tool-name-in-a-later-fragment": chat_calls(
         [call(0, "c1", args="")], [call(0, name="read", args='{"path": "a.py"}')]
     ),
+    "chat-tool-id-in-a-later-fragment": chat_calls(
+        [call(0, name="read", args="")], [call(0, "c1")], [call(0, args='{"path": "a.py"}')]
+    ),
+    "chat-tool-id-with-the-last-arguments": chat_calls(
+        [call(0, name="read", args='{"path": ')], [call(0, "c1", args='"a.py"}')]
+    ),
     "chat-sse-labelled-json": Case(
         "openai-chat", raw(events(*CHAT_HELLO, "[DONE]"), headers={"content-type": "application/json"})
     ),
@@ -1221,6 +1227,32 @@ async def test_a_chat_tool_name_sent_after_the_first_fragment_names_the_call_bef
     first_delta = next(at for at, e in enumerate(calls) if isinstance(e, ToolCallDelta))
     named = [e.name for e in calls[:first_delta] if isinstance(e, ToolCallStart)]
     assert named[-1:] == ["read"], calls
+
+
+async def test_a_chat_tool_call_whose_id_comes_later_is_answered_under_that_id(
+    scripted_model, make_wire
+) -> None:
+    """The call started under a made-up id (`call_0`); once the server names it, it is the server's
+    id that the call streams, ends and is answered under in the next request."""
+    scripted_model.add(CASES["chat-tool-id-with-the-last-arguments"].turn, {"reply": [{"text": "ok"}]})
+    wire = make_wire("openai-chat")
+    turn, seen = await collect(wire.stream(request(tools=(READ_TOOL,))))
+    streamed = [(type(e).__name__, e.id) for e in seen if isinstance(e, ToolCallStart | ToolCallDelta)]
+    # started again under its id with the arguments so far, then streamed on under it
+    assert streamed == [
+        ("ToolCallStart", "call_0"),
+        ("ToolCallDelta", "call_0"),
+        ("ToolCallStart", "c1"),
+        ("ToolCallDelta", "c1"),
+        ("ToolCallDelta", "c1"),
+    ]
+    deltas = [e.arguments for e in seen if isinstance(e, ToolCallDelta) and e.id == "c1"]
+    assert "".join(deltas) == A_ARGS
+    history = request().conversation.append(turn.to_message(), ToolResult("c1", "contents"))
+    await collect(wire.stream(WireRequest("m", history, (READ_TOOL,))))
+    assistant, result = scripted_model.requests[-1].body["messages"][-2:]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["c1"]
+    assert result == {"role": "tool", "tool_call_id": "c1", "content": "contents"}
 
 
 # --- HTTP ------------------------------------------------------------------------------------------
@@ -1369,6 +1401,20 @@ async def test_stream_options_refused_by_the_server_are_sent_no_more(
     assert first["stream_options"] == {"include_usage": True}
     assert [b.get("stream_options") for b in later] == [None, None]
     assert later[0] == {k: v for k, v in first.items() if k != "stream_options"}
+
+
+async def test_stream_options_refused_once_are_sent_by_no_later_wire_of_that_server(
+    scripted_model, make_wire
+) -> None:
+    """Every task opens its own wire: the refusal is remembered for the server's base URL, so a new
+    wire does not pay one refused request again."""
+    scripted_model.add(
+        STREAM_OPTIONS_REFUSED["openai"], raw(events(*CHAT_HELLO, "[DONE]")), raw(events(*CHAT_HELLO))
+    )
+    await collect(make_wire("openai-chat").stream(request()))
+    turn, _ = await collect(make_wire("openai-chat").stream(request("next task")))
+    assert turn.text == "Hello." and turn.failure is None and len(scripted_model.requests) == 3
+    assert "stream_options" not in scripted_model.requests[-1].body
 
 
 async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
