@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from harnez.redaction import SECRETS
+from harnez.redaction import SECRETS, public_url
 from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
@@ -56,6 +56,11 @@ model sees what it reasoned. Sent only to Mistral's API, which documents them in
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
+ORIGIN = "origin"
+"""The key, in each opaque item of this wire, naming the server that gave it (`origin_of` its base
+URL): an item goes back only to that server, since another may refuse a field it does not know (a
+session whose `/model` moved to another provider goes on). An item kept before items were tagged has
+no origin and goes back to any chat server (docs/wires.md says why)."""
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -94,11 +99,11 @@ PASSING_ERRORS = frozenset(
 passes: the call is tried again."""
 
 
-def chat_messages(request: WireRequest, thinking_parts: bool = False) -> list[dict[str, Any]]:
-    """The portable conversation as chat messages. Reasoning is sent back only as the
-    `reasoning_content` a server of this wire gave (kept as an opaque item): DeepSeek's and Kimi's
-    thinking modes refuse a tool loop whose assistant messages lack it; and, with `thinking_parts`
-    (Mistral's API), as the `thinking` content parts it was given in."""
+def chat_messages(request: WireRequest, origin: str, thinking_parts: bool = False) -> list[dict[str, Any]]:
+    """The portable conversation as chat messages for the server at `origin` (`origin_of` its base
+    URL). Reasoning is sent back only as the `reasoning_content` that server gave (kept as an opaque
+    item): DeepSeek's and Kimi's thinking modes refuse a tool loop whose assistant messages lack it;
+    and, with `thinking_parts` (Mistral's API), as the `thinking` content parts it was given in."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -108,15 +113,21 @@ def chat_messages(request: WireRequest, thinking_parts: bool = False) -> list[di
             content = f"[error] {item.content}" if item.is_error else item.content
             messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
         elif isinstance(item, AssistantMessage):
-            messages.append(_assistant(item, thinking_parts))
+            messages.append(_assistant(item, origin, thinking_parts))
     return messages
 
 
-def _assistant(item: AssistantMessage, thinking_parts: bool) -> dict[str, Any]:
+def origin_of(base_url: str) -> str:
+    """What names a chat server in the opaque items it gave: its base URL without credentials (no
+    user, password or query: the items are stored) and without a trailing slash."""
+    return public_url(base_url).rstrip("/")
+
+
+def _assistant(item: AssistantMessage, origin: str, thinking_parts: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     extras: dict[str, Any] = {}
     for kept in item.opaque:
-        if kept.wire != WIRE:
+        if kept.wire != WIRE or kept.item.get(ORIGIN, origin) != origin:
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
@@ -173,7 +184,9 @@ class OpenAIChatWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": chat_messages(request, thinking_parts=is_mistral(self.endpoint.base_url)),
+            "messages": chat_messages(
+                request, origin_of(self.endpoint.base_url), thinking_parts=is_mistral(self.endpoint.base_url)
+            ),
             "stream": True,
         }
         if not self.usage_refused:
@@ -216,13 +229,15 @@ class OpenAIChatWire(HttpWire):
         return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:
-        return ChatTranslator()
+        return ChatTranslator(origin_of(self.endpoint.base_url))
 
 
 class ChatTranslator(Translator):
     """Chat chunks: deltas per choice, tool calls keyed by index, usage in a last chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        """The server answering (`origin_of` its base URL), named in the opaque items it gives."""
         self.model: str | None = None
         self.calls: dict[int, list[str]] = {}
         """slot -> [id, name, arguments so far], slots numbered in the order the calls started"""
@@ -396,19 +411,19 @@ class ChatTranslator(Translator):
         self.finished = True
         out: list[WireEvent] = self.inline.flush()
         if self.inline.written:
-            out.append(OpaqueItem(Opaque(WIRE, {INLINE_THINKING: SECRETS.redact(self.inline.written)})))
+            out.append(self._kept(INLINE_THINKING, SECRETS.redact(self.inline.written)))
             self.inline = InlineThinking()
         if self.reasoning_content:
             text, self.reasoning_content = SECRETS.redact("".join(self.reasoning_content)), []
-            out.append(OpaqueItem(Opaque(WIRE, {REASONING_CONTENT: text})))
+            out.append(self._kept(REASONING_CONTENT, text))
         if self.thinking_parts:
             text, self.thinking_parts = SECRETS.redact("".join(self.thinking_parts)), []
-            out.append(OpaqueItem(Opaque(WIRE, {THINKING_PARTS: text})))
+            out.append(self._kept(THINKING_PARTS, text))
         if self.details:
             details, self.details = SECRETS.redact_json(self.details), []
-            out.append(OpaqueItem(Opaque(WIRE, {REASONING_DETAILS: details})))
+            out.append(self._kept(REASONING_DETAILS, details))
         if self.extras:
-            out.append(OpaqueItem(Opaque(WIRE, {CALL_EXTRAS: self.extras})))
+            out.append(self._kept(CALL_EXTRAS, self.extras))
             self.extras = {}
         for call_id, name, raw_args in self.calls.values():
             arguments, error = parse_arguments(raw_args)
@@ -416,6 +431,10 @@ class ChatTranslator(Translator):
         self.calls.clear()
         self.unnamed.clear()
         return out
+
+    def _kept(self, key: str, value: Any) -> OpaqueItem:
+        """An opaque item to send back, tagged with the server that gave it (`ORIGIN`)."""
+        return OpaqueItem(Opaque(WIRE, {key: value, ORIGIN: self.origin}))
 
     def _error(self, error: Any) -> Failure:
         """An error the server reported in its stream (or answer): retried when its code is a status

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from harnez.errors import HarnezError
+from harnez.testing.scripted_model import ScriptedModel
 from harnez.wires import WIRES, Endpoint, WireWarning, collect
 from harnez.wires.base import WireRequest
 from harnez.wires.catalogue import UNKNOWN_MODEL
@@ -19,6 +20,7 @@ from harnez.wires.conversation import (
     UserMessage,
     item_from_json,
 )
+from harnez.wires.openai_chat import origin_of
 from tests.wires.helpers import SECRET
 from tests.wires.sse_bodies import chunk, events, raw
 
@@ -182,8 +184,11 @@ async def test_mistral_thinking_parts_go_back_as_a_thinking_part_of_their_messag
     start = Conversation("sys", (UserMessage("go"),))
     turn, _ = await collect(make_wire("openai-chat").stream(WireRequest("magistral-medium", start)))
     assert (turn.reasoning, turn.text) == ("Let me read it with [redacted].", "Reading.")
-    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
-    assert SECRET not in json.dumps(stored)
+    text = json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json())
+    assert SECRET not in text
+    # as if the server at `base_url` had given the answer: its extras go back to it alone
+    served = origin_of(scripted_model.base_url("openai-chat"))
+    stored = json.loads(text.replace(json.dumps(served), json.dumps(origin_of(base_url))))
     wire = WIRES["openai-chat"](Endpoint("mistral", "openai-chat", base_url, None, None))
     try:
         follow = WireRequest("magistral-medium", Conversation.from_json(stored))
@@ -349,3 +354,51 @@ async def test_thinking_written_in_the_content_goes_back_as_it_was_written(scrip
     await collect(wire.stream(WireRequest("minimax-m2", Conversation.from_json(stored))))
     assistant = scripted_model.requests[-1].body["messages"][2]
     assert assistant["content"] == "<think>\nPlan.\n</think>\n\nCalling."
+
+
+SIGNED_CALL = {**GEMINI_CALL, "id": "call_9", "function": {"name": "read", "arguments": "{}"}}
+EVERY_CHAT_EXTRA = raw(
+    events(
+        chunk({"role": "assistant", "reasoning_content": "Let me read it."}),
+        chunk({"reasoning_details": [detail("encrypted", 0, data="RU5DUllQVEVE")]}),
+        chunk({"content": "<think>Plan.</think>Reading."}),
+        chunk({"tool_calls": [SIGNED_CALL]}),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+    )
+)
+"""A chat answer with every extra the wire keeps to send back: `reasoning_content`,
+`reasoning_details`, thinking written in the content and a call's `extra_content`."""
+
+
+async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
+    """A session moved (`/model`) from one chat server to another: the extras the first one gave are
+    not sent to the second (a strict server refuses a field it does not know), and go back to the
+    first when the session returns to it. An extra kept before items named their server goes to any
+    chat server, as it did."""
+    scripted_model.add(EVERY_CHAT_EXTRA, {"reply": [{"text": "done"}]})
+    older = AssistantMessage("Earlier.", opaque=(Opaque("openai-chat", {"reasoning_content": "Old."}),))
+    start = Conversation("sys", (UserMessage("before"), older, UserMessage("go")))
+    turn, _ = await collect(make_wire("openai-chat").stream(WireRequest("deepseek-v4", start)))
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    history = WireRequest("deepseek-v4", Conversation.from_json(stored))
+    plain_call = {"id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    with ScriptedModel() as other:
+        other.add({"reply": [{"text": "done"}]})
+        elsewhere = WIRES["openai-chat"](
+            Endpoint("other", "openai-chat", other.base_url("openai-chat"), None)
+        )
+        try:
+            follow, _ = await collect(elsewhere.stream(history))
+        finally:
+            await elsewhere.aclose()
+        assert follow.text == "done"
+        messages = other.requests[-1].body["messages"]
+    assert messages[2] == {"role": "assistant", "content": "Earlier.", "reasoning_content": "Old."}
+    assert messages[4] == {"role": "assistant", "content": "Reading.", "tool_calls": [plain_call]}
+    await collect(make_wire("openai-chat").stream(history))
+    again = scripted_model.requests[-1].body["messages"][4]
+    assert again["reasoning_content"] == "Let me read it."
+    assert again["reasoning_details"] == [detail("encrypted", 0, data="RU5DUllQVEVE")]
+    assert again["content"] == "<think>Plan.</think>Reading."
+    assert again["tool_calls"] == [{**plain_call, "extra_content": GEMINI_CALL["extra_content"]}]
