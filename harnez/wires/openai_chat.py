@@ -244,7 +244,9 @@ class ChatTranslator(Translator):
         self.slots: dict[int, int] = {}
         """The server's `index` -> the slot of the call it names now."""
         self.unnamed: set[int] = set()
-        """The slots of calls whose id is made up (`call_N`), the server not having given it yet."""
+        """The slots of calls whose id is made up (`call_N`), the server not having given it yet: their
+        arguments are held, not streamed, until it does or the call ends (a preview under the made-up
+        id would show a call that never completes: the call goes on under the server's id)."""
         self.stop: tuple[StopReason, str | None] | None = None
         self.refused = False
         """The model gave a `refusal` instead of (or with) its content."""
@@ -361,13 +363,15 @@ class ChatTranslator(Translator):
             arguments = json.dumps(arguments, ensure_ascii=False)
         if arguments:
             state[2] += arguments
-            out.append(ToolCallDelta(state[0], arguments))
+            if slot not in self.unnamed:
+                out.append(ToolCallDelta(state[0], arguments))
         return out
 
     def _given_id(self, slot: int, call_id: str) -> list[WireEvent]:
         """The id of a call that started without one (its index and name first): the call is the
         server's from then on, and is answered under it (the made-up id would name no call). It is
-        started again under it, with its arguments so far, so that what follows is shown under it."""
+        started again under it, with its arguments so far (held until now), so that all of them are
+        shown under it."""
         state = self.calls[slot]
         made_up, state[0] = state[0], call_id
         self.unnamed.discard(slot)
@@ -425,7 +429,9 @@ class ChatTranslator(Translator):
         if self.extras:
             out.append(self._kept(CALL_EXTRAS, self.extras))
             self.extras = {}
-        for call_id, name, raw_args in self.calls.values():
+        for slot, (call_id, name, raw_args) in self.calls.items():
+            if slot in self.unnamed and raw_args:  # never named by the server: shown under `call_N`
+                out.append(ToolCallDelta(call_id, raw_args))
             arguments, error = parse_arguments(raw_args)
             out.append(ToolCallEnd(call_id, name, arguments, raw_args, error))
         self.calls.clear()

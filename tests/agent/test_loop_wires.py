@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harnez.http.translate import TaskStream
 from harnez.testing.scripted_model import ScriptedModel
 from tests.agent.helpers import (
     PROVIDERS,
@@ -18,6 +19,8 @@ from tests.agent.helpers import (
     tool_call,
     tool_outputs,
 )
+from tests.wires import sse_bodies as sse
+from tests.wires.sse_bodies import call, raw
 
 
 @pytest.mark.parametrize("wire", sorted(PROVIDERS.values()))
@@ -117,3 +120,36 @@ async def test_a_stream_item_of_an_unexpected_shape_becomes_a_warning_event(
     assert outcome.stop == "completed"
     codes = [e.body.code for e in await events(server, session.id, "warning")]
     assert "misshapen-stream-item" in codes
+
+
+async def test_a_chat_call_whose_id_comes_later_is_shown_and_stored_under_that_id_alone(
+    scripted_model: ScriptedModel, open_server, workspace: Path
+) -> None:
+    """A chat server gave a call's index, name and first arguments before its id: nothing is stored or
+    streamed under the made-up `call_0` (a function_call item the UHP stream would never complete);
+    the call's arguments are stored, and shown, under the server's id."""
+    (workspace / "a.py").write_text("print(1)\n")
+    late = [
+        [call(0, name="read", args='{"path": ')],
+        [call(0, args='"a.py"')],
+        [call(0, "c1", args="}")],
+    ]
+    scripted_model.add(
+        raw(sse.events(*(sse.chunk({"tool_calls": f}) for f in late), sse.chunk({}, "tool_calls"), "[DONE]")),
+        answer("It prints 1."),
+    )
+    server = await open_server(make_settings(scripted_model))
+    session = server.create_session(workspace)
+    _, outcome = await run_task(server, workspace, "what does a.py do?", session.id)
+
+    assert outcome.stop == "completed" and "print(1)" in tool_outputs(scripted_model.requests[-1].body)["c1"]
+    deltas = await events(server, session.id, "tool-arguments-delta")
+    assert {e.body.call_id for e in deltas} == {"c1"}
+    assert "".join(e.body.delta for e in deltas) == '{"path": "a.py"}'
+    stream = TaskStream(deltas[0].task)
+    for event in await server.events_after(session.id):
+        stream.feed(event)
+    calls = [item for item in stream.output if item["type"] == "function_call"]
+    assert [(c["call_id"], c["status"], c["arguments"]) for c in calls] == [
+        ("c1", "completed", '{"path": "a.py"}')
+    ]
