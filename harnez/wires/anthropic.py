@@ -6,6 +6,7 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -37,7 +38,7 @@ from harnez.wires.conversation import (
     ToolResult,
     UserMessage,
 )
-from harnez.wires.http import HttpWire, Translator, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, parse_arguments
 from harnez.wires.retry import RetryingWire
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -57,8 +58,12 @@ MAX_PAUSES = 8
 """How many times one model call is continued after a pause before it ends as it is."""
 CONTAINER = "container"
 """The `type` of the opaque item holding the container a response ran its code in (`{id, expires_at}`,
-in `message_start`'s message or `message_delta`'s delta): never a content block, it rides on the paused
-message only to name that container in the continuation's request (`"container": id`)."""
+in `message_start`'s message or `message_delta`'s delta, and the server's `ORIGIN`): never a content
+block, it is kept with the message to name that container in the requests that follow (`"container":
+id`, `live_container`), so the model's files are there for the rest of the session while it lives."""
+CONTAINER_MARGIN = 60.0
+"""Seconds before its `expires_at` a container is sent no more: a request on its way, or one that runs
+code for a while, should not reach it as it expires (Anthropic refuses an expired container)."""
 SIGNED_BLOCKS = frozenset(("thinking", "redacted_thinking"))
 SERVER_TOOL_BLOCKS = frozenset(("server_tool_use", "mcp_tool_use"))
 RETRYABLE_ERRORS = frozenset(("overloaded_error", "api_error", "rate_limit_error", "timeout_error"))
@@ -166,14 +171,23 @@ class AnthropicWire(HttpWire):
             body["temperature"] = request.temperature
         if request.tools and request.force_tool and thinking is None:  # no forced tool while thinking
             body["tool_choice"] = {"type": "tool", "name": request.force_tool}
-        container = paused_container(request.conversation.items)
+        container = live_container(request.conversation.items, self.origin, datetime.now(UTC))
         if container is not None:
             body["container"] = container
         return body
 
+    def without_refused(self, body: dict[str, Any], said: str) -> dict[str, Any] | None:
+        """A container the server refused (expired or deleted before its `expires_at` by the server's
+        clock, or a server that takes none): the request goes once more without it, in a new container,
+        rather than failing every request of the session that names it."""
+        if "container" not in body or "container" not in said.lower():
+            return None
+        return {k: v for k, v in body.items() if k != "container"}
+
     def translator(self, request: WireRequest) -> Translator:
         items = request.conversation.items
-        return AnthropicTranslator(verbatim=bool(items) and isinstance(items[-1], AssistantMessage))
+        verbatim = bool(items) and isinstance(items[-1], AssistantMessage)
+        return AnthropicTranslator(self.origin, verbatim=verbatim)
 
     async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
         """One model call, continued after each `pause_turn` (up to MAX_PAUSES times) by sending the
@@ -213,8 +227,6 @@ class AnthropicWire(HttpWire):
                         continue  # said once, for the first call
                     if isinstance(event, OpaqueItem):
                         kept.append(event.opaque)
-                        if event.opaque.item.get("type") == CONTAINER:
-                            continue  # for the continuation's request only: no part of the turn
                     elif isinstance(event, ToolCallEnd):
                         calls.append(ToolCall(event.id, event.name, event.arguments))
                     if not isinstance(event, WireWarning | Failure):
@@ -234,7 +246,9 @@ class AnthropicWire(HttpWire):
 class AnthropicTranslator(Translator):
     """message_start, content blocks (start/delta/stop), message_delta, message_stop."""
 
-    def __init__(self, verbatim: bool = False) -> None:
+    def __init__(self, origin: str, verbatim: bool = False) -> None:
+        self.origin = origin
+        """The server answering (`origin_of` its base URL), named in the container item it gives."""
         self.model: str | None = None
         self.usage: dict[str, Any] = {}
         self.stop_raw: str | None = None
@@ -372,7 +386,7 @@ class AnthropicTranslator(Translator):
             out.extend(self.read("content_block_stop", {"type": "content_block_stop", "index": index}))
         out.extend(self._kept())
         if self.container is not None:
-            out.append(OpaqueItem(Opaque(WIRE, {**self.container, "type": CONTAINER})))
+            out.append(OpaqueItem(Opaque(WIRE, {**self.container, "type": CONTAINER, ORIGIN: self.origin})))
         return [*out, UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
     def finish(self) -> list[WireEvent]:
@@ -447,16 +461,39 @@ def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     return block, []  # redacted thinking is kept whole; other kinds pass as they are
 
 
-def paused_container(items: tuple[Item, ...]) -> str | None:
-    """The id of the container the paused messages that end the conversation ran their code in, the
-    newest first: a continuation goes on in it (files and state kept), not in a new one."""
+def live_container(items: tuple[Item, ...], origin: str, now: datetime) -> str | None:
+    """The id of the newest container the server at `origin` ran code in for this conversation, while
+    it lives: the next request of the tool loop, and the session's later tasks, go on in it (the files
+    the model made are there), not in a new one. None once it expires (`expires_at`, less
+    `CONTAINER_MARGIN`), or when its expiry is not given (then only the continuation of the paused
+    call that named it, which follows at once, goes on in it)."""
+    paused = True
+    """Whether the items looked at so far are the paused messages that end the conversation."""
     for item in reversed(items):
+        paused = paused and isinstance(item, AssistantMessage)
         if not isinstance(item, AssistantMessage):
-            return None
+            continue
         for opaque in reversed(item.opaque):
-            if opaque.wire == WIRE and opaque.item.get("type") == CONTAINER:
-                return str(opaque.item["id"])
+            found = opaque.item
+            if opaque.wire != WIRE or found.get("type") != CONTAINER or found.get(ORIGIN, origin) != origin:
+                continue
+            expires = _moment(found.get("expires_at"))
+            if expires is None:
+                return str(found["id"]) if paused else None
+            return str(found["id"]) if now < expires - timedelta(seconds=CONTAINER_MARGIN) else None
     return None
+
+
+def _moment(value: Any) -> datetime | None:
+    """An ISO 8601 time as Anthropic writes it (`2026-12-06T01:00:00.123456Z`); None when it is not one
+    (a time without its zone is read as UTC)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def is_server_block(kind: Any) -> bool:

@@ -182,6 +182,11 @@ class HttpWire:
         if self._owns_client:
             await self._client.aclose()
 
+    @property
+    def origin(self) -> str:
+        """The server's name in the opaque items it gives (`origin_of` its base URL)."""
+        return origin_of(self.endpoint.base_url)
+
     def headers(self) -> dict[str, str]:
         raise NotImplementedError
 
@@ -395,6 +400,20 @@ class HttpWire:
 
     def _redact(self, text: str) -> str:
         return SECRETS.redact(text)
+
+
+ORIGIN = "origin"
+"""The key, in an opaque item a wire makes, naming the server that gave it (`origin_of` its base URL):
+the item goes back only to that server, since another may refuse a field it does not know or a thing
+it never made (a session whose `/model` moved to another provider goes on). A chat item kept before
+items were tagged has no origin and goes back to any chat server (docs/wires.md says why)."""
+
+
+def origin_of(base_url: str) -> str:
+    """What names a server in the opaque items it gave (to be sent back to it alone): its base URL
+    without credentials (no user, password or query: the items are stored) and without a trailing
+    slash."""
+    return public_url(base_url).rstrip("/")
 
 
 def is_openai(base_url: str) -> bool:

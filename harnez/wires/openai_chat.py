@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from harnez.redaction import SECRETS, public_url
+from harnez.redaction import SECRETS
 from harnez.settings import WireName
 from harnez.wires.base import (
     Failure,
@@ -29,6 +29,7 @@ from harnez.wires.base import (
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
 from harnez.wires.http import (
+    ORIGIN,
     RETRYABLE_STATUSES,
     HttpWire,
     Translator,
@@ -56,11 +57,6 @@ model sees what it reasoned. Sent only to Mistral's API, which documents them in
 CALL_EXTRAS = "tool_call_extra_content"
 """The opaque item holding, by call id, each tool call's `extra_content` (Gemini's thought signature,
 which Gemini 3 refuses a tool loop without)."""
-ORIGIN = "origin"
-"""The key, in each opaque item of this wire, naming the server that gave it (`origin_of` its base
-URL): an item goes back only to that server, since another may refuse a field it does not know (a
-session whose `/model` moved to another provider goes on). An item kept before items were tagged has
-no origin and goes back to any chat server (docs/wires.md says why)."""
 CHAT_STOPS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -117,17 +113,11 @@ def chat_messages(request: WireRequest, origin: str, thinking_parts: bool = Fals
     return messages
 
 
-def origin_of(base_url: str) -> str:
-    """What names a chat server in the opaque items it gave: its base URL without credentials (no
-    user, password or query: the items are stored) and without a trailing slash."""
-    return public_url(base_url).rstrip("/")
-
-
 def _assistant(item: AssistantMessage, origin: str, thinking_parts: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     extras: dict[str, Any] = {}
     for kept in item.opaque:
-        if kept.wire != WIRE or kept.item.get(ORIGIN, origin) != origin:
+        if kept.wire != WIRE or kept.item.get(ORIGIN, origin) != origin:  # another server's
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
@@ -185,7 +175,7 @@ class OpenAIChatWire(HttpWire):
         body: dict[str, Any] = {
             "model": request.model,
             "messages": chat_messages(
-                request, origin_of(self.endpoint.base_url), thinking_parts=is_mistral(self.endpoint.base_url)
+                request, self.origin, thinking_parts=is_mistral(self.endpoint.base_url)
             ),
             "stream": True,
         }
@@ -229,7 +219,7 @@ class OpenAIChatWire(HttpWire):
         return {k: v for k, v in body.items() if k != "stream_options"}
 
     def translator(self, request: WireRequest) -> Translator:
-        return ChatTranslator(origin_of(self.endpoint.base_url))
+        return ChatTranslator(self.origin)
 
 
 class ChatTranslator(Translator):

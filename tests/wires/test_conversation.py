@@ -20,7 +20,7 @@ from harnez.wires.conversation import (
     UserMessage,
     item_from_json,
 )
-from harnez.wires.openai_chat import origin_of
+from harnez.wires.http import origin_of
 from tests.wires.helpers import SECRET
 from tests.wires.sse_bodies import chunk, events, raw
 

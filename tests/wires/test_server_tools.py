@@ -6,10 +6,14 @@ next request's body."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
-from harnez.wires import Retry, Stop, UsageReport, collect
-from harnez.wires.anthropic import MAX_PAUSES
+import pytest
+
+from harnez.wires import WIRES, Endpoint, Retry, Stop, UsageReport, collect
+from harnez.wires.anthropic import CONTAINER_MARGIN, MAX_PAUSES
 from harnez.wires.base import WireRequest
+from harnez.wires.catalogue import UNKNOWN_MODEL
 from harnez.wires.conversation import Conversation, ToolResult, UserMessage
 from tests.wires import sse_bodies as sse
 from tests.wires.helpers import READ_TOOL
@@ -101,7 +105,7 @@ async def test_a_turn_paused_again_and_again_ends_after_the_last_continuation(
     assert assistant["content"] == PAUSED_CONTENT * MAX_PAUSES
 
 
-CONTAINER = {"id": "container_011CQ", "expires_at": "2026-12-06T01:00:00Z"}
+CONTAINER = {"id": "container_011CQ", "expires_at": "2999-12-06T01:00:00Z"}
 CODE_RUN = {"type": "server_tool_use", "id": "srvtoolu_2", "name": "code_execution", "input": {"code": "1"}}
 CODE_RESULT = {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_2", "content": {"stdout": "1"}}
 
@@ -141,6 +145,7 @@ async def test_a_continuation_goes_on_in_the_container_the_paused_call_ran_its_c
         assert [o.item["type"] for o in turn.opaque] == [
             "server_tool_use",
             "code_execution_tool_result",
+            "container",  # kept for the requests that follow (no content block)
             "text",
         ]
     first, continued, first_whole, continued_whole = (r.body for r in scripted_model.requests)
@@ -148,6 +153,97 @@ async def test_a_continuation_goes_on_in_the_container_the_paused_call_ran_its_c
     assert continued["container"] == "container_011CQ"
     assert continued_whole["container"] == "container_whole"
     assert continued["messages"][-1]["content"] == [CODE_RUN, CODE_RESULT]
+
+
+LIVES = "2999-12-06T01:00:00.123456Z"
+DONE = anthropic(sse.message_start(), *text_block(0, "Done."), *sse.message_end())
+
+
+def code_then_read(expires_at: str) -> dict[str, object]:
+    """An answer that ran code in a container (named on its message, expiring at `expires_at`) and
+    then calls read."""
+    start = sse.message_start()
+    start["message"]["container"] = {"id": "container_loop", "expires_at": expires_at}
+    return anthropic(
+        start,
+        *sse.block(0, CODE_RUN),
+        *sse.block(1, CODE_RESULT),
+        *sse.block(2, sse.tool_use(), sse.json_delta('{"path": "a.py"}')),
+        *sse.message_end("tool_use"),
+    )
+
+
+def from_now(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "reused"),
+    [(LIVES, True), (from_now(-3600), False), (from_now(CONTAINER_MARGIN / 2), False)],
+    ids=["alive", "expired", "expiring"],
+)
+async def test_the_tool_loop_and_later_tasks_go_on_in_the_container_while_it_lives(
+    scripted_model, make_wire, expires_at, reused
+) -> None:
+    """The files the model's code made stay where it made them: the next request of the tool loop, and
+    the session's next task (its history read back from JSON), name the container; once it has
+    expired (or is about to), none is named and Anthropic makes a new one."""
+    scripted_model.add(code_then_read(expires_at), DONE, DONE)
+    wire = make_wire("anthropic-messages")
+    turn, _ = await collect(wire.stream(ask()))
+    loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    follow, _ = await collect(wire.stream(WireRequest("claude-sonnet-4-5", loop, (READ_TOOL,))))
+    stored = json.loads(json.dumps(loop.append(follow.to_message()).to_json()))
+    later = Conversation.from_json(stored).append(UserMessage("and the file?"))
+    await collect(wire.stream(WireRequest("claude-sonnet-4-5", later, (READ_TOOL,))))
+    first, in_loop, next_task = (r.body for r in scripted_model.requests)
+    expected = "container_loop" if reused else None
+    assert "container" not in first
+    assert (in_loop.get("container"), next_task.get("container")) == (expected, expected)
+    assert next_task["messages"][1]["content"] == [
+        CODE_RUN,
+        CODE_RESULT,
+        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
+    ]
+
+
+async def test_a_container_is_named_only_to_the_server_that_made_it(scripted_model, make_wire) -> None:
+    """A session moved to another Anthropic-compatible server: it never made the container (a strict
+    one refuses the field), so none is named to it."""
+    scripted_model.add(code_then_read(LIVES))
+    turn, _ = await collect(make_wire("anthropic-messages").stream(ask()))
+    loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    elsewhere = WIRES["anthropic-messages"](
+        Endpoint("proxy", "anthropic-messages", "http://127.0.0.1:9/proxy", None)
+    )
+    try:
+        body = elsewhere.body(WireRequest("claude-sonnet-4-5", loop), UNKNOWN_MODEL)
+    finally:
+        await elsewhere.aclose()
+    assert "container" not in body and body["messages"][1]["content"][:2] == [CODE_RUN, CODE_RESULT]
+
+
+async def test_a_container_the_server_refuses_is_left_out_of_the_request_sent_again(
+    scripted_model, make_wire
+) -> None:
+    """Anthropic refuses a container it has ended (its clock ahead of ours, or deleted): the request
+    goes once more without it (a new container), instead of failing every later request."""
+    refused = {
+        "status": 400,
+        "body": {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "Container container_loop has expired"},
+        },
+    }
+    scripted_model.add(code_then_read(LIVES), refused, DONE)
+    wire = make_wire("anthropic-messages")
+    turn, _ = await collect(wire.stream(ask()))
+    loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    follow, _ = await collect(wire.stream(WireRequest("claude-sonnet-4-5", loop, (READ_TOOL,))))
+    assert follow.failure is None and follow.text == "Done."
+    named, again = (r.body for r in scripted_model.requests[1:])
+    assert named["container"] == "container_loop" and "container" not in again
+    assert again["messages"] == named["messages"]
 
 
 async def test_a_continuation_that_fails_in_passing_is_tried_again_by_itself(
