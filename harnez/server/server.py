@@ -51,7 +51,7 @@ from harnez.store.sessions import SessionRecord, SessionTable, new_session_id
 from harnez.store.tasks import TaskRecord
 from harnez.store.uhp import UhpTables
 from harnez.text import valid_text
-from harnez.titles.keywords import clean_title
+from harnez.titles.keywords import clean_title, excerpt_title
 from harnez.titles.policy import ModelTitler, TitlePolicy
 from harnez.tools.base import ToolContext
 from harnez.tools.shell import DEFAULT_TIMEOUT, ShellParams, ShellTool, stop_orphaned_group
@@ -239,6 +239,18 @@ class Server(SessionListing):
                 ),
             )
             await self.store.sessions.set_fields(record.num, status="interrupted")
+            if record.naming_used and record.title is None and self.titles.settings.generated:
+                await self._title_by_excerpt(record)
+
+    async def _title_by_excerpt(self, record: SessionRecord) -> None:
+        """Name a session whose naming began but never ended (its process died first) by the excerpt of
+        its first prompt: without it the session would stay untitled for good (naming runs once)."""
+        prompt = next(
+            (task.input for task in await self.store.tasks.of_session(record.num) if task.input), ""
+        )
+        title = excerpt_title(prompt)
+        if title:
+            await self.save_automatic_title(record.id, title, "excerpt", only_if_untitled=True)
 
     # sessions ---------------------------------------------------------------------------------
 
@@ -290,21 +302,32 @@ class Server(SessionListing):
         )
         return title
 
-    async def set_automatic_title(self, session_id: str, title: str, source: str) -> bool:
-        """An automatic title; refused (False) once the person has named the session."""
+    async def set_automatic_title(
+        self, session_id: str, title: str, source: str, *, only_if_untitled: bool = False
+    ) -> bool:
+        """An automatic title; refused (False) once the person has named the session, and with
+        only_if_untitled once it has any title."""
         title = clean_title(title)
         record = await self.get_session(session_id)
-        if not await self.store.sessions.set_title(record.num, title, source, only_if_automatic=True):
+        stored = await self.store.sessions.set_title(
+            record.num, title, source, only_if_automatic=True, only_if_untitled=only_if_untitled
+        )
+        if not stored:
             return False
         await self.store.events.append_now(
             record.num, record.id, Event(TitleChanged(title=title, source=source))
         )
         return True
 
-    async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
-        """TitleStore: an automatic title, refused once the person named the session."""
+    async def save_automatic_title(
+        self, session_id: str, title: str, source: str, *, only_if_untitled: bool = False
+    ) -> bool:
+        """TitleStore: an automatic title, refused once the person named the session (and with
+        only_if_untitled once it has any title)."""
         try:
-            return await self.set_automatic_title(session_id, title, source)
+            return await self.set_automatic_title(
+                session_id, title, source, only_if_untitled=only_if_untitled
+            )
         except SessionNotFoundError:
             return False  # deleted while naming ran
 

@@ -263,10 +263,21 @@ class SessionTable:
         rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM sessions WHERE num IN ({marks})", nums)
         return {row["num"]: _record(row) for row in rows}
 
-    async def set_title(self, num: int, title: str, source: str, *, only_if_automatic: bool = False) -> bool:
-        """Store a title; with only_if_automatic, a title the user gave is never replaced (atomic check)."""
+    async def set_title(
+        self,
+        num: int,
+        title: str,
+        source: str,
+        *,
+        only_if_automatic: bool = False,
+        only_if_untitled: bool = False,
+    ) -> bool:
+        """Store a title; with only_if_automatic, a title the user gave is never replaced, and with
+        only_if_untitled, no title is (atomic checks)."""
         title = redact(title)
         automatic = " AND (title_source IS NULL OR title_source != 'user')" if only_if_automatic else ""
+        if only_if_untitled:
+            automatic += " AND title IS NULL"
 
         def store(conn: sqlite3.Connection) -> bool:
             if conn.execute(f"SELECT 1 FROM sessions WHERE num = ?{automatic}", (num,)).fetchone() is None:

@@ -33,8 +33,11 @@ class TitleStore(Protocol):
     async def mark_naming_used(self, session_id: str) -> bool:
         """Record that the first prompt was seen; False when it already had been (persisted)."""
 
-    async def save_automatic_title(self, session_id: str, title: str, source: str) -> bool:
-        """Store a title unless the person named the session (checked atomically); False when refused."""
+    async def save_automatic_title(
+        self, session_id: str, title: str, source: str, *, only_if_untitled: bool = False
+    ) -> bool:
+        """Store a title unless the person named the session (and, with only_if_untitled, unless it has
+        any title; checked atomically); False when refused."""
 
     async def warn(self, session_id: str, code: str, message: str) -> None:
         """Append a warning event to the session."""
@@ -74,6 +77,8 @@ class TitlePolicy:
 
     def __post_init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
+        self._cut_short: dict[str, str] = {}
+        """Sessions whose naming `close` cancelled, with their first prompt: each gets its excerpt."""
         self._decided: dict[str, None] = {}
         """Sessions whose naming flag this policy saw set (persisted: it is never cleared), the newest
         `DECIDED_KEPT` of them in order: a long-lived server meets sessions without end, and a session
@@ -104,10 +109,21 @@ class TitlePolicy:
         return task
 
     async def close(self) -> None:
-        """Cancel naming still in flight and stop the keyword worker."""
+        """Cancel naming still in flight and stop the keyword worker. A session whose naming was cut
+        short gets the excerpt of its first prompt, unless it has a title by now: naming runs once, and
+        a person who quits right after a first prompt (or cancels it and quits) would otherwise keep an
+        untitled session for good, listed under its folder's name."""
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        cut_short, self._cut_short = self._cut_short, {}
+        for session_id, prompt in cut_short.items():
+            fallback = excerpt_title(prompt)
+            if fallback:
+                with contextlib.suppress(StoreError):
+                    await self.store.save_automatic_title(
+                        session_id, fallback, "excerpt", only_if_untitled=True
+                    )
         await self.keyword_worker.close()
 
     async def wait_idle(self) -> None:
@@ -116,10 +132,13 @@ class TitlePolicy:
             await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _name(self, session_id: str, prompt: str, after: asyncio.Event | None) -> None:
-        if after is not None:
-            await after.wait()
         try:
+            if after is not None:
+                await after.wait()
             await self._name_from_source(session_id, prompt)
+        except asyncio.CancelledError:
+            self._cut_short[session_id] = prompt  # `close`: its excerpt, unless a title got saved
+            raise
         except StoreError:
             return  # saving failed for good: the task and every front end already report it
         except Exception as exc:
