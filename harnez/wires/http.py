@@ -405,8 +405,16 @@ class HttpWire:
 ORIGIN = "origin"
 """The key, in an opaque item a wire makes, naming the server that gave it (`origin_of` its base URL):
 the item goes back only to that server, since another may refuse a field it does not know or a thing
-it never made (a session whose `/model` moved to another provider goes on). A chat item kept before
-items were tagged has no origin and goes back to any chat server (docs/wires.md says why)."""
+it never made (a session whose `/model` moved to another provider goes on). An item kept before
+items were tagged has no origin: a chat or Anthropic one goes back to any server of its wire, a
+Responses one to none (`goes_to`; docs/wires.md says why)."""
+
+
+def goes_to(item: dict[str, Any], origin: str, *, untagged: bool) -> bool:
+    """Whether an opaque item may be sent to the server at `origin`: it names that server, or it names
+    none (kept before items were tagged) and its wire sends such items anywhere (`untagged`)."""
+    named = item.get(ORIGIN)
+    return untagged if named is None else named == origin
 
 
 def origin_of(base_url: str) -> str:
