@@ -38,7 +38,7 @@ from harnez.wires.conversation import (
     ToolResult,
     UserMessage,
 )
-from harnez.wires.http import ORIGIN, HttpWire, Translator, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, parse_arguments
 from harnez.wires.retry import RetryingWire
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -475,7 +475,11 @@ def live_container(items: tuple[Item, ...], origin: str, now: datetime) -> str |
             continue
         for opaque in reversed(item.opaque):
             found = opaque.item
-            if opaque.wire != WIRE or found.get("type") != CONTAINER or found.get(ORIGIN, origin) != origin:
+            if (
+                opaque.wire != WIRE
+                or found.get("type") != CONTAINER
+                or not goes_to(found, origin, untagged=True)
+            ):
                 continue
             expires = _moment(found.get("expires_at"))
             if expires is None:

@@ -26,7 +26,7 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
-from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, is_openai, openai_usage, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, is_openai, openai_usage, parse_arguments
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
@@ -55,9 +55,10 @@ QUIET_EVENTS = frozenset(
 )
 
 
-def responses_input(request: WireRequest, origin: str) -> list[dict[str, Any]]:
-    """The conversation as Responses input items; the reasoning items the server at `origin` gave are
-    replayed verbatim (another server cannot decrypt them and refuses the request; `sent_back`)."""
+def responses_input(request: WireRequest, sends: Callable[[Opaque], bool]) -> list[dict[str, Any]]:
+    """The conversation as Responses input items; the reasoning items `sends` lets go to this server
+    (`HttpWire.sends`: the ones it gave) are replayed verbatim (another server cannot decrypt them
+    and refuses the request; `sent_back`)."""
     items: list[dict[str, Any]] = []
     for item in request.conversation.items:
         if isinstance(item, UserMessage):
@@ -66,11 +67,7 @@ def responses_input(request: WireRequest, origin: str) -> list[dict[str, Any]]:
             output = f"[error] {item.content}" if item.is_error else item.content
             items.append({"type": "function_call_output", "call_id": item.call_id, "output": output})
         elif isinstance(item, AssistantMessage):
-            items += [
-                sent_back(o.item)
-                for o in item.opaque
-                if o.wire == WIRE and goes_to(o.item, origin, untagged=False)
-            ]
+            items += [sent_back(o.item) for o in item.opaque if sends(o)]
             if item.text:
                 items.append({"role": "assistant", "content": item.text})
             items += [
@@ -101,6 +98,7 @@ class OpenAIResponsesWire(HttpWire):
 
     name = WIRE
     path = "/responses"
+    untagged_anywhere = False  # a server refuses reasoning it cannot decrypt, never none (docs/wires.md)
 
     def headers(self) -> dict[str, str]:
         key = self.endpoint.api_key
@@ -109,7 +107,7 @@ class OpenAIResponsesWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "input": responses_input(request, self.origin),
+            "input": responses_input(request, self.sends),
             "stream": True,
             "store": False,
         }

@@ -443,3 +443,64 @@ async def test_responses_items_go_back_only_to_the_server_that_gave_them(scripte
         "function_call_output",
     ]
     assert again[3]["encrypted_content"] == "SIG-1" and "origin" not in again[3]
+
+
+ELSEWHERE = origin_of("http://127.0.0.1:9/elsewhere")
+"""The server that gave the items of `OTHER_SERVERS`: not the one the session now uses."""
+OTHER_SERVERS = {
+    "openai-chat": {"reasoning_content": "Old.", "origin": ELSEWHERE},
+    "openai-responses": {"type": "reasoning", "encrypted_content": "OLD", "origin": ELSEWHERE},
+    "anthropic-messages": {
+        "type": "container",
+        "id": "container_old",
+        "expires_at": "2999-12-06T01:00:00Z",
+        "origin": ELSEWHERE,
+    },
+}
+"""An item of each wire that another server of that wire gave (its opaque item kinds that name one)."""
+
+
+@pytest.mark.parametrize("wire", list(OTHER_SERVERS))
+async def test_items_of_another_server_left_out_are_named_in_a_warning(
+    scripted_model, make_wire, wire
+) -> None:
+    """A session moved to another server of the same wire: the items the first server gave are left
+    out, and the stream says so as a wire switch does (`opaque-items-dropped`, the items in `raw`);
+    the agent shows it once per task. Items of the server now used are sent without a word."""
+    given = (
+        json.dumps(OTHER_SERVERS[wire]).replace("Old", "Mine").replace("OLD", "MINE").replace("_old", "_mine")
+    )
+    mine = {**json.loads(given), "origin": origin_of(scripted_model.base_url(wire))}
+    older = AssistantMessage("Earlier.", opaque=(Opaque(wire, OTHER_SERVERS[wire]),))
+    ours = AssistantMessage("Later.", opaque=(Opaque(wire, mine),))
+    history = Conversation(
+        "sys", (UserMessage("before"), older, UserMessage("then"), ours, UserMessage("go"))
+    )
+    scripted_model.add({"reply": [{"text": "done"}]})
+    turn, events = await collect(make_wire(wire).stream(WireRequest("claude-sonnet-4-5", history)))
+    assert turn.text == "done"
+    [warning] = [e for e in events if isinstance(e, WireWarning)]
+    assert warning.code == "opaque-items-dropped"
+    assert f"1 {wire} item(s) given by another server ({ELSEWHERE})" in warning.message
+    assert warning.raw == [{"wire": wire, "item": OTHER_SERVERS[wire]}]
+    sent = json.dumps(scripted_model.requests[-1].body)
+    assert "Old." not in sent and "OLD" not in sent and "container_old" not in sent
+    assert {"openai-chat": "Mine.", "openai-responses": "MINE", "anthropic-messages": "container_mine"}[
+        wire
+    ] in sent
+
+
+async def test_a_responses_item_that_names_no_server_is_left_out_with_a_warning(
+    scripted_model, make_wire
+) -> None:
+    """A Responses item kept before items named their server goes to none, and the warning says whose
+    it was is not known."""
+    older = AssistantMessage(
+        "Earlier.", opaque=(Opaque("openai-responses", {"type": "reasoning", "encrypted_content": "OLD"}),)
+    )
+    history = Conversation("sys", (UserMessage("before"), older, UserMessage("go")))
+    scripted_model.add({"reply": [{"text": "done"}]})
+    _, events = await collect(make_wire("openai-responses").stream(WireRequest("gpt-5", history)))
+    [warning] = [e for e in events if isinstance(e, WireWarning)]
+    assert "given by another server (a server not recorded)" in warning.message
+    assert "OLD" not in json.dumps(scripted_model.requests[-1].body)
