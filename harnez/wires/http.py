@@ -186,9 +186,10 @@ class HttpWire:
         if self._owns_client:
             await self._client.aclose()
 
-    @property
+    @functools.cached_property
     def origin(self) -> str:
-        """The server's name in the opaque items it gives (`origin_of` its base URL)."""
+        """The server's name in the opaque items it gives (`origin_of` its base URL): read once, as
+        every opaque item of every request is checked against it (`sends`)."""
         return origin_of(self.endpoint.base_url)
 
     def headers(self) -> dict[str, str]:
