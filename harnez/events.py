@@ -38,7 +38,7 @@ WARNING_CODES: dict[str, str] = {
     "malformed-sse-data": "The provider sent an SSE event whose data is not valid JSON; it was skipped.",
     "misshapen-stream-item": "The provider sent a stream item of an unexpected shape; it was skipped.",
     "title-failed": "Automatic naming failed; the fallback title stays.",
-    "opaque-items-dropped": "Switching wire dropped provider-specific items from the history.",
+    "opaque-items-dropped": "Switching wire or server dropped provider-specific items from the history.",
     "invalid-settings": "A settings value is invalid; a default is used instead.",
     "output-limit": "The model stopped at its output limit; its answer (or a tool call) is cut short.",
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",

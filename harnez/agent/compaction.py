@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harnez import events as ev
 from harnez.agent.context import History
@@ -16,10 +16,12 @@ from harnez.wires import (
     AssistantTurn,
     Conversation,
     Item,
+    Opaque,
     ResolvedModel,
     ToolResult,
     UserMessage,
     WireRequest,
+    lasting_opaque,
 )
 
 THRESHOLD = 0.8
@@ -238,11 +240,17 @@ class Compactor:
                 )
             )
             return None
-        return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:])]
+        carried = lasting_opaque(items[:cut])
+        return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:], carried)]
 
 
-def _after_summary(tail: Sequence[Item]) -> list[Item]:
-    """The tail, opened by an assistant acknowledgement when it starts with a user message."""
+def _after_summary(tail: Sequence[Item], carried: tuple[Opaque, ...] = ()) -> list[Item]:
+    """The tail, opened by an assistant acknowledgement when it starts with a user message; its first
+    assistant message carries the opaque items of the summarised part that outlive it (`carried`:
+    Anthropic's container, where the model's files are)."""
     if not tail or isinstance(tail[0], UserMessage):
-        return [AssistantMessage("Understood; continuing from the summary."), *tail]
+        return [AssistantMessage("Understood; continuing from the summary.", opaque=carried), *tail]
+    first = tail[0]
+    if carried and isinstance(first, AssistantMessage):
+        return [replace(first, opaque=(*carried, *first.opaque)), *tail[1:]]
     return list(tail)

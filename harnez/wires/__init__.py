@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
 # httpx's __init__ imports its command-line client (httpx._main: click, rich.progress, rich.syntax,
 # pygments' lexers) whenever click is installed, and offers a stub `httpx.main` when that import
@@ -22,7 +24,7 @@ import httpx
 
 from harnez.settings import RetrySettings
 from harnez.wires.accumulate import AssistantTurn, accumulate, collect
-from harnez.wires.anthropic import AnthropicWire
+from harnez.wires.anthropic import AnthropicWire, lasting_containers
 from harnez.wires.base import (
     Failure,
     ModelSpec,
@@ -75,6 +77,13 @@ WIRES: dict[str, type[HttpWire]] = {
 }
 
 
+def lasting_opaque(items: Sequence[Item]) -> tuple[Opaque, ...]:
+    """The opaque items of `items` that keep their meaning without the messages that carried them: a
+    compaction that drops those messages carries them onto the conversation it makes. Anthropic's
+    newest live container of each server is one (`lasting_containers`): its files are still there."""
+    return lasting_containers(items, datetime.now(UTC))
+
+
 def open_wire(
     endpoint: Endpoint, retry: RetrySettings | None = None, *, client: httpx.AsyncClient | None = None
 ) -> RetryingWire:
@@ -124,6 +133,7 @@ __all__ = [
     "endpoint_for",
     "forces_tools",
     "item_from_json",
+    "lasting_opaque",
     "open_wire",
     "resolve_model",
     "resolve_ref",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -38,7 +38,7 @@ from harnez.wires.conversation import (
     ToolResult,
     UserMessage,
 )
-from harnez.wires.http import ORIGIN, HttpWire, Translator, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, parse_arguments
 from harnez.wires.retry import RetryingWire
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -475,13 +475,34 @@ def live_container(items: tuple[Item, ...], origin: str, now: datetime) -> str |
             continue
         for opaque in reversed(item.opaque):
             found = opaque.item
-            if opaque.wire != WIRE or found.get("type") != CONTAINER or found.get(ORIGIN, origin) != origin:
+            if (
+                opaque.wire != WIRE
+                or found.get("type") != CONTAINER
+                or not goes_to(found, origin, untagged=True)
+            ):
                 continue
             expires = _moment(found.get("expires_at"))
             if expires is None:
                 return str(found["id"]) if paused else None
             return str(found["id"]) if now < expires - timedelta(seconds=CONTAINER_MARGIN) else None
     return None
+
+
+def lasting_containers(items: Sequence[Item], now: datetime) -> tuple[Opaque, ...]:
+    """The newest container item of each server among `items`, while it lives (its `expires_at` ahead
+    of `now`): what a compaction that drops the messages naming it carries onto the conversation it
+    makes, so the model's code goes on where its files are rather than in a new container.
+    `live_container` still decides, request by request, whether it is sent (its margin, its server)."""
+    newest: dict[Any, Opaque] = {}
+    for item in items:
+        for opaque in item.opaque if isinstance(item, AssistantMessage) else ():
+            if opaque.wire == WIRE and opaque.item.get("type") == CONTAINER:
+                newest[opaque.item.get(ORIGIN)] = opaque
+    return tuple(
+        opaque
+        for opaque in newest.values()
+        if (expires := _moment(opaque.item.get("expires_at"))) is not None and now < expires
+    )
 
 
 def _moment(value: Any) -> datetime | None:

@@ -109,12 +109,6 @@ class Conversation(SharedMethods):
     def from_json(cls, data: dict[str, Any]) -> Conversation:
         return cls(data.get("system", ""), tuple(item_from_json(i) for i in data.get("items", ())))
 
-    def foreign_opaque(self, wire: str) -> list[Opaque]:
-        """The opaque items that another wire produced; they cannot be replayed on `wire`."""
-        return [
-            o
-            for item in self.items
-            if isinstance(item, AssistantMessage)
-            for o in item.opaque
-            if o.wire != wire
-        ]
+    def opaque(self) -> list[Opaque]:
+        """Every opaque item of the assistant messages, oldest first."""
+        return [o for item in self.items if isinstance(item, AssistantMessage) for o in item.opaque]

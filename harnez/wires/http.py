@@ -35,6 +35,7 @@ from harnez.wires.base import (
     WireWarning,
 )
 from harnez.wires.catalogue import UNKNOWN_MODEL, Endpoint, known_spec
+from harnez.wires.conversation import Conversation, Opaque
 from harnez.wires.sse import SseMalformed, iter_sse
 
 RETRYABLE_STATUSES = frozenset((408, 409, 425, 429, 500, 502, 503, 504, 529))
@@ -148,6 +149,9 @@ class HttpWire:
 
     name: ClassVar[WireName]
     path: ClassVar[str]
+    untagged_anywhere: ClassVar[bool] = True
+    """Whether this wire's opaque items that name no server (kept before items were tagged) are sent
+    to any of its servers (chat, Anthropic) or to none (Responses): docs/wires.md says why."""
 
     def __init__(
         self,
@@ -182,9 +186,10 @@ class HttpWire:
         if self._owns_client:
             await self._client.aclose()
 
-    @property
+    @functools.cached_property
     def origin(self) -> str:
-        """The server's name in the opaque items it gives (`origin_of` its base URL)."""
+        """The server's name in the opaque items it gives (`origin_of` its base URL): read once, as
+        every opaque item of every request is checked against it (`sends`)."""
         return origin_of(self.endpoint.base_url)
 
     def headers(self) -> dict[str, str]:
@@ -213,15 +218,38 @@ class HttpWire:
             async for event in events:
                 yield scrub(event)
 
-    async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
-        dropped = request.conversation.foreign_opaque(self.name)
-        if dropped:
-            wires = ", ".join(sorted({o.wire for o in dropped}))
-            yield WireWarning(
-                "opaque-items-dropped",
-                f"{len(dropped)} provider item(s) from {wires} cannot be replayed on {self.name} and were left out",
-                [o.to_json() for o in dropped],
+    def sends(self, opaque: Opaque) -> bool:
+        """Whether a kept opaque item goes back in this wire's requests: it is this wire's, and the
+        server it names is this one (`goes_to`: one naming none goes anywhere unless `untagged_anywhere`
+        says no)."""
+        return opaque.wire == self.name and goes_to(opaque.item, self.origin, untagged=self.untagged_anywhere)
+
+    def left_out(self, conversation: Conversation) -> WireWarning | None:
+        """The `opaque-items-dropped` warning naming the history's opaque items this request leaves
+        out: another wire's (they cannot be replayed here), and this wire's given by another server
+        (it would refuse a field it does not know, or a thing it never made); None when none is."""
+        kept = conversation.opaque()
+        wired = [o for o in kept if o.wire != self.name]
+        served = [o for o in kept if o.wire == self.name and not self.sends(o)]
+        said: list[str] = []
+        if wired:
+            wires = ", ".join(sorted({o.wire for o in wired}))
+            said.append(f"{len(wired)} provider item(s) from {wires} cannot be replayed on {self.name}")
+        if served:
+            servers = ", ".join(sorted({str(o.item.get(ORIGIN, UNNAMED)) for o in served}))
+            said.append(
+                f"{len(served)} {self.name} item(s) given by another server ({servers}) cannot be sent "
+                f"to {self.origin}"
             )
+        if not said:
+            return None
+        dropped = [o.to_json() for o in (*wired, *served)]
+        return WireWarning("opaque-items-dropped", "; ".join(said) + ": they were left out", dropped)
+
+    async def _stream(self, request: WireRequest) -> AsyncGenerator[WireEvent, None]:
+        warning = self.left_out(request.conversation)
+        if warning is not None:
+            yield warning
         url = self._url
         try:
             async with contextlib.aclosing(self._exchange(request, url)) as events:
@@ -405,8 +433,20 @@ class HttpWire:
 ORIGIN = "origin"
 """The key, in an opaque item a wire makes, naming the server that gave it (`origin_of` its base URL):
 the item goes back only to that server, since another may refuse a field it does not know or a thing
-it never made (a session whose `/model` moved to another provider goes on). A chat item kept before
-items were tagged has no origin and goes back to any chat server (docs/wires.md says why)."""
+it never made (a session whose `/model` moved to another provider goes on). An item kept before
+items were tagged has no origin: a chat or Anthropic one goes back to any server of its wire, a
+Responses one to none (`goes_to`; docs/wires.md says why)."""
+
+
+UNNAMED = "a server not recorded"
+"""How the `opaque-items-dropped` warning names the server of an item kept before items named it."""
+
+
+def goes_to(item: dict[str, Any], origin: str, *, untagged: bool) -> bool:
+    """Whether an opaque item may be sent to the server at `origin`: it names that server, or it names
+    none (kept before items were tagged) and its wire sends such items anywhere (`untagged`)."""
+    named = item.get(ORIGIN)
+    return untagged if named is None else named == origin
 
 
 def origin_of(base_url: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -95,11 +96,14 @@ PASSING_ERRORS = frozenset(
 passes: the call is tried again."""
 
 
-def chat_messages(request: WireRequest, origin: str, thinking_parts: bool = False) -> list[dict[str, Any]]:
-    """The portable conversation as chat messages for the server at `origin` (`origin_of` its base
-    URL). Reasoning is sent back only as the `reasoning_content` that server gave (kept as an opaque
-    item): DeepSeek's and Kimi's thinking modes refuse a tool loop whose assistant messages lack it;
-    and, with `thinking_parts` (Mistral's API), as the `thinking` content parts it was given in."""
+def chat_messages(
+    request: WireRequest, sends: Callable[[Opaque], bool], thinking_parts: bool = False
+) -> list[dict[str, Any]]:
+    """The portable conversation as chat messages, with the opaque items `sends` lets go to this
+    server (`HttpWire.sends`: its own). Reasoning is sent back only as the `reasoning_content` that
+    server gave (kept as an opaque item): DeepSeek's and Kimi's thinking modes refuse a tool loop
+    whose assistant messages lack it; and, with `thinking_parts` (Mistral's API), as the `thinking`
+    content parts it was given in."""
     conv = request.conversation
     messages: list[dict[str, Any]] = [{"role": "system", "content": conv.system}] if conv.system else []
     for item in conv.items:
@@ -109,15 +113,17 @@ def chat_messages(request: WireRequest, origin: str, thinking_parts: bool = Fals
             content = f"[error] {item.content}" if item.is_error else item.content
             messages.append({"role": "tool", "tool_call_id": item.call_id, "content": content})
         elif isinstance(item, AssistantMessage):
-            messages.append(_assistant(item, origin, thinking_parts))
+            messages.append(_assistant(item, sends, thinking_parts))
     return messages
 
 
-def _assistant(item: AssistantMessage, origin: str, thinking_parts: bool) -> dict[str, Any]:
+def _assistant(
+    item: AssistantMessage, sends: Callable[[Opaque], bool], thinking_parts: bool
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
     extras: dict[str, Any] = {}
     for kept in item.opaque:
-        if kept.wire != WIRE or kept.item.get(ORIGIN, origin) != origin:  # another server's
+        if not sends(kept):  # another wire's or another server's
             continue
         if isinstance(kept.item.get(REASONING_CONTENT), str):
             message[REASONING_CONTENT] = kept.item[REASONING_CONTENT]
@@ -174,9 +180,7 @@ class OpenAIChatWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "messages": chat_messages(
-                request, self.origin, thinking_parts=is_mistral(self.endpoint.base_url)
-            ),
+            "messages": chat_messages(request, self.sends, thinking_parts=is_mistral(self.endpoint.base_url)),
             "stream": True,
         }
         if not self.usage_refused:

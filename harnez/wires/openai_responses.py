@@ -26,7 +26,7 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
-from harnez.wires.http import HttpWire, Translator, is_openai, openai_usage, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, is_openai, openai_usage, parse_arguments
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
@@ -55,8 +55,10 @@ QUIET_EVENTS = frozenset(
 )
 
 
-def responses_input(request: WireRequest) -> list[dict[str, Any]]:
-    """The conversation as Responses input items; this wire's reasoning items are replayed verbatim."""
+def responses_input(request: WireRequest, sends: Callable[[Opaque], bool]) -> list[dict[str, Any]]:
+    """The conversation as Responses input items; the reasoning items `sends` lets go to this server
+    (`HttpWire.sends`: the ones it gave) are replayed verbatim (another server cannot decrypt them
+    and refuses the request; `sent_back`)."""
     items: list[dict[str, Any]] = []
     for item in request.conversation.items:
         if isinstance(item, UserMessage):
@@ -65,7 +67,7 @@ def responses_input(request: WireRequest) -> list[dict[str, Any]]:
             output = f"[error] {item.content}" if item.is_error else item.content
             items.append({"type": "function_call_output", "call_id": item.call_id, "output": output})
         elif isinstance(item, AssistantMessage):
-            items += [dict(o.item) for o in item.opaque if o.wire == WIRE]
+            items += [sent_back(o.item) for o in item.opaque if sends(o)]
             if item.text:
                 items.append({"role": "assistant", "content": item.text})
             items += [
@@ -80,6 +82,12 @@ def responses_input(request: WireRequest) -> list[dict[str, Any]]:
     return items
 
 
+def sent_back(item: dict[str, Any]) -> dict[str, Any]:
+    """A kept output item as it was given: without the name of its server (`ORIGIN`), a field the
+    API does not know."""
+    return {key: value for key, value in item.items() if key != ORIGIN}
+
+
 def responses_usage(raw: dict[str, Any]) -> Usage:
     """Usage of a Responses call, cached tokens counted apart."""
     return openai_usage(raw, "input_tokens", "output_tokens")
@@ -90,6 +98,7 @@ class OpenAIResponsesWire(HttpWire):
 
     name = WIRE
     path = "/responses"
+    untagged_anywhere = False  # a server refuses reasoning it cannot decrypt, never none (docs/wires.md)
 
     def headers(self) -> dict[str, str]:
         key = self.endpoint.api_key
@@ -98,7 +107,7 @@ class OpenAIResponsesWire(HttpWire):
     def body(self, request: WireRequest, spec: ModelSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": request.model,
-            "input": responses_input(request),
+            "input": responses_input(request, self.sends),
             "stream": True,
             "store": False,
         }
@@ -130,13 +139,15 @@ class OpenAIResponsesWire(HttpWire):
         return body
 
     def translator(self, request: WireRequest) -> Translator:
-        return ResponsesTranslator()
+        return ResponsesTranslator(self.origin)
 
 
 class ResponsesTranslator(Translator):
     """Typed `response.*` events; output items are added, streamed into, then done."""
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        """The server answering (`origin_of` its base URL), named in the items it gives to keep."""
         self.model: str | None = None
         self.calls: dict[str, str] = {}
         """item id -> call id"""
@@ -285,7 +296,7 @@ class ResponsesTranslator(Translator):
             self.kept.add(key)
             shown = key in self.reasoned or None in self.reasoned or key in self.summarised
             texts = [] if shown else [ReasoningDelta(text) for text in _summary_texts(item)]
-            return [*texts, OpaqueItem(Opaque(WIRE, item))]
+            return [*texts, OpaqueItem(Opaque(WIRE, {**item, ORIGIN: self.origin}))]
         if item.get("type") == "message" and not self._was_texted(item.get("id")):
             self.texted.add(item.get("id"))
             parts = [p for p in item.get("content") or () if isinstance(p, dict)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harnez import events as ev
 from harnez.agent.compaction import ELIDED, SUMMARY_SYSTEM, Compactor, elide, estimate_tokens
 from harnez.agent.context import History
@@ -11,7 +13,19 @@ from harnez.agent.turns import TaskAccounting
 from harnez.settings import parse_model_ref
 from harnez.store import Store
 from harnez.testing.scripted_model import ScriptedModel
-from harnez.wires import AssistantMessage, ToolCall, ToolResult, UserMessage, open_wire, resolve_ref
+from harnez.wires import (
+    AssistantMessage,
+    Conversation,
+    Opaque,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    WireRequest,
+    collect,
+    open_wire,
+    resolve_ref,
+)
+from harnez.wires.http import origin_of
 from tests.agent.helpers import answer, events, make_settings, run_task, tool_call, tool_outputs
 
 WINDOW = 4000
@@ -167,3 +181,62 @@ async def test_a_task_encodes_each_item_once_across_its_estimates(monkeypatch) -
     items.append(UserMessage("one more"))
     assert compactor.estimate("system", items) == estimate_tokens("system", items)
     assert counting.encoded == len(items) * 2  # each item once by the compactor, once by the check
+
+
+EXPIRED = {
+    "type": "container",
+    "id": "container_gone",
+    "expires_at": "2020-01-01T00:00:00Z",
+    "origin": "http://127.0.0.1:9/elsewhere",
+}
+"""A container another server gave, long expired: nothing to carry across a compaction."""
+
+
+@pytest.mark.parametrize(
+    ("how", "size"),
+    [("fit", 7000), ("compact_now", 300)],
+    ids=["whole-history-summarised", "tail-opens-with-an-answer"],
+)
+async def test_a_summary_keeps_the_container_the_model_ran_its_code_in(
+    scripted_model: ScriptedModel, db_path: Path, workspace: Path, how: str, size: int
+) -> None:
+    """A summary that drops the message naming Anthropic's container carries the container onto the
+    conversation it makes (on the acknowledgement it adds, or on the first answer of the tail it
+    keeps): the next request, and the session read back, still go on in it (the model's files are
+    there), not in a new one. An expired container is not carried."""
+    settings = make_settings(scripted_model, "anthropic-messages", window=WINDOW)
+    model = resolve_ref(settings, parse_model_ref(settings.model or ""))
+    container = {
+        "type": "container",
+        "id": "container_kept",
+        "expires_at": "2999-12-06T01:00:00Z",
+        "origin": origin_of(scripted_model.base_url("anthropic-messages")),
+    }
+    ran = AssistantMessage(
+        "Ran it.", opaque=(Opaque("anthropic-messages", EXPIRED), Opaque("anthropic-messages", container))
+    )
+    store = await Store.open(db_path)
+    record = await store.sessions.insert("b" * 32, str(workspace), settings.model)
+    items = [UserMessage("make the files"), ran, *_reads(6, size)]
+    history = History(store, record.num, None, "anthropic-messages", items)
+    scripted_model.add(answer("SUMMARY: files made, six read."), answer("They are there."))
+    wire = open_wire(model.endpoint, settings.retry)
+    compactor = Compactor(model, wire.stream, lambda body, **_: None, TaskAccounting(), keep_results=2)
+    try:
+        await getattr(compactor, how)(history, "system")
+        assert ran not in history.items and "SUMMARY" in str(history.items[0])
+        later = Conversation("system", (*history.items, UserMessage("are the files there?")))
+        await collect(wire.stream(WireRequest(model.model, later, spec=model.spec)))
+        reloaded = await History.load(store, record.num, None, "anthropic-messages")
+    finally:
+        await wire.aclose()
+        await store.close()
+    summary, answered = (r.body for r in scripted_model.requests)
+    assert summary["messages"][-1]["content"][-1]["text"].startswith("Summarise")
+    assert answered["container"] == "container_kept"
+    assert "container_kept" not in str(answered["messages"])  # no content block of its own
+    carried = [o.item for item in reloaded.items if isinstance(item, AssistantMessage) for o in item.opaque]
+    assert carried == [container]
+    opened = reloaded.items[1]
+    assert isinstance(opened, AssistantMessage)
+    assert bool(opened.tool_calls) == (how == "compact_now")  # the tail's answer, or the acknowledgement

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -371,6 +372,20 @@ EVERY_CHAT_EXTRA = raw(
 `reasoning_details`, thinking written in the content and a call's `extra_content`."""
 
 
+async def on_another_server(wire: str, history: WireRequest) -> dict[str, Any]:
+    """The body of the request a session moved (`/model`) to another server of `wire` sends there (a
+    second scripted model, which answers it)."""
+    with ScriptedModel() as other:
+        other.add({"reply": [{"text": "done"}]})
+        elsewhere = WIRES[wire](Endpoint("other", wire, other.base_url(wire), None))  # type: ignore[arg-type]
+        try:
+            follow, _ = await collect(elsewhere.stream(history))
+        finally:
+            await elsewhere.aclose()
+    assert follow.text == "done"
+    return other.requests[-1].body
+
+
 async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
     """A session moved (`/model`) from one chat server to another: the extras the first one gave are
     not sent to the second (a strict server refuses a field it does not know), and go back to the
@@ -383,17 +398,7 @@ async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_mo
     stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
     history = WireRequest("deepseek-v4", Conversation.from_json(stored))
     plain_call = {"id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
-    with ScriptedModel() as other:
-        other.add({"reply": [{"text": "done"}]})
-        elsewhere = WIRES["openai-chat"](
-            Endpoint("other", "openai-chat", other.base_url("openai-chat"), None)
-        )
-        try:
-            follow, _ = await collect(elsewhere.stream(history))
-        finally:
-            await elsewhere.aclose()
-        assert follow.text == "done"
-        messages = other.requests[-1].body["messages"]
+    messages = (await on_another_server("openai-chat", history))["messages"]
     assert messages[2] == {"role": "assistant", "content": "Earlier.", "reasoning_content": "Old."}
     assert messages[4] == {"role": "assistant", "content": "Reading.", "tool_calls": [plain_call]}
     await collect(make_wire("openai-chat").stream(history))
@@ -402,3 +407,100 @@ async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_mo
     assert again["reasoning_details"] == [detail("encrypted", 0, data="RU5DUllQVEVE")]
     assert again["content"] == "<think>Plan.</think>Reading."
     assert again["tool_calls"] == [{**plain_call, "extra_content": GEMINI_CALL["extra_content"]}]
+
+
+async def test_responses_items_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
+    """A session moved (`/model`) from one Responses server to another (OpenAI to Azure, or to a
+    compatible server): the encrypted reasoning the first one gave cannot be read by the second, which
+    refuses the request, so it is not sent there; back on the first server it goes again, as it was
+    given (without the name of its server, a field the API does not know). An item kept before items
+    named their server is sent to none (docs/wires.md says why)."""
+    scripted_model.add(THINKING, {"reply": [{"text": "done"}]})
+    older = AssistantMessage(
+        "Earlier.", opaque=(Opaque("openai-responses", {"type": "reasoning", "encrypted_content": "OLD"}),)
+    )
+    start = Conversation("sys", (UserMessage("before"), older, UserMessage("go")))
+    first = make_wire("openai-responses")
+    turn, _ = await collect(first.stream(WireRequest("gpt-5", start, thinking="high")))
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    history = WireRequest("gpt-5", Conversation.from_json(stored), thinking="high")
+    sent = (await on_another_server("openai-responses", history))["input"]
+    assert [item.get("type", item.get("role")) for item in sent] == [
+        "user",
+        "assistant",
+        "user",
+        "function_call",
+        "function_call_output",
+    ]
+    await collect(first.stream(history))
+    again = scripted_model.requests[-1].body["input"]
+    assert [item.get("type", item.get("role")) for item in again] == [
+        "user",
+        "assistant",
+        "user",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    assert again[3]["encrypted_content"] == "SIG-1" and "origin" not in again[3]
+
+
+ELSEWHERE = origin_of("http://127.0.0.1:9/elsewhere")
+"""The server that gave the items of `OTHER_SERVERS`: not the one the session now uses."""
+OTHER_SERVERS = {
+    "openai-chat": {"reasoning_content": "Old.", "origin": ELSEWHERE},
+    "openai-responses": {"type": "reasoning", "encrypted_content": "OLD", "origin": ELSEWHERE},
+    "anthropic-messages": {
+        "type": "container",
+        "id": "container_old",
+        "expires_at": "2999-12-06T01:00:00Z",
+        "origin": ELSEWHERE,
+    },
+}
+"""An item of each wire that another server of that wire gave (its opaque item kinds that name one)."""
+
+
+@pytest.mark.parametrize("wire", list(OTHER_SERVERS))
+async def test_items_of_another_server_left_out_are_named_in_a_warning(
+    scripted_model, make_wire, wire
+) -> None:
+    """A session moved to another server of the same wire: the items the first server gave are left
+    out, and the stream says so as a wire switch does (`opaque-items-dropped`, the items in `raw`);
+    the agent shows it once per task. Items of the server now used are sent without a word."""
+    given = (
+        json.dumps(OTHER_SERVERS[wire]).replace("Old", "Mine").replace("OLD", "MINE").replace("_old", "_mine")
+    )
+    mine = {**json.loads(given), "origin": origin_of(scripted_model.base_url(wire))}
+    older = AssistantMessage("Earlier.", opaque=(Opaque(wire, OTHER_SERVERS[wire]),))
+    ours = AssistantMessage("Later.", opaque=(Opaque(wire, mine),))
+    history = Conversation(
+        "sys", (UserMessage("before"), older, UserMessage("then"), ours, UserMessage("go"))
+    )
+    scripted_model.add({"reply": [{"text": "done"}]})
+    turn, events = await collect(make_wire(wire).stream(WireRequest("claude-sonnet-4-5", history)))
+    assert turn.text == "done"
+    [warning] = [e for e in events if isinstance(e, WireWarning)]
+    assert warning.code == "opaque-items-dropped"
+    assert f"1 {wire} item(s) given by another server ({ELSEWHERE})" in warning.message
+    assert warning.raw == [{"wire": wire, "item": OTHER_SERVERS[wire]}]
+    sent = json.dumps(scripted_model.requests[-1].body)
+    assert "Old." not in sent and "OLD" not in sent and "container_old" not in sent
+    assert {"openai-chat": "Mine.", "openai-responses": "MINE", "anthropic-messages": "container_mine"}[
+        wire
+    ] in sent
+
+
+async def test_a_responses_item_that_names_no_server_is_left_out_with_a_warning(
+    scripted_model, make_wire
+) -> None:
+    """A Responses item kept before items named their server goes to none, and the warning says whose
+    it was is not known."""
+    older = AssistantMessage(
+        "Earlier.", opaque=(Opaque("openai-responses", {"type": "reasoning", "encrypted_content": "OLD"}),)
+    )
+    history = Conversation("sys", (UserMessage("before"), older, UserMessage("go")))
+    scripted_model.add({"reply": [{"text": "done"}]})
+    _, events = await collect(make_wire("openai-responses").stream(WireRequest("gpt-5", history)))
+    [warning] = [e for e in events if isinstance(e, WireWarning)]
+    assert "given by another server (a server not recorded)" in warning.message
+    assert "OLD" not in json.dumps(scripted_model.requests[-1].body)

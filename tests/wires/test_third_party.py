@@ -12,6 +12,7 @@ import pytest
 
 from harnez.settings import RetrySettings
 from harnez.wires import WIRES, Endpoint, ToolCallDelta, ToolCallStart, ToolResult, WireRequest, collect
+from harnez.wires.http import origin_of
 from tests.wires.helpers import READ_TOOL, request
 from tests.wires.sse_bodies import (
     CHAT_HELLO,
@@ -1214,7 +1215,8 @@ async def test_a_responses_reasoning_item_is_kept_once_to_be_sent_back(
 ) -> None:
     scripted_model.add(CASES[name].turn)
     turn, _ = await collect(make_wire("openai-responses").stream(request()))
-    assert [o.item for o in turn.opaque] == [REASONING]
+    served = origin_of(scripted_model.base_url("openai-responses"))
+    assert [o.item for o in turn.opaque] == [{**REASONING, "origin": served}]  # the server that gave it
 
 
 async def test_a_chat_tool_name_sent_after_the_first_fragment_names_the_call_before_its_arguments(
