@@ -18,6 +18,10 @@ SKILLS_DIR = ".uhp-skills"
 """Where a harness's skill folders are written in a workspace, one folder per harness. Not the
 workspace's own `.harnez/skills`: only a task run with that harness is offered them (its
 `skills_dir` option), never another task of the same folder."""
+OLD_SKILLS_DIR = Path(".harnez") / "skills"
+"""Where versions before `.uhp-skills` wrote a harness's skill folders in a workspace: the workspace's own
+skills, so every task of that folder was offered them. A session folder's copies there are dropped
+before its first task that writes `.uhp-skills` (`write_harness_skills`)."""
 HIDDEN = frozenset({".harnez", INPUTS_DIR, SKILLS_DIR, ".git"})
 """Top-level folders that are never artifacts."""
 ARTIFACT_LIMIT = 1000
@@ -119,10 +123,14 @@ class SessionFolders:
             shutil.rmtree(workspace, ignore_errors=True)
 
 
-def write_harness_skills(workspace: Path, harness: Harness) -> Path:
+def write_harness_skills(workspace: Path, harness: Harness, *, session_folder: bool = False) -> Path:
     """Write the harness's enabled skill folders whole under `<workspace>/.uhp-skills/<harness id>/`,
     replacing what an earlier task left there (a skill since disabled or removed is gone); the folder,
-    for the task's `skills_dir`. Never written through a link out of the workspace: Refusal."""
+    for the task's `skills_dir`. Never written through a link out of the workspace: Refusal.
+
+    In a session folder (`session_folder`: one the server made for an HTTP session) that has no
+    `.uhp-skills` yet, the copies an older version wrote to `.harnez/skills` are dropped first
+    (`drop_old_skill_copies`): once, as `.uhp-skills` is there after."""
     folder = Path(workspace) / SKILLS_DIR / harness.id
     if not _inside(workspace, folder) or folder.is_symlink():
         raise Refusal(
@@ -130,6 +138,8 @@ def write_harness_skills(workspace: Path, harness: Harness) -> Path:
             f"{SKILLS_DIR} in the session's workspace leads outside it (a link); remove it, then send "
             "the task again. Nothing was written.",
         )
+    if session_folder and not (Path(workspace) / SKILLS_DIR).exists():
+        drop_old_skill_copies(Path(workspace), harness)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -143,6 +153,25 @@ def write_harness_skills(workspace: Path, harness: Harness) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(file.content)
     return folder
+
+
+def drop_old_skill_copies(workspace: Path, harness: Harness) -> list[str]:
+    """Remove from `<workspace>/.harnez/skills` the folders named after the harness's skills (an older
+    version wrote each there before every task, replacing whatever had that name); the names removed.
+    Any other skill there is left as it is (the person's or the agent's own, or a skill the harness no
+    longer has: nothing tells them apart), and so is anything reached through a link."""
+    old = workspace / OLD_SKILLS_DIR
+    if not old.is_dir() or not _inside(workspace, old) or old.is_symlink():
+        return []
+    dropped = []
+    for skill in harness.skills:
+        copy = old / skill.name
+        if copy.is_dir() and not copy.is_symlink() and _inside(old, copy):
+            shutil.rmtree(copy)
+            dropped.append(skill.name)
+    if dropped and not any(old.iterdir()):
+        old.rmdir()
+    return dropped
 
 
 def _inside(root: Path, target: Path) -> bool:

@@ -122,6 +122,7 @@ class Server(SessionListing):
         self._closed = False
         self._workspace_settings: dict[Path, Settings] = {}
         self._hosted_roots: set[Path] = set()
+        self._session_folder_roots: set[Path] = set()
         self._settings_watchers: list[Callable[[Settings], None]] = []
         self._overlays: list[Callable[[Settings], Settings]] = []
 
@@ -163,7 +164,7 @@ class Server(SessionListing):
         server = cls(store, bus, settings or Settings(), work)
         # the folders `harnez serve` made for its HTTP sessions carry no settings of their own: such a
         # session continued here (the TUI, `harnez run --resume`) runs under this project's, as it did there
-        server.host_workspaces(Path(database).parent / UHP_WORKSPACES)
+        server.host_session_folders(Path(database).parent / UHP_WORKSPACES)
         store.events.on_failure = server._saving_failed
         await server._recover()
         return server
@@ -677,7 +678,12 @@ class Server(SessionListing):
             return given
         own = harness.task_options(None, None, None)
         if harness.skills and "skills_dir" not in given:
-            written = await asyncio.to_thread(write_harness_skills, Path(record.workspace), harness)
+            written = await asyncio.to_thread(
+                write_harness_skills,
+                Path(record.workspace),
+                harness,
+                session_folder=self.is_session_folder(record.workspace),
+            )
             own["skills_dir"] = str(written)
         return {**own, **given}
 
@@ -837,6 +843,17 @@ class Server(SessionListing):
         folders and fixed workspaces): they have no project settings of their own to honour.
         """
         self._hosted_roots.add(Path(root).resolve())
+
+    def host_session_folders(self, root: Path) -> None:
+        """`root` holds the folders made for HTTP sessions, one each (`SessionFolders`): hosted as
+        `host_workspaces` hosts it, and each folder in it is the server's own (`is_session_folder`)."""
+        self.host_workspaces(root)
+        self._session_folder_roots.add(Path(root).resolve())
+
+    def is_session_folder(self, workspace: str | Path) -> bool:
+        """Whether a workspace is a folder made for an HTTP session (not a person's project, nor a
+        harness's fixed workspace): what an older version left in it is the server's to tidy."""
+        return Path(workspace).resolve().parent in self._session_folder_roots
 
     def settings_for(self, workspace: str | Path) -> Settings:
         """The settings a session runs under: the global file and its OWN workspace's project file.

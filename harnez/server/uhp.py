@@ -80,7 +80,7 @@ class HarnessHost:
         """Requests past the capacity check whose task is not running yet."""
         self.tables = UhpTables(server.store.db)
         self.folders = SessionFolders(workspaces)
-        server.host_workspaces(workspaces)
+        server.host_session_folders(workspaces)
         if fixed_workspace is not None:
             server.host_workspaces(fixed_workspace)
         self.harnesses = HarnessCatalog(
@@ -250,7 +250,12 @@ class HarnessHost:
         workspace = Path(await self._workspace(session_id))
         prompt = await self._prepare(workspace, request.text, uploads)
         if harness.skills:  # offered to this task alone (its option), not to the folder's other tasks
-            written = await asyncio.to_thread(write_harness_skills, workspace, harness)
+            written = await asyncio.to_thread(
+                write_harness_skills,
+                workspace,
+                harness,
+                session_folder=self.server.is_session_folder(workspace),
+            )
             options = {**options, "skills_dir": str(written)}
         return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
 

@@ -19,6 +19,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "/new", "Start a new session in this workspace."),
     SlashCommand("resume", "/resume", "Open the resume picker."),
     SlashCommand(
+        "parent",
+        "/parent",
+        "Open the session an imported one was forked or resumed from, or ran under as a sub-agent.",
+    ),
+    SlashCommand(
         "model",
         "/model [<provider>/<model>[:<thinking>]]",
         "Change this session's model; without an argument, pick from a list.",

@@ -3,7 +3,10 @@ the same server and the same folder, sees the workspace's and the global skills,
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from harnez.server import Server
 from harnez.server.uhp import HarnessHost, TaskRequest
@@ -69,3 +72,43 @@ async def test_a_session_continued_elsewhere_gets_its_harness_skills_as_they_are
     await host.harnesses.delete(harness.id)
     await run_task(server, Path("."), "once more", session_id=session)
     assert await _skills_seen(server, session) == []
+
+
+def _as_an_older_version_left_it(folder: Path, *names: str) -> None:
+    """The session folder as versions before `.uhp-skills` left it: the harness's skills written into
+    the workspace's own `.harnez/skills`, and no `.uhp-skills`."""
+    shutil.rmtree(folder / ".uhp-skills")
+    for name in names:
+        _own_skill(folder / ".harnez" / "skills", name)
+
+
+@pytest.mark.parametrize("front_end", ["http", "tui"])
+async def test_an_older_versions_skill_copies_in_a_session_folder_are_dropped_at_its_next_task(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, front_end: str
+) -> None:
+    server = await open_server(make_settings(scripted_model))
+    host = await HarnessHost(server, tmp_path / "workspaces").open()
+    harness = await host.harnesses.create(
+        {"base": "harnez", "skills": [_skill("vault-manual"), {**_skill("door-manual"), "enabled": False}]}
+    )
+    scripted_model.add(answer("done"), answer("next"), answer("plain"), answer("later"))
+    row, _ = await host.start(TaskRequest(text="hi", input_items=[], harness_id=harness.id))
+    await server.wait(row.session_id)
+    folder = Path((await server.get_session(row.session_id)).workspace)
+    _as_an_older_version_left_it(folder, "vault-manual", "door-manual")
+    _own_skill(folder / ".harnez" / "skills", "release-notes")  # not the harness's: someone's own
+
+    if front_end == "http":
+        nxt, _ = await host.start(TaskRequest(text="next", input_items=[], previous_response_id=row.id))
+        await server.wait(nxt.session_id)
+    else:
+        await run_task(server, Path("."), "next", session_id=row.session_id)
+
+    assert sorted(p.name for p in (folder / ".harnez" / "skills").iterdir()) == ["release-notes"]
+    assert await _skills_seen(server, row.session_id) == ["release-notes", "vault-manual"]
+    plain, _ = await run_task(server, folder, "plain")  # another task of the folder, without the harness
+    assert await _skills_seen(server, plain) == ["release-notes"]
+    # once: a skill of that name written there since is someone's own, and stays
+    _own_skill(folder / ".harnez" / "skills", "vault-manual")
+    await run_task(server, Path("."), "later", session_id=row.session_id)
+    assert (folder / ".harnez" / "skills" / "vault-manual" / "SKILL.md").is_file()

@@ -47,7 +47,9 @@ async def test_the_picker_finds_an_imported_session_by_a_word_said_in_it_and_ope
         await pilot.press("ctrl+t")  # the imported session's folder is not this workspace
         picker.query_one(Input).value = "hoge"
         await wait_for(pilot, lambda: main in picker.records, "search result")
-        assert "claude-code" in str(picker.query_one("#picker-sessions").get_option(main).prompt)
+        assert "imported from Claude Code" in str(
+            picker.query_one("#picker-sessions").get_option(main).prompt
+        )
         picker.query_one("#picker-sessions").highlighted = picker.query_one(
             "#picker-sessions"
         ).get_option_index(main)

@@ -35,6 +35,7 @@ from harnez.errors import HarnezError
 from harnez.text import printable
 from harnez.tui.bridge import paint_without_skipping
 from harnez.tui.widgets.keys import QUIT_WINDOW, KeyHints
+from harnez.tui.widgets.origin import harness_name
 
 if TYPE_CHECKING:
     from harnez.server import SessionRecord
@@ -97,9 +98,10 @@ def snippet_content(snippet: str) -> Content:
 
 
 def origin_tag(record: SessionRecord) -> tuple[str | tuple[str, str], ...]:
-    """`  claude-code` (the harness an imported session came from), or nothing for Harnez's own."""
+    """`  imported from Claude Code` (the harness an imported session came from), or nothing for
+    Harnez's own."""
     origin = getattr(record, "origin", None)
-    return ("  ", (origin, "reverse")) if origin else ()
+    return ("  ", (f"imported from {harness_name(origin)}", "dim")) if origin else ()
 
 
 def session_row(

@@ -24,6 +24,7 @@ from harnez.tui.notices import keep_toasts_above
 from harnez.tui.widgets.blocks import RunningShell
 from harnez.tui.widgets.completion import CompletionMenu
 from harnez.tui.widgets.delegation import DelegationPanel
+from harnez.tui.widgets.origin import OriginLine, harness_name, read_origin
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine, TitleBar
 from harnez.tui.widgets.transcript import Transcript
@@ -131,6 +132,7 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title-bar")
+        yield OriginLine(id="origin")
         yield Transcript(id="transcript")
         yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
@@ -193,6 +195,7 @@ class SessionScreen(Screen[None]):
         self.task_running = self.server.running(self.session_id) is not None
         self._show_state()
         self.find_workspace()
+        self.show_origin()
         self.follow_session()
 
     def _show_mode(self, mode: str) -> None:
@@ -453,10 +456,51 @@ class SessionScreen(Screen[None]):
 
     async def on_delegation_panel_opened(self, message: DelegationPanel.Opened) -> None:
         """Show the child session of a delegate call (the picker lists no child sessions)."""
+        await self._open_linked(message.child)
+
+    async def on_origin_line_opened(self, message: OriginLine.Opened) -> None:
+        """Show the session an imported one was forked from, resumed from or ran under."""
+        await self._open_linked(message.session_id)
+
+    async def _open_linked(self, session_id: str) -> None:
         try:
-            await self.harnez.open_session(message.child)
+            await self.harnez.open_session(session_id)
         except HarnezError as exc:
             self.notify(str(exc), severity="error")
+
+    @work(group="origin", exclusive=True)
+    async def show_origin(self) -> None:
+        """Say above the transcript where an imported session came from (nothing for Harnez's own)."""
+        try:
+            origin = await read_origin(self.server, self.session_id)
+        except HarnezError:
+            return  # deleted meanwhile: there is nothing to say
+        self.query_one(OriginLine).show(origin)
+
+    async def open_parent(self) -> None:
+        """`/parent`: open the session this imported one was forked from, resumed from or ran under."""
+        try:
+            origin = await read_origin(self.server, self.session_id)
+        except HarnezError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if origin is None or origin.relation is None:
+            self.notify(
+                "This session names no session it came from: /parent opens the session an imported fork, "
+                "resumed session or sub-agent run came from.",
+                severity="warning",
+                timeout=6,
+            )
+        elif origin.parent is None:
+            self.notify(
+                f"This session is {origin.relation} {harness_name(origin.harness)} session "
+                f"{origin.parent_original_id}, which is not imported: import it (`harnez import`), then "
+                "/parent opens it.",
+                severity="warning",
+                timeout=8,
+            )
+        else:
+            await self._open_linked(origin.parent)
 
     @work(group="workspace")
     async def find_workspace(self) -> None:
@@ -498,6 +542,8 @@ class SessionScreen(Screen[None]):
                 await self.harnez.open_new_session()
             case "resume":
                 self.harnez.open_picker()
+            case "parent":
+                await self.open_parent()
             case "model":
                 if argument:
                     await self.choose_model(argument)

@@ -83,3 +83,57 @@ def test_only_session_folders_are_removed(folders: SessionFolders, tmp_path: Pat
     folders.remove(fixed)
     folders.remove(workspace)
     assert fixed.exists() and not workspace.exists()
+
+
+VAULT = Harness("chrn_1", "h", "harnez", 0, skills=(Skill("vault", True, (SkillFile("SKILL.md", b"v"),)),))
+"""A harness with one skill, `vault`."""
+
+
+def _old_copy(workspace: Path, name: str) -> None:
+    (workspace / ".harnez/skills" / name).mkdir(parents=True)
+    (workspace / ".harnez/skills" / name / "SKILL.md").write_bytes(
+        b"---\nname: " + name.encode() + b"\n---\n"
+    )
+
+
+def test_an_older_versions_skill_copies_go_from_a_session_folder_only_and_only_once(
+    folders: SessionFolders, tmp_path: Path
+) -> None:
+    session, project = folders.new(), tmp_path / "project"
+    for workspace in (session, project):
+        _old_copy(workspace, "vault")
+        _old_copy(workspace, "notes")  # not the harness's: someone's own
+    write_harness_skills(project, VAULT)  # a person's project: its skills are its own
+    write_harness_skills(session, VAULT, session_folder=True)
+    assert sorted(p.name for p in (project / ".harnez/skills").iterdir()) == ["notes", "vault"]
+    assert sorted(p.name for p in (session / ".harnez/skills").iterdir()) == ["notes"]
+    _old_copy(session, "vault")  # written since: someone's own now (the folder has .uhp-skills)
+    write_harness_skills(session, VAULT, session_folder=True)
+    assert (session / ".harnez/skills/vault/SKILL.md").is_file()
+
+
+def test_an_old_skills_folder_that_links_out_of_the_workspace_is_left_alone(
+    folders: SessionFolders, tmp_path: Path
+) -> None:
+    session, outside = folders.new(), tmp_path / "outside"
+    _old_copy(outside, "vault")
+    (session / ".harnez").mkdir()
+    os.symlink(outside / ".harnez/skills", session / ".harnez/skills")
+    write_harness_skills(session, VAULT, session_folder=True)
+    assert (outside / ".harnez/skills/vault/SKILL.md").is_file()
+
+
+async def test_only_folders_made_for_http_sessions_are_session_folders(tmp_path: Path) -> None:
+    from harnez.server import Server
+    from harnez.server.uhp import HarnessHost
+
+    project = tmp_path / "project"
+    server = await Server.open(tmp_path / "db" / "harnez.sqlite")
+    try:
+        HarnessHost(server, tmp_path / "served", fixed_workspace=project)
+        assert server.is_session_folder(tmp_path / "db" / "uhp-workspaces" / "0a1b")
+        assert server.is_session_folder(tmp_path / "served" / "0a1b")
+        for other in (project, tmp_path / "served", tmp_path / "served" / "0a1b" / "src", tmp_path / "db"):
+            assert not server.is_session_folder(other), other
+    finally:
+        await server.close()
