@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -38,7 +38,7 @@ from harnez.wires.conversation import (
     ToolResult,
     UserMessage,
 )
-from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, parse_arguments
+from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, parse_arguments, sent_back
 from harnez.wires.retry import RetryingWire
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -73,13 +73,17 @@ CACHED_USER_TURNS = 2
 previous request ended), so every request reads the prefix the last one wrote (Anthropic allows 4)."""
 
 
-def anthropic_messages(request: WireRequest, cache: bool = True) -> list[dict[str, Any]]:
-    """The conversation as alternating user/assistant messages; tool results ride in user turns; with
-    `cache`, the newest user turns carry prompt-cache breakpoints."""
+def anthropic_messages(
+    request: WireRequest, sends: Callable[[Opaque], bool], cache: bool = True
+) -> list[dict[str, Any]]:
+    """The conversation as alternating user/assistant messages; tool results ride in user turns; the
+    kept blocks `sends` lets go to this server (`HttpWire.sends`: its own, whose signatures it can
+    check) go back in their messages; with `cache`, the newest user turns carry prompt-cache
+    breakpoints."""
     messages: list[dict[str, Any]] = []
     for item in request.conversation.items:
         if isinstance(item, AssistantMessage):
-            _add(messages, "assistant", _assistant_blocks(item))
+            _add(messages, "assistant", _assistant_blocks(item, sends))
         elif isinstance(item, UserMessage):
             _add(messages, "user", [{"type": "text", "text": item.text}])
         elif isinstance(item, ToolResult):
@@ -124,10 +128,11 @@ def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
         messages.append({"role": role, "content": blocks})
 
 
-def _assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
+def _assistant_blocks(item: AssistantMessage, sends: Callable[[Opaque], bool]) -> list[dict[str, Any]]:
     """The message's content: its kept blocks first (thinking, server tools), then its text (unless the
-    kept blocks already hold it, in place around the server tools' blocks), then its tool calls."""
-    blocks = [dict(o.item) for o in item.opaque if o.wire == WIRE and o.item.get("type") != CONTAINER]
+    kept blocks already hold it, in place around the server tools' blocks), then its tool calls. Blocks
+    another server gave are left out (their text then comes from the message's own)."""
+    blocks = [sent_back(o.item) for o in item.opaque if o.item.get("type") != CONTAINER and sends(o)]
     if item.text and not any(block.get("type") == "text" for block in blocks):
         blocks.append({"type": "text", "text": item.text})
     blocks += [
@@ -154,7 +159,7 @@ class AnthropicWire(HttpWire):
         body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": max_tokens,
-            "messages": anthropic_messages(request, cache=self.endpoint.prompt_cache),
+            "messages": anthropic_messages(request, self.sends, cache=self.endpoint.prompt_cache),
             "stream": True,
         }
         if request.conversation.system:
@@ -248,7 +253,8 @@ class AnthropicTranslator(Translator):
 
     def __init__(self, origin: str, verbatim: bool = False) -> None:
         self.origin = origin
-        """The server answering (`origin_of` its base URL), named in the container item it gives."""
+        """The server answering (`origin_of` its base URL), named in every item it gives to keep: its
+        signed thinking, its server tools' blocks and its container go back to it alone."""
         self.model: str | None = None
         self.usage: dict[str, Any] = {}
         self.stop_raw: str | None = None
@@ -369,7 +375,12 @@ class AnthropicTranslator(Translator):
             for b in blocks
             if b.get("type") in SIGNED_BLOCKS or (verbatim and (b.get("type") != "text" or b.get("text")))
         ]
-        return [OpaqueItem(Opaque(WIRE, {k: v for k, v in b.items() if v is not None})) for b in kept]
+        return [self._opaque({k: v for k, v in b.items() if v is not None}) for b in kept]
+
+    def _opaque(self, item: dict[str, Any]) -> OpaqueItem:
+        """An item to keep, tagged with the server that gave it (`ORIGIN`): another server cannot check
+        a signature it did not make, nor run on in a container it never made, and refuses them."""
+        return OpaqueItem(Opaque(WIRE, {**item, ORIGIN: self.origin}))
 
     def _message_delta(self, payload: dict[str, Any]) -> list[WireEvent]:
         delta = payload.get("delta") or {}
@@ -386,7 +397,7 @@ class AnthropicTranslator(Translator):
             out.extend(self.read("content_block_stop", {"type": "content_block_stop", "index": index}))
         out.extend(self._kept())
         if self.container is not None:
-            out.append(OpaqueItem(Opaque(WIRE, {**self.container, "type": CONTAINER, ORIGIN: self.origin})))
+            out.append(self._opaque({**self.container, "type": CONTAINER}))
         return [*out, UsageReport(anthropic_usage(self.usage)), Stop(reason, self.stop_raw, self.model)]
 
     def finish(self) -> list[WireEvent]:

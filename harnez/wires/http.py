@@ -449,6 +449,12 @@ def goes_to(item: dict[str, Any], origin: str, *, untagged: bool) -> bool:
     return untagged if named is None else named == origin
 
 
+def sent_back(item: dict[str, Any]) -> dict[str, Any]:
+    """A kept item as its server gave it: without the name of that server (`ORIGIN`), a field the API
+    does not know."""
+    return {key: value for key, value in item.items() if key != ORIGIN}
+
+
 def origin_of(base_url: str) -> str:
     """What names a server in the opaque items it gave (to be sent back to it alone): its base URL
     without credentials (no user, password or query: the items are stored) and without a trailing

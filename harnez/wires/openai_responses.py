@@ -26,7 +26,15 @@ from harnez.wires.base import (
 )
 from harnez.wires.catalogue import clamp_thinking, openai_effort
 from harnez.wires.conversation import AssistantMessage, Opaque, ToolResult, UserMessage
-from harnez.wires.http import ORIGIN, HttpWire, Translator, is_openai, openai_usage, parse_arguments
+from harnez.wires.http import (
+    ORIGIN,
+    HttpWire,
+    Translator,
+    is_openai,
+    openai_usage,
+    parse_arguments,
+    sent_back,
+)
 
 WIRE: WireName = "openai-responses"
 INCOMPLETE: dict[str, StopReason] = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
@@ -80,12 +88,6 @@ def responses_input(request: WireRequest, sends: Callable[[Opaque], bool]) -> li
                 for c in item.tool_calls
             ]
     return items
-
-
-def sent_back(item: dict[str, Any]) -> dict[str, Any]:
-    """A kept output item as it was given: without the name of its server (`ORIGIN`), a field the
-    API does not know."""
-    return {key: value for key, value in item.items() if key != ORIGIN}
 
 
 def responses_usage(raw: dict[str, Any]) -> Usage:

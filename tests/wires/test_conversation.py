@@ -22,8 +22,9 @@ from harnez.wires.conversation import (
     item_from_json,
 )
 from harnez.wires.http import origin_of
+from tests.wires import sse_bodies as sse
 from tests.wires.helpers import SECRET
-from tests.wires.sse_bodies import chunk, events, raw
+from tests.wires.sse_bodies import SEARCH, anthropic, chunk, events, raw, text_block
 
 THINKING = {
     "reply": [
@@ -372,18 +373,18 @@ EVERY_CHAT_EXTRA = raw(
 `reasoning_details`, thinking written in the content and a call's `extra_content`."""
 
 
-async def on_another_server(wire: str, history: WireRequest) -> dict[str, Any]:
+async def on_another_server(wire: str, history: WireRequest) -> tuple[dict[str, Any], list[WireWarning]]:
     """The body of the request a session moved (`/model`) to another server of `wire` sends there (a
-    second scripted model, which answers it)."""
+    second scripted model, which answers it), and the warnings its stream gave."""
     with ScriptedModel() as other:
         other.add({"reply": [{"text": "done"}]})
         elsewhere = WIRES[wire](Endpoint("other", wire, other.base_url(wire), None))  # type: ignore[arg-type]
         try:
-            follow, _ = await collect(elsewhere.stream(history))
+            follow, seen = await collect(elsewhere.stream(history))
         finally:
             await elsewhere.aclose()
     assert follow.text == "done"
-    return other.requests[-1].body
+    return other.requests[-1].body, [e for e in seen if isinstance(e, WireWarning)]
 
 
 async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
@@ -398,7 +399,7 @@ async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_mo
     stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
     history = WireRequest("deepseek-v4", Conversation.from_json(stored))
     plain_call = {"id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}
-    messages = (await on_another_server("openai-chat", history))["messages"]
+    messages = (await on_another_server("openai-chat", history))[0]["messages"]
     assert messages[2] == {"role": "assistant", "content": "Earlier.", "reasoning_content": "Old."}
     assert messages[4] == {"role": "assistant", "content": "Reading.", "tool_calls": [plain_call]}
     await collect(make_wire("openai-chat").stream(history))
@@ -407,6 +408,68 @@ async def test_chat_extras_go_back_only_to_the_server_that_gave_them(scripted_mo
     assert again["reasoning_details"] == [detail("encrypted", 0, data="RU5DUllQVEVE")]
     assert again["content"] == "<think>Plan.</think>Reading."
     assert again["tool_calls"] == [{**plain_call, "extra_content": GEMINI_CALL["extra_content"]}]
+
+
+SIGNED_SEARCH = anthropic(
+    sse.message_start(),
+    *sse.block(
+        0,
+        {"type": "thinking", "thinking": "", "signature": ""},
+        {"type": "thinking_delta", "thinking": "Look it up."},
+        {"type": "signature_delta", "signature": "SIG-A"},
+    ),
+    *sse.block(1, {"type": "redacted_thinking", "data": "REDACTED-A"}),
+    *sse.block(2, sse.server_tool_use(), sse.json_delta('{"query": "x"}')),
+    *sse.block(3, sse.search_result()),
+    *text_block(4, "Found it. "),
+    *sse.block(5, sse.tool_use("call_9"), sse.json_delta('{"path": "a"}')),
+    *sse.message_end("tool_use"),
+)
+"""An Anthropic answer with every block the wire keeps to send back: signed thinking, redacted
+thinking, a server tool's call and result (and so its text block, in place), then a client call."""
+READ_CALL = {"type": "tool_use", "id": "call_9", "name": "read", "input": {"path": "a"}}
+
+
+async def test_anthropic_blocks_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
+    """A session moved (`/model`) from one Anthropic-compatible server to another (a proxy, a
+    compatible server): the signed thinking and server tools' blocks the first one gave are not sent
+    to the second, which cannot check their signatures and refuses the request; the stream says so
+    (`opaque-items-dropped`), and the message goes as its text and calls. Back on the first server they
+    go again, as they were given (without the name of their server, a field the API does not know). A
+    block kept before items named their server goes to any Anthropic server, as it did."""
+    scripted_model.add(SIGNED_SEARCH, {"reply": [{"text": "done"}]})
+    old = {"type": "thinking", "thinking": "Old.", "signature": "SIG-OLD"}
+    older = AssistantMessage("Earlier.", opaque=(Opaque("anthropic-messages", old),))
+    start = Conversation("sys", (UserMessage("before"), older, UserMessage("go")))
+    first = make_wire("anthropic-messages")
+    turn, _ = await collect(first.stream(WireRequest("claude-sonnet-4-5", start)))
+    stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
+    history = WireRequest("claude-sonnet-4-5", Conversation.from_json(stored))
+    body, [warning] = await on_another_server("anthropic-messages", history)
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [old, {"type": "text", "text": "Earlier."}],
+    }
+    assert body["messages"][3] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Found it. "}, READ_CALL],
+    }
+    sent = json.dumps(body)
+    assert "SIG-A" not in sent and "REDACTED-A" not in sent and "srvtoolu_1" not in sent
+    served = origin_of(scripted_model.base_url("anthropic-messages"))
+    assert warning.code == "opaque-items-dropped"
+    assert f"5 anthropic-messages item(s) given by another server ({served})" in warning.message
+    await collect(first.stream(history))
+    again = scripted_model.requests[-1].body
+    assert again["messages"][3]["content"] == [
+        {"type": "thinking", "thinking": "Look it up.", "signature": "SIG-A"},
+        {"type": "redacted_thinking", "data": "REDACTED-A"},
+        SEARCH,
+        sse.search_result(),
+        {"type": "text", "text": "Found it. "},
+        READ_CALL,
+    ]
+    assert '"origin"' not in json.dumps(again) and '"origin"' not in sent
 
 
 async def test_responses_items_go_back_only_to_the_server_that_gave_them(scripted_model, make_wire) -> None:
@@ -424,7 +487,7 @@ async def test_responses_items_go_back_only_to_the_server_that_gave_them(scripte
     turn, _ = await collect(first.stream(WireRequest("gpt-5", start, thinking="high")))
     stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
     history = WireRequest("gpt-5", Conversation.from_json(stored), thinking="high")
-    sent = (await on_another_server("openai-responses", history))["input"]
+    sent = (await on_another_server("openai-responses", history))[0]["input"]
     assert [item.get("type", item.get("role")) for item in sent] == [
         "user",
         "assistant",

@@ -15,6 +15,7 @@ from harnez.wires.anthropic import CONTAINER_MARGIN, MAX_PAUSES
 from harnez.wires.base import WireRequest
 from harnez.wires.catalogue import UNKNOWN_MODEL
 from harnez.wires.conversation import Conversation, ToolResult, UserMessage
+from harnez.wires.http import sent_back
 from tests.wires import sse_bodies as sse
 from tests.wires.helpers import READ_TOOL
 from tests.wires.sse_bodies import PAUSED, PAUSED_CONTENT, RESUMED, SEARCH, anthropic, text_block
@@ -209,7 +210,7 @@ async def test_the_tool_loop_and_later_tasks_go_on_in_the_container_while_it_liv
 
 async def test_a_container_is_named_only_to_the_server_that_made_it(scripted_model, make_wire) -> None:
     """A session moved to another Anthropic-compatible server: it never made the container (a strict
-    one refuses the field), so none is named to it."""
+    one refuses the field), so none is named to it, nor are the blocks of the code run in it."""
     scripted_model.add(code_then_read(LIVES))
     turn, _ = await collect(make_wire("anthropic-messages").stream(ask()))
     loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
@@ -220,7 +221,10 @@ async def test_a_container_is_named_only_to_the_server_that_made_it(scripted_mod
         body = elsewhere.body(WireRequest("claude-sonnet-4-5", loop), UNKNOWN_MODEL)
     finally:
         await elsewhere.aclose()
-    assert "container" not in body and body["messages"][1]["content"][:2] == [CODE_RUN, CODE_RESULT]
+    assert "container" not in body
+    assert body["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}}
+    ]
 
 
 async def test_a_container_the_server_refuses_is_left_out_of_the_request_sent_again(
@@ -259,7 +263,7 @@ async def test_a_continuation_that_fails_in_passing_is_tried_again_by_itself(
     assert again == continued and continued["messages"][-1]["content"] == PAUSED_CONTENT
     assert [e.attempt for e in seen if isinstance(e, Retry)] == [2]
     assert turn.text == "Let me look. Found it."
-    assert [o.item for o in turn.opaque][:3] == PAUSED_CONTENT
+    assert [sent_back(o.item) for o in turn.opaque][:3] == PAUSED_CONTENT
     assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (18, 10)
 
 
