@@ -176,7 +176,8 @@ class AnthropicWire(HttpWire):
             body["temperature"] = request.temperature
         if request.tools and request.force_tool and thinking is None:  # no forced tool while thinking
             body["tool_choice"] = {"type": "tool", "name": request.force_tool}
-        container = live_container(request.conversation.items, self.origin, datetime.now(UTC))
+        items = request.conversation.items
+        container = live_container(items, self.origin, datetime.now(UTC), tools=bool(request.tools))
         if container is not None:
             body["container"] = container
         return body
@@ -472,16 +473,21 @@ def _block_as_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     return block, []  # redacted thinking is kept whole; other kinds pass as they are
 
 
-def live_container(items: tuple[Item, ...], origin: str, now: datetime) -> str | None:
+def live_container(items: tuple[Item, ...], origin: str, now: datetime, *, tools: bool = True) -> str | None:
     """The id of the newest container the server at `origin` ran code in for this conversation, while
     it lives: the next request of the tool loop, and the session's later tasks, go on in it (the files
     the model made are there), not in a new one. None once it expires (`expires_at`, less
     `CONTAINER_MARGIN`), or when its expiry is not given (then only the continuation of the paused
-    call that named it, which follows at once, goes on in it)."""
+    call that named it, which follows at once, goes on in it). A request that offers no `tools` (a
+    compaction's summary) runs no code: only the continuation of its own paused call, which did (the
+    server offered code execution to it), names one; Anthropic documents the container as code
+    execution's, not whether a request without it takes one."""
     paused = True
     """Whether the items looked at so far are the paused messages that end the conversation."""
     for item in reversed(items):
         paused = paused and isinstance(item, AssistantMessage)
+        if not paused and not tools:
+            return None
         if not isinstance(item, AssistantMessage):
             continue
         for opaque in reversed(item.opaque):

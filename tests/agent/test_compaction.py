@@ -27,6 +27,7 @@ from harnez.wires import (
 )
 from harnez.wires.http import origin_of
 from tests.agent.helpers import answer, events, make_settings, run_task, tool_call, tool_outputs
+from tests.wires.helpers import READ_TOOL
 
 WINDOW = 4000
 
@@ -203,7 +204,8 @@ async def test_a_summary_keeps_the_container_the_model_ran_its_code_in(
     """A summary that drops the message naming Anthropic's container carries the container onto the
     conversation it makes (on the acknowledgement it adds, or on the first answer of the tail it
     keeps): the next request, and the session read back, still go on in it (the model's files are
-    there), not in a new one. An expired container is not carried."""
+    there), not in a new one. An expired container is not carried. The summary request itself, which
+    offers no tools, names none (it runs no code)."""
     settings = make_settings(scripted_model, "anthropic-messages", window=WINDOW)
     model = resolve_ref(settings, parse_model_ref(settings.model or ""))
     container = {
@@ -226,13 +228,14 @@ async def test_a_summary_keeps_the_container_the_model_ran_its_code_in(
         await getattr(compactor, how)(history, "system")
         assert ran not in history.items and "SUMMARY" in str(history.items[0])
         later = Conversation("system", (*history.items, UserMessage("are the files there?")))
-        await collect(wire.stream(WireRequest(model.model, later, spec=model.spec)))
+        await collect(wire.stream(WireRequest(model.model, later, (READ_TOOL,), spec=model.spec)))
         reloaded = await History.load(store, record.num, None, "anthropic-messages")
     finally:
         await wire.aclose()
         await store.close()
     summary, answered = (r.body for r in scripted_model.requests)
     assert summary["messages"][-1]["content"][-1]["text"].startswith("Summarise")
+    assert "tools" not in summary and "container" not in summary
     assert answered["container"] == "container_kept"
     assert "container_kept" not in str(answered["messages"])  # no content block of its own
     carried = [o.item for item in reloaded.items if isinstance(item, AssistantMessage) for o in item.opaque]

@@ -23,7 +23,7 @@ from harnez.wires.conversation import (
 )
 from harnez.wires.http import origin_of
 from tests.wires import sse_bodies as sse
-from tests.wires.helpers import SECRET
+from tests.wires.helpers import READ_TOOL, SECRET
 from tests.wires.sse_bodies import SEARCH, anthropic, chunk, events, raw, text_block
 
 THINKING = {
@@ -540,7 +540,8 @@ async def test_items_of_another_server_left_out_are_named_in_a_warning(
         "sys", (UserMessage("before"), older, UserMessage("then"), ours, UserMessage("go"))
     )
     scripted_model.add({"reply": [{"text": "done"}]})
-    turn, events = await collect(make_wire(wire).stream(WireRequest("claude-sonnet-4-5", history)))
+    asked = WireRequest("claude-sonnet-4-5", history, (READ_TOOL,))  # a container goes with tools
+    turn, events = await collect(make_wire(wire).stream(asked))
     assert turn.text == "done"
     [warning] = [e for e in events if isinstance(e, WireWarning)]
     assert warning.code == "opaque-items-dropped"

@@ -227,6 +227,31 @@ async def test_a_container_is_named_only_to_the_server_that_made_it(scripted_mod
     ]
 
 
+async def test_a_request_offering_no_tools_names_no_container_but_for_its_own_paused_call(
+    scripted_model, make_wire
+) -> None:
+    """A request that offers no tools (a compaction's summary) runs no code: Anthropic documents the
+    container for code execution only, so the live one is not named to it. A paused call of such a
+    request that ran code all the same (the server offered code execution) goes on in its container."""
+    start = sse.message_start()
+    start["message"]["container"] = {"id": "container_paused", "expires_at": LIVES}
+    paused = anthropic(
+        start, *sse.block(0, CODE_RUN), *sse.block(1, CODE_RESULT), *sse.message_end("pause_turn")
+    )
+    scripted_model.add(code_then_read(LIVES), DONE, paused, DONE)
+    wire = make_wire("anthropic-messages")
+    turn, _ = await collect(wire.stream(ask()))
+    loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    summary = WireRequest("claude-sonnet-4-5", loop.append(UserMessage("Summarise the conversation.")))
+    for _ in range(2):
+        answered, _ = await collect(wire.stream(summary))
+        assert answered.failure is None and answered.text == "Done."
+    assert len(scripted_model.requests) == 4
+    _, summarised, first, continued = (r.body for r in scripted_model.requests)
+    assert "container" not in summarised and "container" not in first
+    assert continued["container"] == "container_paused"
+
+
 async def test_a_container_the_server_refuses_is_left_out_of_the_request_sent_again(
     scripted_model, make_wire
 ) -> None:
