@@ -451,8 +451,10 @@ def goes_to(item: dict[str, Any], origin: str, *, untagged: bool) -> bool:
 
 def sent_back(item: dict[str, Any]) -> dict[str, Any]:
     """A kept item as its server gave it: without the name of that server (`ORIGIN`), a field the API
-    does not know."""
-    return {key: value for key, value in item.items() if key != ORIGIN}
+    does not know. (A copy less one key: every kept item of every request is made so.)"""
+    copy = dict(item)
+    copy.pop(ORIGIN, None)
+    return copy
 
 
 def origin_of(base_url: str) -> str:
