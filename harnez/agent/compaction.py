@@ -212,7 +212,7 @@ class Compactor:
             return None
         request = WireRequest(
             self.model.model,
-            Conversation(SUMMARY_SYSTEM, (*items[:cut], UserMessage(SUMMARY_REQUEST))),
+            Conversation(SUMMARY_SYSTEM, (UserMessage(summary_prompt(items[:cut])),)),
             (),
             thinking="off",
             spec=self.model.spec,
@@ -242,6 +242,39 @@ class Compactor:
             return None
         carried = lasting_opaque(items[:cut])
         return [UserMessage(SUMMARY_HEADER + turn.text.strip()), *_after_summary(items[cut:], carried)]
+
+
+def summary_prompt(items: Sequence[Item]) -> str:
+    """The summary request's one message: the part to summarise written out as text (`transcript`),
+    then `SUMMARY_REQUEST`."""
+    return f"<conversation>\n{transcript(items)}\n</conversation>\n\n{SUMMARY_REQUEST}"
+
+
+def transcript(items: Sequence[Item]) -> str:
+    """The conversation as plain text: each message under its speaker, tool calls and their results
+    written out. The summary request offers no tools (the model is to write, not act), and a request
+    holding tool calls and results as such must offer tools on some servers (Anthropic: "Requests
+    which include tool_use or tool_result blocks must define tools"; Bedrock the same), which refused
+    every summary of a session that had used a tool. Reasoning and provider items are left out."""
+    names = {
+        call.id: call.name for item in items if isinstance(item, AssistantMessage) for call in item.tool_calls
+    }
+    parts: list[str] = []
+    for item in items:
+        if isinstance(item, UserMessage):
+            parts.append(f"[user]\n{item.text}")
+        elif isinstance(item, AssistantMessage):
+            said = [item.text] if item.text else []
+            said += [
+                f"(calls {call.name} {json.dumps(call.arguments, ensure_ascii=False)})"
+                for call in item.tool_calls
+            ]
+            if said:
+                parts.append("[assistant]\n" + "\n".join(said))
+        elif isinstance(item, ToolResult):
+            outcome = "failed" if item.is_error else "result"
+            parts.append(f"[{names.get(item.call_id, 'tool')} {outcome}]\n{item.content}")
+    return "\n\n".join(parts)
 
 
 def _after_summary(tail: Sequence[Item], carried: tuple[Opaque, ...] = ()) -> list[Item]:

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from harnez import events as ev
-from harnez.agent.compaction import ELIDED, SUMMARY_SYSTEM, Compactor, elide, estimate_tokens
+from harnez.agent.compaction import (
+    ELIDED,
+    SUMMARY_REQUEST,
+    SUMMARY_SYSTEM,
+    Compactor,
+    elide,
+    estimate_tokens,
+)
 from harnez.agent.context import History
 from harnez.agent.turns import TaskAccounting
 from harnez.settings import parse_model_ref
@@ -64,8 +71,13 @@ async def test_a_task_on_a_small_window_is_summarised_and_completes(
     session_id, outcome = await run_task(server, workspace, "what is in big.txt?")
     assert outcome.stop == "completed"
     read, summary, final = (r.body for r in scripted_model.requests)
-    assert "tools" in read and "line of a big file" in tool_outputs(summary)["b1"]
-    assert summary["messages"][0]["content"] == SUMMARY_SYSTEM and "tools" not in summary
+    assert "tools" in read and "tools" not in summary
+    assert summary["messages"][0]["content"] == SUMMARY_SYSTEM
+    # the part summarised goes as text: a request holding tool calls must offer tools on some servers
+    assert not tool_outputs(summary) and not any(m.get("tool_calls") for m in summary["messages"])
+    (asked,) = summary["messages"][1:]
+    assert asked["role"] == "user" and '(calls read {"path": "big.txt"})' in asked["content"]
+    assert "[read result]\n" in asked["content"] and "line of a big file" in asked["content"]
     assert "line of a big file" not in str(final) and "SUMMARY: user wants big.txt read" in str(final)
     (compacted,) = await events(server, session_id, "compacted")
     assert compacted.body.summarised and compacted.body.after_tokens < compacted.body.before_tokens
@@ -234,7 +246,10 @@ async def test_a_summary_keeps_the_container_the_model_ran_its_code_in(
         await wire.aclose()
         await store.close()
     summary, answered = (r.body for r in scripted_model.requests)
-    assert summary["messages"][-1]["content"][-1]["text"].startswith("Summarise")
+    (asked,) = summary["messages"]  # one user message: the conversation as text, then the request
+    text = asked["content"][-1]["text"] if isinstance(asked["content"], list) else asked["content"]
+    assert text.endswith(SUMMARY_REQUEST) and "(calls read" in text
+    assert "tool_use" not in str(summary) and "tool_result" not in str(summary)  # refused without tools
     assert "tools" not in summary and "container" not in summary
     assert answered["container"] == "container_kept"
     assert "container_kept" not in str(answered["messages"])  # no content block of its own
