@@ -156,6 +156,12 @@ class ScriptedModel:
                 writer, 404, {"error": {"message": f"no route for {request.method} {request.path}"}}
             )
             return True
+        refusal = _refusal(kind, request.body)
+        if refusal is not None:  # what the real API refuses, before a turn is used
+            await _send_json(
+                writer, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": refusal}}
+            )
+            return True
         with self._lock:
             turn = self.script.take(route)
         if turn is None:
@@ -244,6 +250,21 @@ class ScriptedModel:
         if turn.unknown_item is not None:
             name = turn.unknown_item.get("type") if kind != "chat" else None
             writer.write(_chunk(Frame(name, turn.unknown_item).encode()))
+
+
+def _refusal(kind: str, body: Any) -> str | None:
+    """Why the real API would refuse this request outright, for the rules a client can break without
+    noticing against a lenient mock: Anthropic refuses tool_use / tool_result blocks in a request that
+    defines no tools."""
+    if kind != "anthropic" or not isinstance(body, dict) or body.get("tools"):
+        return None
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result") for block in content
+        ):
+            return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    return None
 
 
 async def _read_request(reader: asyncio.StreamReader, peer: str) -> RecordedRequest | None:

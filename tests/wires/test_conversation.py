@@ -66,7 +66,8 @@ async def turn_then_follow_up(scripted_model, make_wire, first: str, second: str
         json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "contents")).to_json()))
     )
     follow, events = await collect(
-        make_wire(second).stream(WireRequest("claude-sonnet-4-5", history, thinking="high"))
+        # a tool loop's next request offers its tools (Anthropic refuses tool blocks without them)
+        make_wire(second).stream(WireRequest("claude-sonnet-4-5", history, (READ_TOOL,), thinking="high"))
     )
     assert follow.text == "done"
     return scripted_model.requests[-1].body, [e for e in events if isinstance(e, WireWarning)]
@@ -444,7 +445,7 @@ async def test_anthropic_blocks_go_back_only_to_the_server_that_gave_them(script
     first = make_wire("anthropic-messages")
     turn, _ = await collect(first.stream(WireRequest("claude-sonnet-4-5", start)))
     stored = json.loads(json.dumps(start.append(turn.to_message(), ToolResult("call_9", "x")).to_json()))
-    history = WireRequest("claude-sonnet-4-5", Conversation.from_json(stored))
+    history = WireRequest("claude-sonnet-4-5", Conversation.from_json(stored), (READ_TOOL,))
     body, [warning] = await on_another_server("anthropic-messages", history)
     assert body["messages"][1] == {
         "role": "assistant",

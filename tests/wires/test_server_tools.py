@@ -14,7 +14,7 @@ from harnez.wires import WIRES, Endpoint, Retry, Stop, UsageReport, collect
 from harnez.wires.anthropic import CONTAINER_MARGIN, MAX_PAUSES
 from harnez.wires.base import WireRequest
 from harnez.wires.catalogue import UNKNOWN_MODEL
-from harnez.wires.conversation import Conversation, ToolResult, UserMessage
+from harnez.wires.conversation import AssistantMessage, Conversation, ToolResult, UserMessage
 from harnez.wires.http import sent_back
 from tests.wires import sse_bodies as sse
 from tests.wires.helpers import READ_TOOL
@@ -241,7 +241,10 @@ async def test_a_request_offering_no_tools_names_no_container_but_for_its_own_pa
     scripted_model.add(code_then_read(LIVES), DONE, paused, DONE)
     wire = make_wire("anthropic-messages")
     turn, _ = await collect(wire.stream(ask()))
-    loop = ask().conversation.append(turn.to_message(), ToolResult("t1", "contents"))
+    # the code run's blocks and container kept, its tool call not (Anthropic refuses tool_use blocks in
+    # a request that offers no tools: a compaction's summary sends the conversation as text)
+    ran = AssistantMessage(turn.text, opaque=turn.to_message().opaque)
+    loop = ask().conversation.append(ran)
     summary = WireRequest("claude-sonnet-4-5", loop.append(UserMessage("Summarise the conversation.")))
     for _ in range(2):
         answered, _ = await collect(wire.stream(summary))
