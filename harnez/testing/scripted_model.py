@@ -254,17 +254,40 @@ class ScriptedModel:
 
 def _refusal(kind: str, body: Any) -> str | None:
     """Why the real API would refuse this request outright, for the rules a client can break without
-    noticing against a lenient mock: Anthropic refuses tool_use / tool_result blocks in a request that
-    defines no tools."""
-    if kind != "anthropic" or not isinstance(body, dict) or body.get("tools"):
+    noticing against a lenient mock. Anthropic's: tool_use / tool_result blocks in a request that
+    defines no tools; a tool_use whose tool_result does not open the next message; an empty text
+    block; a first message that is not the user's."""
+    if kind != "anthropic" or not isinstance(body, dict):
         return None
-    for message in body.get("messages") or ():
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result") for block in content
-        ):
-            return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    blocks = [_blocks(m) for m in messages]
+    kinds = {block.get("type") for content in blocks for block in content}
+    if not body.get("tools") and kinds & {"tool_use", "tool_result"}:
+        return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    if messages and messages[0].get("role") != "user":
+        return 'messages: first message must use the "user" role'
+    for index, content in enumerate(blocks):
+        if any(block.get("type") == "text" and not block.get("text") for block in content):
+            return f"messages.{index}: text content blocks must be non-empty"
+        asked = [block.get("id") for block in content if block.get("type") == "tool_use"]
+        after = blocks[index + 1] if index + 1 < len(blocks) else None
+        answered = {block.get("tool_use_id") for block in after or () if block.get("type") == "tool_result"}
+        missing = [call for call in asked if call not in answered]
+        if missing and after is not None:
+            return (
+                f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks immediately "
+                f"after: {', '.join(map(str, missing))}. Each `tool_use` block must have a corresponding "
+                "`tool_result` block in the next message."
+            )
     return None
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's content blocks (a string content is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or () if isinstance(block, dict)]
 
 
 async def _read_request(reader: asyncio.StreamReader, peer: str) -> RecordedRequest | None:
