@@ -257,8 +257,12 @@ def _refusal(kind: str, body: Any) -> str | None:
     noticing against a lenient mock. Anthropic's: tool_use / tool_result blocks in a request that
     defines no tools; a tool_use whose tool_result does not open the next message; an empty text
     block; a first message that is not the user's."""
-    if kind != "anthropic" or not isinstance(body, dict):
+    if not isinstance(body, dict):
         return None
+    if kind == "chat":
+        return _chat_refusal([m for m in body.get("messages") or () if isinstance(m, dict)])
+    if kind == "responses":
+        return _responses_refusal([i for i in body.get("input") or () if isinstance(i, dict)])
     messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
     blocks = [_blocks(m) for m in messages]
     kinds = {block.get("type") for content in blocks for block in content}
@@ -279,6 +283,41 @@ def _refusal(kind: str, body: Any) -> str | None:
                 f"after: {', '.join(map(str, missing))}. Each `tool_use` block must have a corresponding "
                 "`tool_result` block in the next message."
             )
+    return None
+
+
+def _chat_refusal(messages: list[dict[str, Any]]) -> str | None:
+    """OpenAI's Chat Completions rules on tool messages: each answers a call of the assistant message
+    just before the run of tool messages it is in, and every such call is answered before anything else."""
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") not in open_calls:
+                return (
+                    f"Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                    f"message with 'tool_calls' (messages.[{index}])."
+                )
+            open_calls.discard(message.get("tool_call_id"))
+            continue
+        if open_calls:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                f"each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                f"{', '.join(sorted(open_calls))}"
+            )
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        open_calls = {str(call.get("id")) for call in calls or () if isinstance(call, dict)}
+    return None
+
+
+def _responses_refusal(items: list[dict[str, Any]]) -> str | None:
+    """OpenAI's Responses rule: a function call output answers a function call given before it."""
+    called: set[Any] = set()
+    for item in items:
+        if item.get("type") == "function_call":
+            called.add(item.get("call_id"))
+        elif item.get("type") == "function_call_output" and item.get("call_id") not in called:
+            return f"No tool call found for function call output with call_id {item.get('call_id')}."
     return None
 
 
