@@ -475,7 +475,8 @@ class SessionScreen(Screen[None]):
             origin = await read_origin(self.server, self.session_id)
         except HarnezError:
             return  # deleted meanwhile: there is nothing to say
-        self.query_one(OriginLine).show(origin)
+        for line in self.query(OriginLine):  # none once the screen is gone (the app quit, another shown)
+            line.show(origin)
 
     async def open_parent(self) -> None:
         """`/parent`: open the session this imported one was forked from, resumed from or ran under."""
