@@ -49,7 +49,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Tab", "Accept the highlighted completion."),
     ("Ctrl+S", "Send the prompt as a steering message into the running task."),
     ("Esc", "Close the completion menu; otherwise cancel the running task (or a running `!` command)."),
-    ("Ctrl+C", "Clear the prompt; press again within 2 s to quit."),
+    ("Ctrl+C", "Clear the prompt (Up brings it back); press again within 2 s to quit."),
     ("Shift+Tab", "Cycle the permission mode: ask, accept-edits, read-only."),
     ("Ctrl+P", "Open the command palette."),
     ("Ctrl+Q", "Quit."),

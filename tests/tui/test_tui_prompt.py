@@ -60,6 +60,22 @@ async def test_ctrl_c_clears_the_prompt_then_quits(make_app) -> None:
     assert app.return_code == 0
 
 
+async def test_a_prompt_cleared_by_ctrl_c_comes_back_with_up(make_app) -> None:
+    """Ctrl+C pressed by mistake (to copy, or to stop a task that already ended) does not lose a
+    prompt written with care: it is the newest history entry."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.load_text("a long prompt\nwritten with care")
+        await pilot.press("ctrl+c")
+        assert prompt.text == ""
+        assert any("Up brings it back" in str(n.message) for n in app._notifications)
+        await pilot.press("up")
+        assert prompt.text == "a long prompt\nwritten with care"
+        assert app.return_code is None
+
+
 async def test_a_ctrl_c_long_after_the_first_arms_quitting_again_instead_of_quitting(
     make_app, monkeypatch
 ) -> None:
