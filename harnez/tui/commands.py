@@ -80,9 +80,15 @@ class UnknownCommandError(ValueError):
 
 
 def parse_slash(text: str) -> tuple[SlashCommand, str] | None:
-    """The command and its argument when `text` is a slash command, else None."""
+    """The command and its argument when `text` is a slash command, else None.
+
+    A first word with another `/` in it is a path (`/etc/hosts is wrong`, pasted or typed), not a
+    command: the prompt is sent as it is (it was refused as an unknown command, and cleared)."""
     stripped = text.strip()
     if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    first_word = stripped[1:].split(maxsplit=1)[:1]
+    if first_word and "/" in first_word[0]:
         return None
     name, _, argument = stripped[1:].partition(" ")
     name = ALIASES.get(name, name)

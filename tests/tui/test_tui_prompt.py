@@ -120,6 +120,28 @@ async def test_help_lists_the_commands_and_unknown_commands_are_refused(make_app
         assert events == []
 
 
+async def test_a_prompt_that_starts_with_a_path_is_sent_and_an_unknown_command_stays_to_mend(
+    make_app,
+) -> None:
+    """A prompt starting with an absolute path was refused as an unknown command and cleared."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.load_text("/srv/app/main.py fails on start")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task of the prompt")
+        events = await app.server.events_after(app.screen.session_id)
+        assert events[0].kind == "user-message"
+        assert events[0].body.text == "/srv/app/main.py fails on start"
+        assert not any("Unknown command" in str(n.message) for n in app._notifications)
+
+        prompt.load_text("/sesion-name the plan")
+        await pilot.press("enter")
+        assert any("Unknown command /sesion-name" in str(n.message) for n in app._notifications)
+        assert prompt.text == "/sesion-name the plan"
+
+
 async def _new_session_after_one_answer(app, pilot, command: str) -> str:
     """Answer a prompt in the first session, then run `command` (a new session's); the first's id."""
     await wait_for(pilot, lambda: app.ready)

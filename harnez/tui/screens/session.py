@@ -375,6 +375,10 @@ class SessionScreen(Screen[None]):
             command = parse_slash(message.text)
         except UnknownCommandError as exc:
             self.notify(str(exc), severity="error")
+            prompt = self.query_one(PromptInput)
+            if not prompt.text:  # back in the prompt to mend, not only in the history
+                prompt.load_text(message.text)
+                prompt.move_cursor(prompt.document.end)
             return
         if command is not None:
             await self.run_command(*command)
