@@ -762,6 +762,7 @@ def _tui(args: argparse.Namespace) -> int:
         resume=args.resume or None,
         open_picker=args.resume == "",
         continue_latest=args.continue_latest,
+        model=args.model,
         load_settings=settings,
         database=own_database,
         early_database=early_database,

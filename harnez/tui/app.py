@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harnez.server.models import LocalServer
     from harnez.server.server import Server
     from harnez.settings import Settings
+    from harnez.store.sessions import SessionRecord
     from harnez.tui.screens.picker import PickerChoice, PickerScreen
     from harnez.tui.screens.setup import SetupResult
 
@@ -68,6 +69,7 @@ class HarnezApp(NoticeKeepingApp):
         resume: str | None = None,
         open_picker: bool = False,
         continue_latest: bool = False,
+        model: str | None = None,
         probe_ports: Mapping[int, str] | None = None,
         local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
         load_settings: Callable[[], Settings] | None = None,
@@ -96,6 +98,9 @@ class HarnezApp(NoticeKeepingApp):
         self.resume = resume
         self.start_with_picker = open_picker
         self.continue_latest = continue_latest or resume == "latest"
+        self._model_given = model
+        """`--model`, until the first session opens: a new one takes it from the settings, a stored one
+        (`--continue`, `--resume`) switches to it as `/model` would (it kept its own, silently)."""
         self.probe_ports = probe_ports
         """The loopback ports the first-run setup probes (port → provider name); None: the usual ones."""
         self._local_probe = local_probe
@@ -428,6 +433,7 @@ class HarnezApp(NoticeKeepingApp):
         """Show a fresh, unsaved session of this workspace."""
         from harnez.tui.screens.session import SessionScreen
 
+        self._model_given = None  # a new session's model is the settings', `--model` included
         model = getattr(self.settings, "model", None)
         draft = self.server.create_session(self.workspace, model=model)
         waiting = next(
@@ -443,9 +449,23 @@ class HarnezApp(NoticeKeepingApp):
         """Show a stored session (an id or a unique prefix)."""
         from harnez.tui.screens.session import SessionScreen
 
-        record = await self.server.get_session(id_or_prefix)
+        record = await self._with_given_model(await self.server.get_session(id_or_prefix))
         self._show(SessionScreen(record.id, record.display_title, record.model))
         self._ask_hook_trust(Path(record.workspace))
+
+    async def _with_given_model(self, record: SessionRecord) -> SessionRecord:
+        """The first stored session opened, switched to `--model` when given (once); a model refused
+        (an unknown provider) is said, and the session keeps its own."""
+        from harnez.errors import HarnezError
+
+        model, self._model_given = self._model_given, None
+        if model is None or model == record.model:
+            return record
+        try:
+            return await self.server.select_model(record.id, model)
+        except HarnezError as exc:
+            self.notify(f"--model {model} not used: {exc.message}", severity="error", timeout=10)
+            return record
 
     def _ask_hook_trust(self, workspace: Path) -> None:
         """Ask, once per workspace, to trust the project's hooks its tasks would run (a modal)."""
@@ -698,6 +718,7 @@ def run_tui(
     resume: str | None = None,
     open_picker: bool = False,
     continue_latest: bool = False,
+    model: str | None = None,
     load_settings: Callable[[], Settings] | None = None,
     database: Callable[[], Path] | None = None,
     early_database: Callable[[], Path | None] | None = None,
@@ -711,6 +732,7 @@ def run_tui(
         resume=resume,
         open_picker=open_picker,
         continue_latest=continue_latest,
+        model=model,
         load_settings=load_settings,
         database=database,
         early_database=early_database,
