@@ -75,7 +75,11 @@ APPROVAL_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-class UnknownCommandError(ValueError):
+class SlashCommandError(ValueError):
+    """A slash command that cannot run as typed: the prompt keeps it, to be mended."""
+
+
+class UnknownCommandError(SlashCommandError):
     """A `/word` that names no command."""
 
 
@@ -94,6 +98,9 @@ def parse_slash(text: str) -> tuple[SlashCommand, str] | None:
     name = ALIASES.get(name, name)
     for command in COMMANDS:
         if command.name == name:
+            if argument.strip() and " " not in command.usage:
+                # `/compact keep the API notes` ran /compact and dropped the words without a word.
+                raise SlashCommandError(f"/{name} takes no argument: send /{name} alone. {command.help}")
             return command, argument.strip()
     known = ", ".join(f"/{c.name}" for c in COMMANDS)
     raise UnknownCommandError(f"Unknown command /{name}. Commands: {known}.")

@@ -142,6 +142,21 @@ async def test_a_prompt_that_starts_with_a_path_is_sent_and_an_unknown_command_s
         assert prompt.text == "/sesion-name the plan"
 
 
+async def test_a_command_that_takes_no_argument_refuses_one_instead_of_dropping_it(make_app) -> None:
+    """`/compact keep the API notes` compacted and dropped the words without a word."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.load_text("/new keep the API notes")
+        first = app.screen
+        await pilot.press("enter")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("/new takes no argument: send /new alone." in text for text in said), said
+        assert app.screen is first and prompt.text == "/new keep the API notes"
+
+
 async def _new_session_after_one_answer(app, pilot, command: str) -> str:
     """Answer a prompt in the first session, then run `command` (a new session's); the first's id."""
     await wait_for(pilot, lambda: app.ready)

@@ -19,7 +19,7 @@ from harnez.errors import HarnezError, StoreError
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
-from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
+from harnez.tui.commands import SlashCommand, SlashCommandError, parse_slash
 from harnez.tui.notices import keep_toasts_above
 from harnez.tui.widgets.blocks import RunningShell
 from harnez.tui.widgets.completion import CompletionMenu
@@ -373,7 +373,7 @@ class SessionScreen(Screen[None]):
             return
         try:
             command = parse_slash(message.text)
-        except UnknownCommandError as exc:
+        except SlashCommandError as exc:
             self.notify(str(exc), severity="error")
             prompt = self.query_one(PromptInput)
             if not prompt.text:  # back in the prompt to mend, not only in the history
