@@ -148,6 +148,9 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(
             session_screen(app).session_id
         )
+        await pilot.press("n", "o", "x")  # "nox…": neither a denial's reason nor a stop of the task
+        assert isinstance(app.screen, ApprovalScreen) and not app.screen.asking_reason
+        assert app.server.running(session_screen(app).session_id) is not None
         clock[0] += approval.ARM_DELAY + 1
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "armed prompt")
         await pilot.press("y")
