@@ -375,10 +375,7 @@ class SessionScreen(Screen[None]):
             command = parse_slash(message.text)
         except SlashCommandError as exc:
             self.notify(str(exc), severity="error")
-            prompt = self.query_one(PromptInput)
-            if not prompt.text:  # back in the prompt to mend, not only in the history
-                prompt.load_text(message.text)
-                prompt.move_cursor(prompt.document.end)
+            self._give_back(message.text)
             return
         if command is not None:
             await self.run_command(*command)
@@ -396,6 +393,15 @@ class SessionScreen(Screen[None]):
         except HarnezError as exc:
             self._request_first.release()
             self.notify(str(exc), severity="error")
+            self._give_back(message.text)
+
+    def _give_back(self, text: str) -> None:
+        """Put a prompt that was not taken back in the (empty) prompt, to be sent again or mended: the
+        history alone kept it, and the refusal's notice did not say so."""
+        prompt = self.query_one(PromptInput)
+        if not prompt.text:
+            prompt.load_text(text)
+            prompt.move_cursor(prompt.document.end)
 
     def _show_end(self) -> None:
         """Bring the transcript back to its end (from wherever the person scrolled up to read): what
