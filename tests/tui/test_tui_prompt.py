@@ -15,6 +15,12 @@ from harnez.tui.widgets.status import StatusLine
 from tests.tui.helpers import wait_for
 
 
+async def ready_prompt(pilot, app) -> PromptInput:
+    """The session screen's prompt, once the app is ready."""
+    await wait_for(pilot, lambda: app.ready)
+    return app.screen.query_one(PromptInput)
+
+
 async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
@@ -65,8 +71,7 @@ async def test_a_prompt_cleared_by_ctrl_c_comes_back_with_up(make_app) -> None:
     prompt written with care: it is the newest history entry."""
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        prompt = app.screen.query_one(PromptInput)
+        prompt = await ready_prompt(pilot, app)
         prompt.load_text("a long prompt\nwritten with care")
         await pilot.press("ctrl+c")
         assert prompt.text == ""
@@ -126,8 +131,7 @@ async def test_a_prompt_that_starts_with_a_path_is_sent_and_an_unknown_command_s
     """A prompt starting with an absolute path was refused as an unknown command and cleared."""
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        prompt = app.screen.query_one(PromptInput)
+        prompt = await ready_prompt(pilot, app)
         prompt.load_text("/srv/app/main.py fails on start")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task of the prompt")
@@ -146,8 +150,7 @@ async def test_a_command_that_takes_no_argument_refuses_one_instead_of_dropping_
     """`/compact keep the API notes` compacted and dropped the words without a word."""
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        prompt = app.screen.query_one(PromptInput)
+        prompt = await ready_prompt(pilot, app)
         prompt.load_text("/new keep the API notes")
         first = app.screen
         await pilot.press("enter")
