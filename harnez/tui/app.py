@@ -118,6 +118,8 @@ class HarnezApp(NoticeKeepingApp):
         """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._settings_seen: str | None = None
         """The problem the last look at the settings files found (said at the second look)."""
+        self._ctrl_c_at: float | None = None
+        """When a Ctrl+C that no screen took last armed quitting (`action_help_quit`)."""
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
         self._use_settings_mode()
@@ -648,6 +650,21 @@ class HarnezApp(NoticeKeepingApp):
     async def action_quit(self) -> None:
         """Close the server (cancelling running tasks, committing events), then exit."""
         await self.quit_harnez()
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C where the prompt and the picker do not take it (an approval prompt, a dialog): as
+        there, a second press within `QUIT_WINDOW` quits, and a first one says so. Textual's own did
+        nothing there (it names a quit key only when the screen shown binds one)."""
+        from time import monotonic
+
+        from harnez.tui.widgets.keys import QUIT_WINDOW
+
+        armed_at, now = self._ctrl_c_at, monotonic()
+        if armed_at is not None and now - armed_at <= QUIT_WINDOW:
+            self.call_next(self.quit_harnez)
+            return
+        self._ctrl_c_at = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     async def quit_harnez(self, return_code: int = 0) -> None:
         """Stop the screens' workers, close the server and exit (with `return_code`)."""
