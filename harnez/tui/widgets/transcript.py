@@ -192,7 +192,9 @@ class BlockBuilder:
         return Change([block])
 
     async def _on_shell_line(self, seq: int, body: ev.ShellLine) -> Change:
-        await self.close()
+        # Stored when the command ends, often between the deltas of an answer streaming meanwhile:
+        # the answer goes on whole above it (closing it cut its Markdown in two, as a steering
+        # message did).
         return Change(
             [
                 ShellBlock(
