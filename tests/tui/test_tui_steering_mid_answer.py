@@ -39,18 +39,23 @@ def answers(app) -> list[str]:
     return [block.text for block in app.screen.query(AssistantBlock) if block.display]
 
 
+async def typed_mid_answer(pilot, app, text: str, key: str) -> None:
+    """Send a prompt, then `text` with `key` once the answer's head shows; the answer ends whole."""
+    await wait_for(pilot, lambda: app.ready)
+    prompt = app.screen.query_one(PromptInput)
+    prompt.load_text("write double")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: answers(app) == [HEAD], "the answer's head")
+    prompt.load_text(text)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: app.screen.query("TaskEndBlock"), "task end")
+    assert answers(app) == [HEAD + TAIL], "one answer, its fence whole"
+
+
 async def test_a_steering_message_mid_answer_leaves_the_answer_whole(make_app) -> None:
     app = make_app(FenceWork())
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        prompt = app.screen.query_one(PromptInput)
-        prompt.load_text("write double")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: answers(app) == [HEAD], "the answer's head")
-        prompt.load_text("use a lambda")
-        await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.screen.query("TaskEndBlock"), "task end")
-        assert answers(app) == [HEAD + TAIL], "one answer, its fence whole"
+        await typed_mid_answer(pilot, app, "use a lambda", "ctrl+s")
         steering = app.screen.query_one("UserBlock.-steering", UserBlock)
         (answer,) = [block for block in app.screen.query(AssistantBlock) if block.display]
         assert answer.region.y < steering.region.y, "the message shows below the answer it came during"
@@ -82,12 +87,4 @@ async def test_a_shell_line_ending_mid_answer_leaves_the_answer_whole(make_app) 
     answer's deltas: it closed the answer too, and the rest of the fence showed as prose."""
     app = make_app(ShellLineWork(lambda: app.server))
     async with app.run_test(size=(100, 40)) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        prompt = app.screen.query_one(PromptInput)
-        prompt.load_text("write double")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: answers(app) == [HEAD], "the answer's head")
-        prompt.load_text("!echo side-note")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query("TaskEndBlock"), "task end")
-        assert answers(app) == [HEAD + TAIL], "one answer, its fence whole"
+        await typed_mid_answer(pilot, app, "!echo side-note", "enter")
