@@ -83,6 +83,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser (`harnez run`, …) refuses an option it does not know itself, with its own
+    usage: left to the top parser, `harnez run --bogus` printed `harnez`'s usage, which lists none of
+    the options of `run`."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def _session_dir(parser: argparse.ArgumentParser, top: bool = False) -> None:
     """`--session-dir DIR`, on every command that touches the database; given before or after the command."""
     parser.add_argument(
@@ -112,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", help="model to use, <provider>/<model>[:<thinking>]")
     _session_dir(parser, top=True)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for add in (_add_sessions, _add_headless, _add_read, _add_import, _add_serve, _add_events):
         add(commands)
     return parser
@@ -750,6 +762,7 @@ def _tui(args: argparse.Namespace) -> int:
         resume=args.resume or None,
         open_picker=args.resume == "",
         continue_latest=args.continue_latest,
+        model=args.model,
         load_settings=settings,
         database=own_database,
         early_database=early_database,

@@ -18,7 +18,7 @@ from harnez.errors import SessionNotFoundError, UsageError
 from harnez.events import (
     Answered,
     AnswerNudged,
-    ApprovalRequired,
+    ApprovalResolved,
     Error,
     EventBody,
     Finished,
@@ -219,8 +219,8 @@ class TaskPrinter:
                 self._say(f"error: {message}")
             case WarningEvent(code=code, message=message) if code not in QUIET_CODES:
                 self._say(f"warning: {message}")
-            case ApprovalRequired(name=name):
-                self._say(f"{name} needs approval; this run answers per --approve")
+            case ApprovalResolved(name=name, verdict=verdict, by="policy"):
+                self._say(policy_line(name, verdict))
             case HookRan(decision="block", hook=hook, command=command, reason=reason):
                 self._say(f"the {hook} hook `{command}` blocked{': ' + reason if reason else ''}")
             case AnswerNudged():
@@ -245,6 +245,18 @@ class TaskPrinter:
         """A notice on stderr, `harnez: …` (after a line break when streamed text left a line open)."""
         start = "\n" if new_line else ""
         print(f"{start}harnez: {printable(text)}", file=sys.stderr, flush=True)
+
+
+def policy_line(name: str, verdict: str) -> str:
+    """What `--approve` answered for a call that needed approval, and how to have it answered otherwise
+    (the refusal was said only as "needs approval; this run answers per --approve": nothing said the
+    call did not run, nor how to let it)."""
+    if verdict == "deny":
+        return (
+            f"{name} did not run: it needs approval and this run cannot ask (--approve deny); "
+            "run with --approve allow to let such calls run"
+        )
+    return f"{name} needs approval: allowed without asking (--approve allow)"
 
 
 async def run_task(

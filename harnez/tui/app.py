@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harnez.server.models import LocalServer
     from harnez.server.server import Server
     from harnez.settings import Settings
+    from harnez.store.sessions import SessionRecord
     from harnez.tui.screens.picker import PickerChoice, PickerScreen
     from harnez.tui.screens.setup import SetupResult
 
@@ -68,6 +69,7 @@ class HarnezApp(NoticeKeepingApp):
         resume: str | None = None,
         open_picker: bool = False,
         continue_latest: bool = False,
+        model: str | None = None,
         probe_ports: Mapping[int, str] | None = None,
         local_probe: Callable[[], Awaitable[list[LocalServer]]] | None = None,
         load_settings: Callable[[], Settings] | None = None,
@@ -96,6 +98,9 @@ class HarnezApp(NoticeKeepingApp):
         self.resume = resume
         self.start_with_picker = open_picker
         self.continue_latest = continue_latest or resume == "latest"
+        self._model_given = model
+        """`--model`, until the first session opens: a new one takes it from the settings, a stored one
+        (`--continue`, `--resume`) switches to it as `/model` would (it kept its own, silently)."""
         self.probe_ports = probe_ports
         """The loopback ports the first-run setup probes (port → provider name); None: the usual ones."""
         self._local_probe = local_probe
@@ -113,6 +118,8 @@ class HarnezApp(NoticeKeepingApp):
         """The message of a settings file broken by an edit, once said (`_check_settings`)."""
         self._settings_seen: str | None = None
         """The problem the last look at the settings files found (said at the second look)."""
+        self._ctrl_c_at: float | None = None
+        """When a Ctrl+C that no screen took last armed quitting (`action_help_quit`)."""
         self._hooks_asked: set[Path] = set()
         """Workspaces whose untrusted project hooks were shown this run (docs/hooks.md)."""
         self._use_settings_mode()
@@ -428,6 +435,7 @@ class HarnezApp(NoticeKeepingApp):
         """Show a fresh, unsaved session of this workspace."""
         from harnez.tui.screens.session import SessionScreen
 
+        self._model_given = None  # a new session's model is the settings', `--model` included
         model = getattr(self.settings, "model", None)
         draft = self.server.create_session(self.workspace, model=model)
         waiting = next(
@@ -443,9 +451,23 @@ class HarnezApp(NoticeKeepingApp):
         """Show a stored session (an id or a unique prefix)."""
         from harnez.tui.screens.session import SessionScreen
 
-        record = await self.server.get_session(id_or_prefix)
+        record = await self._with_given_model(await self.server.get_session(id_or_prefix))
         self._show(SessionScreen(record.id, record.display_title, record.model))
         self._ask_hook_trust(Path(record.workspace))
+
+    async def _with_given_model(self, record: SessionRecord) -> SessionRecord:
+        """The first stored session opened, switched to `--model` when given (once); a model refused
+        (an unknown provider) is said, and the session keeps its own."""
+        from harnez.errors import HarnezError
+
+        model, self._model_given = self._model_given, None
+        if model is None or model == record.model:
+            return record
+        try:
+            return await self.server.select_model(record.id, model)
+        except HarnezError as exc:
+            self.notify(f"--model {model} not used: {exc.message}", severity="error", timeout=10)
+            return record
 
     def _ask_hook_trust(self, workspace: Path) -> None:
         """Ask, once per workspace, to trust the project's hooks its tasks would run (a modal)."""
@@ -629,6 +651,21 @@ class HarnezApp(NoticeKeepingApp):
         """Close the server (cancelling running tasks, committing events), then exit."""
         await self.quit_harnez()
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C where the prompt and the picker do not take it (an approval prompt, a dialog): as
+        there, a second press within `QUIT_WINDOW` quits, and a first one says so. Textual's own did
+        nothing there (it names a quit key only when the screen shown binds one)."""
+        from time import monotonic
+
+        from harnez.tui.widgets.keys import QUIT_WINDOW
+
+        armed_at, now = self._ctrl_c_at, monotonic()
+        if armed_at is not None and now - armed_at <= QUIT_WINDOW:
+            self.call_next(self.quit_harnez)
+            return
+        self._ctrl_c_at = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+
     async def quit_harnez(self, return_code: int = 0) -> None:
         """Stop the screens' workers, close the server and exit (with `return_code`)."""
         await self._stop_workers()
@@ -698,6 +735,7 @@ def run_tui(
     resume: str | None = None,
     open_picker: bool = False,
     continue_latest: bool = False,
+    model: str | None = None,
     load_settings: Callable[[], Settings] | None = None,
     database: Callable[[], Path] | None = None,
     early_database: Callable[[], Path | None] | None = None,
@@ -711,6 +749,7 @@ def run_tui(
         resume=resume,
         open_picker=open_picker,
         continue_latest=continue_latest,
+        model=model,
         load_settings=load_settings,
         database=database,
         early_database=early_database,

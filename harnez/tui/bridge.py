@@ -38,12 +38,43 @@ async def newest_events(server: Server, session_id: str, limit: int = WINDOW_EVE
     return await events_before(server, session_id, _NEWEST, limit)
 
 
+STREAMED = frozenset({"text-delta", "reasoning-delta", "tool-arguments-delta"})
+"""The kinds that continue the block before them (an answer, a reasoning, a call's arguments)."""
+
+
 async def events_before(
     server: Server, session_id: str, before: int, limit: int = WINDOW_EVENTS
 ) -> EventWindow:
-    """Up to `limit` events older than `before`, oldest first."""
-    events = await server.events_before(session_id, before, limit)
+    """Up to `limit` events older than `before`, oldest first; more when the oldest of them fall
+    inside a turn whose start is older (`_from_turn_start`)."""
+    events = await _from_turn_start(server, session_id, await server.events_before(session_id, before, limit))
     return EventWindow(events, bool(events) and events[0].seq > 1)
+
+
+def _starts_a_turn(event: StoredEvent) -> bool:
+    """A turn's start, or a prompt's (a steering message does not end the answer it came during)."""
+    if event.kind == "user-message":
+        return getattr(event.body, "mode", None) != "steering"
+    return event.kind == "turn-started"
+
+
+async def _from_turn_start(server: Server, session_id: str, events: list[StoredEvent]) -> list[StoredEvent]:
+    """`events`, begun at the start of the turn they begin in when streamed deltas of it come before
+    any turn's start in them: while a turn streams, each delta is an event, so a window of the newest
+    200 cut a long answer where it began — its head drawn from the older page as an answer of its
+    own, the rest as another, the Markdown parsed in two. (A completed turn's deltas are one row.)"""
+    while events and events[0].seq > 1:
+        head = next((i for i, event in enumerate(events) if _starts_a_turn(event)), len(events))
+        if not any(event.kind in STREAMED for event in events[:head]):
+            return events
+        older = await server.events_before(session_id, events[0].seq, WINDOW_EVENTS)
+        if not older:
+            return events
+        start = next((i for i in range(len(older) - 1, -1, -1) if _starts_a_turn(older[i])), None)
+        events = older[start or 0 :] + events
+        if start is not None:
+            return events
+    return events
 
 
 def paint_without_skipping(screen: Screen) -> None:

@@ -54,7 +54,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Tab", "Accept the highlighted completion."),
     ("Ctrl+S", "Send the prompt as a steering message into the running task."),
     ("Esc", "Close the completion menu; otherwise cancel the running task (or a running `!` command)."),
-    ("Ctrl+C", "Clear the prompt; press again within 2 s to quit."),
+    ("Ctrl+C", "Clear the prompt (Up brings it back); press again within 2 s to quit."),
     ("Shift+Tab", "Cycle the permission mode: ask, accept-edits, read-only."),
     ("Ctrl+P", "Open the command palette."),
     ("Ctrl+Q", "Quit."),
@@ -80,19 +80,32 @@ APPROVAL_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-class UnknownCommandError(ValueError):
+class SlashCommandError(ValueError):
+    """A slash command that cannot run as typed: the prompt keeps it, to be mended."""
+
+
+class UnknownCommandError(SlashCommandError):
     """A `/word` that names no command."""
 
 
 def parse_slash(text: str) -> tuple[SlashCommand, str] | None:
-    """The command and its argument when `text` is a slash command, else None."""
+    """The command and its argument when `text` is a slash command, else None.
+
+    A first word with another `/` in it is a path (`/etc/hosts is wrong`, pasted or typed), not a
+    command: the prompt is sent as it is (it was refused as an unknown command, and cleared)."""
     stripped = text.strip()
     if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    first_word = stripped[1:].split(maxsplit=1)[:1]
+    if first_word and "/" in first_word[0]:
         return None
     name, _, argument = stripped[1:].partition(" ")
     name = ALIASES.get(name, name)
     for command in COMMANDS:
         if command.name == name:
+            if argument.strip() and " " not in command.usage:
+                # `/compact keep the API notes` ran /compact and dropped the words without a word.
+                raise SlashCommandError(f"/{name} takes no argument: send /{name} alone. {command.help}")
             return command, argument.strip()
     known = ", ".join(f"/{c.name}" for c in COMMANDS)
     raise UnknownCommandError(f"Unknown command /{name}. Commands: {known}.")

@@ -80,3 +80,16 @@ def test_a_closed_stdin_or_stdout_is_read_as_empty_or_written_nowhere_not_a_trac
     assert unread.returncode == 0 and "Traceback" not in unread.stderr, unread.stderr
     (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
     assert saved["status"] == "completed"
+
+
+def test_an_unknown_option_of_a_command_shows_that_commands_usage(headless: HeadlessWorkspace) -> None:
+    """A mistyped `run` option named `harnez`'s usage before, which lists none of the options of `run`."""
+    for args, command in (
+        (("run", "--bogus", "go"), "harnez run"),
+        (("sessions", "--bogus"), "harnez sessions"),
+    ):
+        done = headless.harnez(*args)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith(f"usage: {command} "), done.stderr
+        assert done.stderr.splitlines()[-1] == f"{command}: error: unrecognized arguments: --bogus"
+    assert headless.model.requests == [] and not headless.database.exists()

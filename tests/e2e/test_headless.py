@@ -68,6 +68,27 @@ def test_run_prints_the_answer_and_keeps_no_key_anywhere(headless: HeadlessWorks
         assert SECRET.encode() not in file.read_bytes(), file
 
 
+def test_a_call_refused_by_approve_deny_says_it_did_not_run_and_how_to_allow_it(
+    headless: HeadlessWorkspace,
+) -> None:
+    (headless.path / "a.txt").write_text("old\n")
+    edit = {"path": "a.txt", "old_string": "old", "new_string": "new"}
+    for approve in ("deny", "allow"):
+        headless.model.add(
+            {"reply": [{"tool_call": {"id": "c1", "name": "edit", "arguments": edit}}]},
+            {"reply": [{"text": "Done."}]},
+        )
+        done = headless.harnez("run", "--approve", approve, "fix a.txt")
+        assert done.returncode == 0, done.stderr
+        if approve == "deny":
+            assert (headless.path / "a.txt").read_text() == "old\n"
+            assert "harnez: edit did not run: it needs approval and this run cannot ask" in done.stderr
+            assert "run with --approve allow" in done.stderr
+        else:
+            assert (headless.path / "a.txt").read_text() == "new\n"
+            assert "harnez: edit needs approval: allowed without asking (--approve allow)" in done.stderr
+
+
 def test_a_key_written_into_the_base_url_is_sent_but_never_kept_or_printed(
     headless: HeadlessWorkspace,
 ) -> None:

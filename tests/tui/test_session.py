@@ -357,3 +357,41 @@ async def test_the_first_frame_takes_keys_before_the_server_is_open(db_path: Pat
     finally:
         for server in opened:
             await server.close()
+
+
+async def test_a_prompt_refused_because_another_process_runs_the_session_stays_in_the_prompt(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """The refusal said to send the prompt again once the other task ends; the prompt box was empty."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from harnez.store.tasks import process_start
+    from tests.tui.helpers import seed_database
+
+    (session_id,) = await seed_database(db_path, workspace, [("hello", None)])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with sqlite3.connect(db_path) as db:  # a task that Harnez process runs in the session now
+            (num,) = db.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            db.execute(
+                "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
+                "VALUES (?, 'running', 'theirs', NULL, ?, ?, 0)",
+                (num, other.pid, process_start(other.pid)),
+            )
+        app = make_app(resume=session_id)
+        async with app.run_test(notifications=True) as pilot:
+            await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+            prompt = app.screen.query_one(PromptInput)
+            prompt.load_text("a prompt written\nwith care")
+            await pilot.press("enter")
+            await wait_for(
+                pilot,
+                lambda: any("Another Harnez process" in str(n.message) for n in app._notifications),
+                "the refusal",
+            )
+            assert prompt.text == "a prompt written\nwith care"
+    finally:
+        other.kill()
+        other.wait()

@@ -148,6 +148,9 @@ async def test_keys_typed_as_the_prompt_opens_do_not_allow(
         assert isinstance(app.screen, ApprovalScreen) and app.server.approvals.pending(
             session_screen(app).session_id
         )
+        await pilot.press("n", "o", "x")  # "nox…": neither a denial's reason nor a stop of the task
+        assert isinstance(app.screen, ApprovalScreen) and not app.screen.asking_reason
+        assert app.server.running(session_screen(app).session_id) is not None
         clock[0] += approval.ARM_DELAY + 1
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "armed prompt")
         await pilot.press("y")
@@ -437,3 +440,21 @@ def test_help_lists_the_approval_prompt_keys() -> None:
     assert "# Approval prompt" in text
     for key in ("| y, Enter |", "| a |", "| n |", "| Esc | Deny without a reason", "| x |"):
         assert key in text
+
+
+async def test_ctrl_c_on_the_approval_prompt_says_a_second_one_quits_and_the_second_quits(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Ctrl+C on the prompt did nothing at all: no notice, no quit (Textual's copy binding, with
+    nothing selected, left it to a Textual default that names a quit key only when one is bound)."""
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Done."))
+    app = agent_app()
+    async with app.run_test(size=(100, 40), notifications=True) as pilot:
+        await shell_call_prompted(pilot, app)
+        await pilot.press("ctrl+c")
+        assert any("Press Ctrl+C again to quit" in str(n.message) for n in app._notifications)
+        assert isinstance(app.screen, ApprovalScreen) and app.return_code is None
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.return_code is not None, "quit")
+    assert app.return_code == 0
+    assert not (workspace / "out.txt").exists()

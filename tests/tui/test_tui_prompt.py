@@ -15,6 +15,12 @@ from harnez.tui.widgets.status import StatusLine
 from tests.tui.helpers import wait_for
 
 
+async def ready_prompt(pilot, app) -> PromptInput:
+    """The session screen's prompt, once the app is ready."""
+    await wait_for(pilot, lambda: app.ready)
+    return app.screen.query_one(PromptInput)
+
+
 async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(make_app) -> None:
     app = make_app()
     async with app.run_test() as pilot:
@@ -60,6 +66,21 @@ async def test_ctrl_c_clears_the_prompt_then_quits(make_app) -> None:
     assert app.return_code == 0
 
 
+async def test_a_prompt_cleared_by_ctrl_c_comes_back_with_up(make_app) -> None:
+    """Ctrl+C pressed by mistake (to copy, or to stop a task that already ended) does not lose a
+    prompt written with care: it is the newest history entry."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        prompt = await ready_prompt(pilot, app)
+        prompt.load_text("a long prompt\nwritten with care")
+        await pilot.press("ctrl+c")
+        assert prompt.text == ""
+        assert any("Up brings it back" in str(n.message) for n in app._notifications)
+        await pilot.press("up")
+        assert prompt.text == "a long prompt\nwritten with care"
+        assert app.return_code is None
+
+
 async def test_a_ctrl_c_long_after_the_first_arms_quitting_again_instead_of_quitting(
     make_app, monkeypatch
 ) -> None:
@@ -102,6 +123,41 @@ async def test_help_lists_the_commands_and_unknown_commands_are_refused(make_app
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
         events = await app.server.events_after(app.screen.session_id)
         assert events == []
+
+
+async def test_a_prompt_that_starts_with_a_path_is_sent_and_an_unknown_command_stays_to_mend(
+    make_app,
+) -> None:
+    """A prompt starting with an absolute path was refused as an unknown command and cleared."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        prompt = await ready_prompt(pilot, app)
+        prompt.load_text("/srv/app/main.py fails on start")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TaskEndBlock), "the task of the prompt")
+        events = await app.server.events_after(app.screen.session_id)
+        assert events[0].kind == "user-message"
+        assert events[0].body.text == "/srv/app/main.py fails on start"
+        assert not any("Unknown command" in str(n.message) for n in app._notifications)
+
+        prompt.load_text("/sesion-name the plan")
+        await pilot.press("enter")
+        assert any("Unknown command /sesion-name" in str(n.message) for n in app._notifications)
+        assert prompt.text == "/sesion-name the plan"
+
+
+async def test_a_command_that_takes_no_argument_refuses_one_instead_of_dropping_it(make_app) -> None:
+    """`/compact keep the API notes` compacted and dropped the words without a word."""
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        prompt = await ready_prompt(pilot, app)
+        prompt.load_text("/new keep the API notes")
+        first = app.screen
+        await pilot.press("enter")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("/new takes no argument: send /new alone." in text for text in said), said
+        assert app.screen is first and prompt.text == "/new keep the API notes"
 
 
 async def _new_session_after_one_answer(app, pilot, command: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.widgets import Input
 
 from harnez import paths
@@ -464,3 +465,26 @@ async def test_a_key_typed_right_after_tab_goes_to_the_next_field(setup_app) -> 
         type_at_once(app, *"http://h/v1", "tab", *"qwen3:8b")
         await pilot.pause()
         assert (url.value, model.value) == ("http://h/v1", "qwen3:8b")
+
+
+async def test_a_url_typed_on_the_list_goes_to_the_url_field(setup_app) -> None:
+    """The list has the focus at first and its only row says to type a URL below: typed at once, it
+    went nowhere."""
+    app = setup_app()
+    async with app.run_test() as pilot:
+        screen = await setup_shown(pilot)
+        url, model = screen.query_one("#setup-url", Input), screen.query_one("#setup-model", Input)
+        assert screen.focused is screen.query_one("#setup-options")
+        type_at_once(app, *"http://127.0.0.1:9/v1")
+        await pilot.pause()
+        type_at_once(app, "tab", *"m1")
+        await pilot.pause()
+        assert (url.value, model.value) == ("http://127.0.0.1:9/v1", "m1")
+
+    pasting = setup_app()
+    async with pasting.run_test() as pilot:
+        screen = await setup_shown(pilot)
+        screen.query_one("#setup-options").post_message(events.Paste("http://127.0.0.1:8/v1\n"))
+        await pilot.pause()
+        assert screen.query_one("#setup-url", Input).value == "http://127.0.0.1:8/v1"
+        assert screen.focused is screen.query_one("#setup-url")

@@ -114,3 +114,21 @@ async def test_a_fence_ended_by_the_answer_is_highlighted_whole_and_one_shown_wh
         assert fence.whole
         assert shown(fence).plain == streamed.plain and styles(shown(fence)) == styles(streamed)
         assert fence.size.height == LINES + 2
+
+
+async def test_a_code_line_wider_than_the_answer_wraps_instead_of_being_cut_off() -> None:
+    """Textual's fence scrolls sideways with its scrollbar hidden: the end of a long line was cut off
+    at the edge, with no sign of it and no key to reach it."""
+    line = 'message = "' + "A" * 150 + '"  # END_OF_LINE'
+    for fragments in (
+        [f"```python\n{line}\nprint(message)\n"],
+        [f"```python\n{line}\nprint(message)\n```\n"],
+    ):
+        app = Answers()
+        async with app.run_test(size=(80, 30)) as pilot:
+            await stream(app, pilot, fragments)
+            fence = fence_of(app)
+            (label,) = fence.query(Label)
+            assert label.region.right <= fence.region.right, "no wider than the fence"
+            assert fence.size.height >= 2 + 3 + 2, "the long line wrapped: three rows, not one"
+            assert "END_OF_LINE" in app.export_screenshot()

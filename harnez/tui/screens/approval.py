@@ -26,7 +26,9 @@ from harnez.tui.widgets.blocks import DiffView
 Verdict = Literal["allow", "allow-session", "deny"]
 
 ARM_DELAY = 0.4
-"""Seconds after the prompt opens before y / Enter / a can allow (typing-ahead guard)."""
+"""Seconds after the prompt opens before y / Enter / a, n and x act (typing-ahead guard): letters typed
+for the message box as the prompt opened must neither allow the call, nor start a denial whose reason
+takes the rest of the sentence, nor stop the whole task."""
 
 SHOWN_BY_DIFF = {"content", "old_string", "new_string"}
 """Arguments of write and edit that the diff already shows."""
@@ -64,6 +66,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
         Binding("n", "ask_reason", "Deny with a reason", priority=True),
         Binding("escape", "escape", "Deny", priority=True),
         Binding("x", "stop_task", "Stop the task"),
+        # A modal screen's keys never reach the app's bindings: without this, Ctrl+C here did nothing
+        # at all (no notice, no quit), where everywhere else a second press quits.
+        Binding("ctrl+c", "app.help_quit", "Quit", show=False),
     ]
 
     def __init__(self, request: ApprovalRequest) -> None:
@@ -111,8 +116,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     @property
     def armed(self) -> bool:
-        """Whether the allow keys work yet: not in the first ARM_DELAY seconds, so that an Enter or
-        an `a` typed for the message box just as the prompt opens cannot approve a call."""
+        """Whether the answer keys but Esc work yet: not in the first ARM_DELAY seconds, so that an
+        Enter, an `a`, an `n` or an `x` typed for the message box just as the prompt opens cannot
+        approve the call, turn the next words into a denial's reason, or stop the task."""
         return monotonic() - self._shown_at >= ARM_DELAY
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -127,7 +133,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
         self.dismiss(ApprovalAnswer(verdict))
 
     def action_ask_reason(self) -> None:
-        """Show the reason input; Enter there denies."""
+        """Show the reason input; Enter there denies (once the prompt is armed)."""
+        if not self.armed:
+            self.app.bell()
+            return
         self._set_stage(asking_reason=True)
 
     def action_escape(self) -> None:
@@ -138,7 +147,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
             self.dismiss(ApprovalAnswer("deny"))
 
     def action_stop_task(self) -> None:
-        """Cancel the whole task: the prompt is withdrawn and nothing runs."""
+        """Cancel the whole task (once the prompt is armed): the prompt is withdrawn and nothing runs."""
+        if not self.armed:
+            self.app.bell()
+            return
         self.dismiss(ApprovalAnswer("deny", stop_task=True))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -19,7 +19,7 @@ from harnez.errors import HarnezError, StoreError
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
-from harnez.tui.commands import SlashCommand, UnknownCommandError, parse_slash
+from harnez.tui.commands import SlashCommand, SlashCommandError, parse_slash
 from harnez.tui.notices import keep_toasts_above
 from harnez.tui.widgets.blocks import RunningShell
 from harnez.tui.widgets.completion import CompletionMenu
@@ -376,8 +376,9 @@ class SessionScreen(Screen[None]):
             return
         try:
             command = parse_slash(message.text)
-        except UnknownCommandError as exc:
+        except SlashCommandError as exc:
             self.notify(str(exc), severity="error")
+            self._give_back(message.text)
             return
         if command is not None:
             await self.run_command(*command)
@@ -395,6 +396,15 @@ class SessionScreen(Screen[None]):
         except HarnezError as exc:
             self._request_first.release()
             self.notify(str(exc), severity="error")
+            self._give_back(message.text)
+
+    def _give_back(self, text: str) -> None:
+        """Put a prompt that was not taken back in the (empty) prompt, to be sent again or mended: the
+        history alone kept it, and the refusal's notice did not say so."""
+        prompt = self.query_one(PromptInput)
+        if not prompt.text:
+            prompt.load_text(text)
+            prompt.move_cursor(prompt.document.end)
 
     def _show_end(self) -> None:
         """Bring the transcript back to its end (from wherever the person scrolled up to read): what

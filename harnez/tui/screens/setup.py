@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
@@ -120,6 +120,32 @@ def _heading(text: str) -> Option:
     return Option(Content.styled(text, "bold"), disabled=True)
 
 
+class SetupOptions(OptionList):
+    """The list of choices; a character typed on it starts the server's URL in the form.
+
+    The list has the focus at first, and with nothing found its only row says to "type its URL and
+    model below": a URL typed at once went nowhere, and Tab then brought an empty field. Handled here,
+    not on the screen: keys typed before the first is handled are all queued for the list already.
+    """
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and (event.character or "").strip():
+            event.stop()
+            event.prevent_default()
+            self._to_url(event.character or "")
+
+    def on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        self._to_url(event.text.strip())
+
+    def _to_url(self, text: str) -> None:
+        url = self.screen.query_one("#setup-url", Input)
+        if self.screen.focused is self:
+            self.screen.set_focus(url)  # at once: the keys typed after these go there
+        url.insert_text_at_cursor(text)
+
+
 class SetupScreen(Screen[SetupResult | None]):
     """Lists what was found and offers a typed server; dismisses with what it saved, or None (skip)."""
 
@@ -163,7 +189,7 @@ class SetupScreen(Screen[SetupResult | None]):
         where = paths.global_settings_path(self._env)
         yield Label("Set up a model", id="setup-heading")
         yield Static(f"No model is configured yet. Choose one: it is saved to {where}.", id="setup-intro")
-        yield OptionList(id="setup-options")
+        yield SetupOptions(id="setup-options")
         with Grid(id="setup-form"):
             yield Label("Base URL")
             yield Input(placeholder="http://127.0.0.1:8080/v1", id="setup-url")

@@ -126,7 +126,8 @@ class StreamedFence(MarkdownFence):
     """
 
     DEFAULT_CSS = """
-    StreamedFence > Label { padding: 0 2; }
+    StreamedFence { overflow-x: hidden; }
+    StreamedFence > Label { width: 1fr; padding: 0 2; }
     StreamedFence > Label.-first { padding: 1 2 0 2; }
     StreamedFence > Label.-last { padding: 0 2 1 2; }
     StreamedFence > Label.-first.-last { padding: 1 2; }

@@ -202,14 +202,20 @@ class PromptInput(TextArea):
 
     def action_clear_or_quit(self) -> None:
         """Ctrl+C clears the prompt; pressed again within `QUIT_WINDOW` on an empty prompt, it quits.
-        Each press that does not quit says so."""
+        Each press that does not quit says so. The text cleared becomes the newest history entry: a
+        press meant to copy, or to stop a task that had just ended, does not lose a prompt."""
         armed_at, now = self._quit_armed_at, time.monotonic()
         if not self.text and armed_at is not None and now - armed_at <= QUIT_WINDOW:
             self.post_message(self.QuitRequested())
             return
+        cleared = self.text.strip("\n")
+        if cleared.strip():
+            self.remember(cleared)
+        self._history_index = None
         self.clear()
         self._quit_armed_at = now
-        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+        kept = "Prompt cleared (Up brings it back). " if cleared.strip() else ""
+        self.notify(f"{kept}Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     def action_cursor_up(self, select: bool = False) -> None:
         if select or self.cursor_location[0] > 0 or not self.prompt_history:

@@ -172,6 +172,11 @@ class BlockBuilder:
         self.reasoning = None
 
     async def _on_user_message(self, seq: int, body: ev.UserMessage) -> Change:
+        if body.mode == "steering":
+            # Stored as it is sent, between the deltas of the answer streaming; the model reads it at
+            # its next turn. The answer goes on in its block above it: closing it cut the Markdown in
+            # two (the rest of a code fence showed as prose, its closing ``` opened a new fence).
+            return Change([UserBlock(body.text, body.mode, seq)])
         await self.close()
         if self.task is not None:
             self.waiting.pop(self.task, None)
@@ -187,7 +192,9 @@ class BlockBuilder:
         return Change([block])
 
     async def _on_shell_line(self, seq: int, body: ev.ShellLine) -> Change:
-        await self.close()
+        # Stored when the command ends, often between the deltas of an answer streaming meanwhile:
+        # the answer goes on whole above it (closing it cut its Markdown in two, as a steering
+        # message did).
         return Change(
             [
                 ShellBlock(
