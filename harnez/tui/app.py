@@ -28,10 +28,10 @@ from harnez.tui.hangup import SignalClose
 from harnez.tui.notices import NoticeKeepingApp
 
 if TYPE_CHECKING:
+    from harnez.server import SessionRecord
     from harnez.server.models import LocalServer
     from harnez.server.server import Server
     from harnez.settings import Settings
-    from harnez.store.sessions import SessionRecord
     from harnez.tui.screens.picker import PickerChoice, PickerScreen
     from harnez.tui.screens.setup import SetupResult
 
