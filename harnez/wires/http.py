@@ -230,13 +230,16 @@ class HttpWire:
         (it would refuse a field it does not know, or a thing it never made); None when none is."""
         kept = conversation.opaque()
         wired = [o for o in kept if o.wire != self.name]
-        served = [o for o in kept if o.wire == self.name and not self.sends(o)]
+        # this wire's items another server gave; one that names no server (kept before items were
+        # tagged, or imported) and is not sent goes unsaid: the warning would come back every task
+        # of an old session, naming no server a person could act on
+        served = [o for o in kept if o.wire == self.name and not self.sends(o) and ORIGIN in o.item]
         said: list[str] = []
         if wired:
             wires = ", ".join(sorted({o.wire for o in wired}))
             said.append(f"{len(wired)} provider item(s) from {wires} cannot be replayed on {self.name}")
         if served:
-            servers = ", ".join(sorted({str(o.item.get(ORIGIN, UNNAMED)) for o in served}))
+            servers = ", ".join(sorted({str(o.item[ORIGIN]) for o in served}))
             said.append(
                 f"{len(served)} {self.name} item(s) given by another server ({servers}) cannot be sent "
                 f"to {self.origin}"
@@ -436,10 +439,6 @@ the item goes back only to that server, since another may refuse a field it does
 it never made (a session whose `/model` moved to another provider goes on). An item kept before
 items were tagged has no origin: a chat or Anthropic one goes back to any server of its wire, a
 Responses one to none (`goes_to`; docs/wires.md says why)."""
-
-
-UNNAMED = "a server not recorded"
-"""How the `opaque-items-dropped` warning names the server of an item kept before items named it."""
 
 
 def goes_to(item: dict[str, Any], origin: str, *, untagged: bool) -> bool:
