@@ -81,11 +81,24 @@ def anthropic_messages(
     check) go back in their messages; with `cache`, the newest user turns carry prompt-cache
     breakpoints."""
     messages: list[dict[str, Any]] = []
+    # Anthropic refuses tool_use / tool_result blocks in a request that defines no tools (a harness
+    # that disables every tool, in a session that used some): there they are written out as text
+    as_text = not request.tools
+    names = {
+        c.id: c.name
+        for i in request.conversation.items
+        if isinstance(i, AssistantMessage)
+        for c in i.tool_calls
+    }
     for item in request.conversation.items:
         if isinstance(item, AssistantMessage):
-            _add(messages, "assistant", _assistant_blocks(item, sends))
+            _add(messages, "assistant", _assistant_blocks(item, sends, calls_as_text=as_text))
         elif isinstance(item, UserMessage):
             _add(messages, "user", [{"type": "text", "text": item.text}])
+        elif isinstance(item, ToolResult) and as_text:
+            outcome = "failed" if item.is_error else "result"
+            said = f"[{names.get(item.call_id, 'tool')} {outcome}]\n{item.content}"
+            _add(messages, "user", [{"type": "text", "text": said}])
         elif isinstance(item, ToolResult):
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -128,16 +141,25 @@ def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
         messages.append({"role": role, "content": blocks})
 
 
-def _assistant_blocks(item: AssistantMessage, sends: Callable[[Opaque], bool]) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    item: AssistantMessage, sends: Callable[[Opaque], bool], *, calls_as_text: bool = False
+) -> list[dict[str, Any]]:
     """The message's content: its kept blocks first (thinking, server tools), then its text (unless the
-    kept blocks already hold it, in place around the server tools' blocks), then its tool calls. Blocks
-    another server gave are left out (their text then comes from the message's own)."""
+    kept blocks already hold it, in place around the server tools' blocks), then its tool calls (with
+    `calls_as_text`, a text block each: the request defines no tools). Blocks another server gave are
+    left out (their text then comes from the message's own)."""
     blocks = [sent_back(o.item) for o in item.opaque if o.item.get("type") != CONTAINER and sends(o)]
     if item.text and not any(block.get("type") == "text" for block in blocks):
         blocks.append({"type": "text", "text": item.text})
-    blocks += [
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls
-    ]
+    if calls_as_text:
+        blocks += [
+            {"type": "text", "text": f"(calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)})"}
+            for c in item.tool_calls
+        ]
+    else:
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls
+        ]
     return blocks
 
 

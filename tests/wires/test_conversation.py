@@ -568,3 +568,25 @@ async def test_a_responses_item_that_names_no_server_is_left_out_without_a_warni
     _, events = await collect(make_wire("openai-responses").stream(WireRequest("gpt-5", history)))
     assert not [e for e in events if isinstance(e, WireWarning)]
     assert "OLD" not in json.dumps(scripted_model.requests[-1].body)
+
+
+async def test_an_anthropic_request_offering_no_tools_writes_earlier_tool_calls_out_as_text(
+    scripted_model, make_wire
+) -> None:
+    """Anthropic refuses tool_use / tool_result blocks in a request that defines no tools (the
+    scripted model does too): a session that used tools, continued with none offered (a harness that
+    disables them all), sends its calls and results as text instead."""
+    called = AssistantMessage("Reading it.", tool_calls=(ToolCall("call_1", "read", {"path": "a.py"}),))
+    history = Conversation(
+        "sys", (UserMessage("look"), called, ToolResult("call_1", "print(1)"), UserMessage("and now?"))
+    )
+    scripted_model.add({"reply": [{"text": "done"}]})
+    turn, _ = await collect(make_wire("anthropic-messages").stream(WireRequest("claude-sonnet-4-5", history)))
+    assert turn.failure is None and turn.text == "done"
+    sent = scripted_model.requests[-1].body
+    assert (
+        "tools" not in sent and "tool_use" not in json.dumps(sent) and "tool_result" not in json.dumps(sent)
+    )
+    assistant, results = sent["messages"][1], sent["messages"][2]
+    assert [b["text"] for b in assistant["content"]] == ["Reading it.", '(calls read {"path": "a.py"})']
+    assert results["content"][0]["text"] == "[read result]\nprint(1)"

@@ -166,7 +166,9 @@ def test_anthropic_caches_up_to_the_two_newest_user_turns_on_a_block_with_conten
             UserMessage(""),
         ),
     )
-    messages = anthropic_messages(WireRequest(model="claude", conversation=longer), lambda _opaque: True)
+    messages = anthropic_messages(
+        WireRequest(model="claude", conversation=longer, tools=(READ_TOOL,)), lambda _opaque: True
+    )
     marked = [
         (index, block.get("text") or block.get("tool_use_id"))
         for index, message in enumerate(messages)

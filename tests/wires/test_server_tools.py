@@ -218,7 +218,7 @@ async def test_a_container_is_named_only_to_the_server_that_made_it(scripted_mod
         Endpoint("proxy", "anthropic-messages", "http://127.0.0.1:9/proxy", None)
     )
     try:
-        body = elsewhere.body(WireRequest("claude-sonnet-4-5", loop), UNKNOWN_MODEL)
+        body = elsewhere.body(WireRequest("claude-sonnet-4-5", loop, (READ_TOOL,)), UNKNOWN_MODEL)
     finally:
         await elsewhere.aclose()
     assert "container" not in body
