@@ -81,6 +81,19 @@ async def retry_work(run: TaskRun) -> TaskOutcome:
     return TaskOutcome("completed", 1)
 
 
+class FedWork:
+    """A turn whose text deltas are the pieces the test feeds it; `None` ends it."""
+
+    def __init__(self) -> None:
+        self.pieces: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def __call__(self, run: TaskRun) -> TaskOutcome:
+        run.emit(ev.TurnStarted(turn=1))
+        while (piece := await self.pieces.get()) is not None:
+            await run.emit_now(ev.TextDelta(text=piece))
+        return TaskOutcome("completed", 1)
+
+
 class GatedWork:
     """Work that runs until the test opens its gate (or cancels it); records steering it receives."""
 
