@@ -134,6 +134,18 @@ async def wait_for(
     raise AssertionError(f"Never happened: {what}")
 
 
+async def ctrl_c_twice_quits(pilot: Pilot, shown: type) -> None:
+    """On the modal screen shown, a first Ctrl+C says a second one quits and leaves it open; the
+    second quits the app."""
+    app = pilot.app
+    await pilot.press("ctrl+c")
+    assert any("Press Ctrl+C again to quit" in str(n.message) for n in app._notifications)
+    assert isinstance(app.screen, shown) and app.return_code is None
+    await pilot.press("ctrl+c")
+    await wait_for(pilot, lambda: app.return_code is not None, "quit")
+    assert app.return_code == 0
+
+
 def shown_answer(screen: Any) -> Any:
     """The one answer block shown. The transcript keeps a hidden spare one ready for the next answer
     (mounted by the warm-up, and again when a task ends), which `query_one` would meet too."""
