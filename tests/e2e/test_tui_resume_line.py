@@ -4,17 +4,12 @@ again (`harnez --resume <id8>`), as Claude Code and Codex print theirs; a sessio
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import select
 import sqlite3
-import struct
-import subprocess
-import termios
 import time
 
-from tests.e2e.helpers import HARNEZ, HeadlessWorkspace
+from tests.e2e.helpers import HeadlessWorkspace, harnez_in_pty
 
 LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
 
@@ -42,18 +37,7 @@ def _read(master: int, until: bytes | None, seconds: float = 30) -> bytes:
 def _run_in_pty(headless: HeadlessWorkspace, prompt: str | None) -> bytes:
     """Start `harnez` in a pty, send `prompt` (if any) and wait for its answer, quit with Ctrl+Q;
     what the terminal showed after the app left the alternate screen."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    process = subprocess.Popen(
-        [str(HARNEZ)],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        cwd=headless.path,
-        env={**headless.env, "TERM": "xterm-256color"},
-        start_new_session=True,
-    )
-    os.close(slave)
+    process, master = harnez_in_pty(headless)
     try:
         _read(master, b"mode:")
         time.sleep(0.5)
