@@ -340,7 +340,14 @@ def _add_events(commands: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run Harnez; returns the process exit code."""
     _open_closed_standard_streams()
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.continue_latest and args.resume is not None:
+        # Each chooses the session to open: argparse took both, and --resume was ignored without a word.
+        parser.error(
+            "--continue (the newest session of this workspace) and --resume (the picker, or the "
+            "session named) each choose the session to open: pass one of them"
+        )
     try:
         if args.command in ("run", "chat"):
             return _headless(args)

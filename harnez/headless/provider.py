@@ -56,6 +56,8 @@ class AdHocProvider:
             entry = ProviderSettings.model_validate(keys)
         except ValidationError as exc:
             raise UsageError(_flag_problem(exc)) from None
+        if self.base_url is not None:
+            entry = entry.given_by_flag(FLAGS["base_url"])
         return settings.model_copy(update={"providers": {**settings.providers, provider: entry}})
 
 

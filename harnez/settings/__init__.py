@@ -12,6 +12,7 @@ The package's parts, each re-exported here (`from harnez.settings import Setting
 from harnez.settings.loading import MAX_NESTING, load_settings, reload_settings, save_global_settings
 from harnez.settings.messages import TITLE_SOURCE_FORMS
 from harnez.settings.model import (
+    BASE_URL_IN_SETTINGS,
     ENV_NESTED_DELIMITER,
     ENV_PREFIX,
     HOOK_NAMES,
@@ -46,6 +47,7 @@ from harnez.settings.references import (
 )
 
 __all__ = [
+    "BASE_URL_IN_SETTINGS",
     "ENV_NESTED_DELIMITER",
     "ENV_PREFIX",
     "HOOK_NAMES",

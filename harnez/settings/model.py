@@ -190,6 +190,10 @@ class SessionSettings(_Section):
     title: TitleSettings = TitleSettings()
 
 
+BASE_URL_IN_SETTINGS = "the provider's base_url in settings.json"
+"""Where a message about a provider's base URL tells the person to look, unless a flag gave it."""
+
+
 class ProviderSettings(_Section):
     wire: WireName
     base_url: str
@@ -201,6 +205,19 @@ class ProviderSettings(_Section):
     """Whether `anthropic-messages` requests mark prompt-cache breakpoints (`cache_control`), and
     requests to api.openai.com carry the session's `prompt_cache_key`; false for a server that
     refuses them."""
+
+    _base_url_flag: str | None = PrivateAttr(default=None)
+    """The command-line flag that gave `base_url` (`harnez run --base-url`); None: a settings file."""
+
+    def given_by_flag(self, flag: str) -> ProviderSettings:
+        """These keys, their base URL from `flag`: messages about it name the flag, not settings.json."""
+        self._base_url_flag = flag
+        return self
+
+    @property
+    def base_url_origin(self) -> str:
+        """Where a message about the base URL tells the person to look."""
+        return self._base_url_flag or BASE_URL_IN_SETTINGS
 
     @field_validator("base_url")
     @classmethod

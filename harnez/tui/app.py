@@ -95,6 +95,10 @@ class HarnezApp(NoticeKeepingApp):
         path to the first paint); when None, `settings` is used as given."""
         self.failure: str | None = None
         """Why the app could not start (an unknown session id, bad settings): printed on stderr."""
+        self.resume_id: str | None = None
+        """What `harnez --resume` takes to open again the stored session shown at quit (its shortest
+        unique prefix of `RESUME_PREFIX` digits, else its whole id): printed once the screen is
+        restored, as Claude Code and Codex do. None when no stored session was shown."""
         self.resume = resume
         self.start_with_picker = open_picker
         self.continue_latest = continue_latest or resume == "latest"
@@ -667,10 +671,31 @@ class HarnezApp(NoticeKeepingApp):
         self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
     async def quit_harnez(self, return_code: int = 0) -> None:
-        """Stop the screens' workers, close the server and exit (with `return_code`)."""
+        """Stop the screens' workers, close the server and exit (with `return_code`). A person's quit
+        (not a closed terminal's) notes how to open the session shown again."""
+        if return_code == 0:
+            self.resume_id = await self._id_to_resume()
         await self._stop_workers()
         await self._close_server()
         self.exit(return_code=return_code)
+
+    async def _id_to_resume(self) -> str | None:
+        """The shortest id `--resume` opens the session shown with, None when it is not stored (a new
+        session no prompt was sent in, one deleted meanwhile) or nothing can be read."""
+        from harnez.errors import HarnezError
+        from harnez.tui.screens.session import SessionScreen
+
+        shown = next((s for s in reversed(self.screen_stack) if isinstance(s, SessionScreen)), None)
+        server = self._server
+        if shown is None or not shown.attached or server is None or self._server_closed:
+            return None
+        if server.draft(shown.session_id) is not None:
+            return None
+        for form in (shown.session_id[:RESUME_PREFIX], shown.session_id):
+            with contextlib.suppress(HarnezError):  # several share the prefix, or it was deleted
+                if (await server.get_session(form)).id == shown.session_id:
+                    return form
+        return None
 
     async def _stop_workers(self) -> None:
         """Cancel the workers that read from the server (following a session, loading a page) and
@@ -723,6 +748,9 @@ EARLY_KEYS_KEPT = 4096
 SETTINGS_CHECK_EVERY = 2.0
 """Seconds between two looks at the settings files while the app is open (two small reads)."""
 
+RESUME_PREFIX = 8
+"""Digits of a session id the resume line after quitting shows (as the transcript's links do)."""
+
 SERVER_SIDE_MODULES = ("harnez.settings", "harnez.server.server", "harnez.server.factory")
 """Modules the start-up worker imports off the event loop."""
 
@@ -757,4 +785,6 @@ def run_tui(
     app.run()
     if app.failure:
         print(f"harnez: {app.failure}", file=sys.stderr)
+    elif app.resume_id is not None:
+        print(f"Resume this session with: harnez --resume {app.resume_id}")
     return app.return_code or 0

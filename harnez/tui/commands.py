@@ -56,6 +56,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Esc", "Close the completion menu; otherwise cancel the running task (or a running `!` command)."),
     ("Ctrl+C", "Clear the prompt (Up brings it back); press again within 2 s to quit."),
     ("Shift+Tab", "Cycle the permission mode: ask, accept-edits, read-only."),
+    ("Page Up / Page Down", "Scroll the transcript (at its end, it follows the stream again)."),
+    ("Ctrl+End", "Back to the transcript's end, following it again."),
     ("Ctrl+P", "Open the command palette."),
     ("Ctrl+Q", "Quit."),
 )

@@ -8,7 +8,15 @@ from typing import Any
 
 from harnez.errors import ModelConfigError
 from harnez.redaction import SECRETS
-from harnez.settings import THINKING_LEVELS, ModelInfo, ModelRef, Rate, Settings, WireName
+from harnez.settings import (
+    BASE_URL_IN_SETTINGS,
+    THINKING_LEVELS,
+    ModelInfo,
+    ModelRef,
+    Rate,
+    Settings,
+    WireName,
+)
 from harnez.wires.base import ModelSpec, Usage
 
 _OPENAI_GPT5 = ("minimal", "low", "medium", "high")
@@ -74,6 +82,8 @@ class Endpoint:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_cache: bool = True
     """Whether requests carry prompt-cache hints (anthropic-messages breakpoints; api.openai.com's key)."""
+    base_url_origin: str = BASE_URL_IN_SETTINGS
+    """Where a message about the base URL tells the person to look (`--base-url` when a flag gave it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +118,14 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
             )
     base = found.base_url.rstrip("/")
     return Endpoint(
-        provider, found.wire, base, key, found.api_key_env, dict(found.headers), found.prompt_cache
+        provider,
+        found.wire,
+        base,
+        key,
+        found.api_key_env,
+        dict(found.headers),
+        found.prompt_cache,
+        found.base_url_origin,
     )
 
 

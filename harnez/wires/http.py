@@ -366,7 +366,7 @@ class HttpWire:
         elif isinstance(exc, httpx.ConnectError):
             text = (
                 f"cannot connect to {url}: {exc}. Is the model server running, and is "
-                f"the provider's base_url in settings.json right?"
+                f"{self.endpoint.base_url_origin} right?"
             )
         else:
             text = f"the connection to {url} broke: {exc or type(exc).__name__}"

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +56,25 @@ class HeadlessWorkspace:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+
+
+def harnez_in_pty(headless: HeadlessWorkspace) -> tuple[subprocess.Popen[bytes], int]:
+    """`harnez` (the full-screen app) in a 120×40 pty, in a new session without TIOCSCTTY: the pty is
+    not its controlling terminal, so no SIGHUP comes when it closes. The process and the pty's master
+    side (the caller closes it)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
+        [str(HARNEZ)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=headless.path,
+        env={**headless.env, "TERM": "xterm-256color"},
+        start_new_session=True,
+    )
+    os.close(slave)
+    return process, master
 
 
 def json_lines(text: str) -> list[dict]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -214,3 +216,33 @@ def test_a_bad_program_name_is_a_usage_error(bare: NoSettings) -> None:
     done = bare.harnez("run", "--programs", "git,rm -rf", *bare.flags(), "hi")
     assert done.returncode == 2 and "'rm -rf' is not a program name" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and not bare.database.exists()
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_base_url_given_as_a_flag_that_cannot_be_reached_names_the_flag(
+    headless: HeadlessWorkspace,
+) -> None:
+    unreachable = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = headless.harnez("run", "--model", "chat/scripted-model", "--base-url", unreachable, "say hello")
+    assert done.returncode == 1
+    assert f"cannot connect to {unreachable}" in done.stderr
+    assert "is --base-url right?" in done.stderr
+    assert "settings.json" not in done.stderr, "the URL came from the flag, not from a settings file"
+
+
+def test_a_base_url_from_settings_that_cannot_be_reached_names_settings_json(
+    headless: HeadlessWorkspace,
+) -> None:
+    settings = headless.path / ".harnez" / "settings.json"
+    config = json.loads(settings.read_text())
+    config["providers"]["chat"]["base_url"] = f"http://127.0.0.1:{_closed_port()}/v1"
+    settings.write_text(json.dumps(config))
+    done = headless.harnez("run", "say hello")
+    assert done.returncode == 1
+    assert "is the provider's base_url in settings.json right?" in done.stderr

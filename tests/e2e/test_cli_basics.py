@@ -31,6 +31,19 @@ def test_a_prompt_given_twice_is_a_usage_error_before_anything_runs(headless: He
     assert headless.model.requests == [] and not headless.database.exists()
 
 
+def test_continue_and_resume_together_are_a_usage_error(headless: HeadlessWorkspace) -> None:
+    """Both choose the session to open: `--continue` opened the newest one and the id given to
+    `--resume` was ignored without a word."""
+    for args in (("--continue", "--resume", "0a1b2c3d"), ("--resume", "--continue")):
+        done = headless.harnez(*args, timeout=30)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.splitlines()[-1] == (
+            "harnez: error: --continue (the newest session of this workspace) and --resume (the "
+            "picker, or the session named) each choose the session to open: pass one of them"
+        ), args
+    assert not headless.database.exists()
+
+
 def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
     headless: HeadlessWorkspace,
 ) -> None:

@@ -3,18 +3,13 @@ notices within seconds and closes as on Ctrl+Q (it read end-of-file in a loop, f
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import select
 import sqlite3
-import struct
-import subprocess
-import termios
 import time
 
 from harnez.store.tasks import pid_alive
-from tests.e2e.helpers import HARNEZ, HeadlessWorkspace
+from tests.e2e.helpers import HeadlessWorkspace, harnez_in_pty
 
 
 def _read_until(master: int, text: bytes, seconds: float = 30) -> None:
@@ -36,20 +31,8 @@ def test_a_pty_closed_without_a_hang_up_signal_ends_harnez_cleanly(headless: Hea
             "hold_after_chunks": 2,
         }
     )
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**headless.env, "TERM": "xterm-256color"}
     # A new session and no TIOCSCTTY: the pty is not its controlling terminal, so no SIGHUP comes.
-    process = subprocess.Popen(
-        [str(HARNEZ)],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        cwd=headless.path,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
+    process, master = harnez_in_pty(headless)
     try:
         _read_until(master, b"mode:")
         time.sleep(0.5)

@@ -81,6 +81,19 @@ async def retry_work(run: TaskRun) -> TaskOutcome:
     return TaskOutcome("completed", 1)
 
 
+class FedWork:
+    """A turn whose text deltas are the pieces the test feeds it; `None` ends it."""
+
+    def __init__(self) -> None:
+        self.pieces: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def __call__(self, run: TaskRun) -> TaskOutcome:
+        run.emit(ev.TurnStarted(turn=1))
+        while (piece := await self.pieces.get()) is not None:
+            await run.emit_now(ev.TextDelta(text=piece))
+        return TaskOutcome("completed", 1)
+
+
 class GatedWork:
     """Work that runs until the test opens its gate (or cancels it); records steering it receives."""
 
@@ -119,6 +132,18 @@ async def wait_for(
         attempt += 1
         await pilot.pause(0.01)
     raise AssertionError(f"Never happened: {what}")
+
+
+async def ctrl_c_twice_quits(pilot: Pilot, shown: type) -> None:
+    """On the modal screen shown, a first Ctrl+C says a second one quits and leaves it open; the
+    second quits the app."""
+    app = pilot.app
+    await pilot.press("ctrl+c")
+    assert any("Press Ctrl+C again to quit" in str(n.message) for n in app._notifications)
+    assert isinstance(app.screen, shown) and app.return_code is None
+    await pilot.press("ctrl+c")
+    await wait_for(pilot, lambda: app.return_code is not None, "quit")
+    assert app.return_code == 0
 
 
 def shown_answer(screen: Any) -> Any:

@@ -23,7 +23,7 @@ from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
-from tests.tui.helpers import type_at_once, wait_for
+from tests.tui.helpers import ctrl_c_twice_quits, type_at_once, wait_for
 
 AgentApp = Callable[..., HarnezApp]
 
@@ -451,10 +451,5 @@ async def test_ctrl_c_on_the_approval_prompt_says_a_second_one_quits_and_the_sec
     app = agent_app()
     async with app.run_test(size=(100, 40), notifications=True) as pilot:
         await shell_call_prompted(pilot, app)
-        await pilot.press("ctrl+c")
-        assert any("Press Ctrl+C again to quit" in str(n.message) for n in app._notifications)
-        assert isinstance(app.screen, ApprovalScreen) and app.return_code is None
-        await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.return_code is not None, "quit")
-    assert app.return_code == 0
+        await ctrl_c_twice_quits(pilot, ApprovalScreen)
     assert not (workspace / "out.txt").exists()

@@ -20,7 +20,7 @@ from harnez.tui.widgets.answers import AnswerBlock
 from harnez.tui.widgets.blocks import NoticeBlock, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
 from tests.agent.helpers import make_settings
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import ctrl_c_twice_quits, wait_for
 
 
 @pytest.fixture
@@ -81,6 +81,18 @@ async def test_untrusted_project_hooks_are_shown_in_a_modal_and_run_once_trusted
         assert ran.exists()
         notices = [str(n.render()) for n in app.screen.query(NoticeBlock)]
         assert any(n.startswith(f"⚓ stop hook `touch {ran}` allowed") for n in notices)
+
+
+async def test_ctrl_c_on_the_trust_modal_says_a_second_one_quits_and_the_second_quits(
+    agent_app, workspace: Path, scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    """Ctrl+C there did nothing at all (Textual's Screen binds it to copy), where everywhere else a
+    second press quits; the hooks stay untrusted."""
+    settings = project_hooks(workspace, scripted_model, {"stop": [{"command": f"touch {tmp_path / 'x'}"}]})
+    app = agent_app(settings)
+    async with app.run_test(size=(100, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: trust_modal_shown(app), "the trust modal")
+        await ctrl_c_twice_quits(pilot, HookTrustDialog)
 
 
 async def test_not_now_keeps_the_hooks_off_and_the_task_says_so(

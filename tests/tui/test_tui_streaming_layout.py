@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from harnez import events as ev
-from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.tui.widgets.blocks import AssistantBlock, UserBlock
 from harnez.tui.widgets.markdown import StreamedParagraph
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.transcript import Transcript
-from tests.tui.helpers import shown_answer, wait_for
+from tests.tui.helpers import FedWork, shown_answer, wait_for
 
 WORDS = "stream render frame widget markdown token answer prompt layout update "
 """Ten words, 70 characters: a few of them wrap an answer's paragraph onto a new line at 80 columns."""
-
-
-class FedWork:
-    """A turn whose text deltas are the pieces the test feeds it; `None` ends it."""
-
-    def __init__(self) -> None:
-        self.pieces: asyncio.Queue[str | None] = asyncio.Queue()
-
-    async def __call__(self, run: TaskRun) -> TaskOutcome:
-        run.emit(ev.TurnStarted(turn=1))
-        while (piece := await self.pieces.get()) is not None:
-            await run.emit_now(ev.TextDelta(text=piece))
-        return TaskOutcome("completed", 1)
 
 
 async def start_answer(pilot: Any, work: FedWork, first: str) -> AssistantBlock:

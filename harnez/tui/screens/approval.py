@@ -22,6 +22,7 @@ from textual.widgets import Input, Static
 
 from harnez.events import ApprovalRequired
 from harnez.tui.widgets.blocks import DiffView
+from harnez.tui.widgets.keys import CTRL_C_QUITS
 
 Verdict = Literal["allow", "allow-session", "deny"]
 
@@ -66,9 +67,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
         Binding("n", "ask_reason", "Deny with a reason", priority=True),
         Binding("escape", "escape", "Deny", priority=True),
         Binding("x", "stop_task", "Stop the task"),
-        # A modal screen's keys never reach the app's bindings: without this, Ctrl+C here did nothing
-        # at all (no notice, no quit), where everywhere else a second press quits.
-        Binding("ctrl+c", "app.help_quit", "Quit", show=False),
+        CTRL_C_QUITS,
     ]
 
     def __init__(self, request: ApprovalRequest) -> None:

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from harnez.tui.commands import help_markdown
+from harnez.tui.widgets.keys import CTRL_C_QUITS
 
 
 class RenameDialog(ModalScreen[str | None]):
@@ -55,7 +56,7 @@ class ConfirmDialog(ModalScreen[bool]):
     ConfirmDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmDialog Button { margin-left: 2; }
     """
-    BINDINGS = [Binding("escape,n", "answer(False)", "No"), Binding("y", "answer(True)", "Yes")]
+    BINDINGS = [Binding("escape,n", "answer(False)", "No"), Binding("y", "answer(True)", "Yes"), CTRL_C_QUITS]
 
     def __init__(self, question: str, confirm_label: str = "Delete") -> None:
         super().__init__()
@@ -85,7 +86,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen > VerticalScroll { width: 90%; max-width: 100; height: 80%; border: thick $primary;
                                   background: $surface; padding: 0 1; }
     """
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q", "dismiss", "Close"), CTRL_C_QUITS]
 
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it and pygments: not for the dialogs above

@@ -13,6 +13,7 @@ from textual.widgets import Button, Label, Static
 
 from harnez.errors import HarnezError
 from harnez.text import printable
+from harnez.tui.widgets.keys import CTRL_C_QUITS
 
 if TYPE_CHECKING:
     from harnez.server import HookReview, Server
@@ -28,7 +29,11 @@ class HookTrustDialog(ModalScreen[bool]):
     HookTrustDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     HookTrustDialog Button { margin-left: 2; }
     """
-    BINDINGS = [Binding("escape,n", "answer(False)", "Not now"), Binding("t", "answer(True)", "Trust")]
+    BINDINGS = [
+        Binding("escape,n", "answer(False)", "Not now"),
+        Binding("t", "answer(True)", "Trust"),
+        CTRL_C_QUITS,
+    ]
     AUTO_FOCUS = "#no"
     """Focused when the dialog shows (Textual does it once the dialog is composed and active; a
     focus in `on_mount` could run before the buttons were there and crash the app)."""

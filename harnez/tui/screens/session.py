@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widgets import Static
 
 from harnez.errors import HarnezError, StoreError
 from harnez.server.totals import SessionTotals
@@ -42,6 +43,8 @@ SHOW_RUNNING_AFTER = 0.15
 """Seconds a `!command` runs before its live block shows (a quick one shows only its result)."""
 OLDER_PROMPTS = 100
 """What the person sent before the events a reopened session shows, read for Up (the newest ones)."""
+OUTPUT_BELOW = "↓ new output below (Ctrl+End)"
+"""Shown above the prompt while the transcript is scrolled up and output arrived since."""
 
 
 def slash_command_provider() -> type:
@@ -93,6 +96,7 @@ class SessionScreen(Screen[None]):
         # Before the prompt's own (its cursor by pages): the transcript is what a page key is for.
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False, priority=True),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False, priority=True),
+        Binding("ctrl+end", "transcript_end", "Jump to the end", show=False, priority=True),
     ]
 
     def __init__(self, session_id: str | None, title: str | None, model: str | None) -> None:
@@ -134,6 +138,7 @@ class SessionScreen(Screen[None]):
         yield TitleBar(id="title-bar")
         yield OriginLine(id="origin")
         yield Transcript(id="transcript")
+        yield Static(OUTPUT_BELOW, id="output-below")
         yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
         yield StatusLine(id="status")
@@ -291,6 +296,14 @@ class SessionScreen(Screen[None]):
         transcript = self.query_one(Transcript)
         page = max(transcript.scrollable_content_region.height - 1, 1)
         transcript.scroll_to(y=transcript.scroll_y + pages * page, animate=False, immediate=True)
+
+    def action_transcript_end(self) -> None:
+        """Back to the transcript's end from wherever the person scrolled up to, following it again
+        (End is the prompt's, for its line)."""
+        self.query_one(Transcript).jump_to_end()
+
+    def on_transcript_output_below(self, message: Transcript.OutputBelow) -> None:
+        self.query_one("#output-below").display = message.arrived
 
     def set_title(self, title: str) -> None:
         """Show a new title in the title bar and the status line at once (control characters escaped:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual import events
+from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Static
 
@@ -13,6 +14,11 @@ SEPARATOR = " · "
 QUIT_WINDOW = 2.0
 """Seconds a first Ctrl+C arms quitting for (as long as its notice shows), in the prompt and the
 picker: a Ctrl+C pressed later arms it again instead of quitting."""
+
+CTRL_C_QUITS = Binding("ctrl+c", "app.help_quit", "Quit", show=False)
+"""Ctrl+C on a modal screen (an approval prompt, a dialog): a modal screen's keys never reach the
+app's bindings, and Textual's Screen binds Ctrl+C to copy, so without it Ctrl+C did nothing at all
+there (no notice, no quit), where everywhere else a second press quits."""
 
 
 def hints_content(hints: Sequence[tuple[str, str]], width: int | None = None) -> Content:

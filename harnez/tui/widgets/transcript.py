@@ -407,6 +407,10 @@ def _handlers() -> dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awai
     }
 
 
+SHOWN_TEXT = frozenset({"text-delta", "reasoning-delta"})
+"""Events that add text to a block already shown (new blocks are `Change.added`)."""
+
+
 class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
     """The rendered events of one session; only a window of recent blocks is mounted.
 
@@ -425,6 +429,15 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             super().__init__()
             self.before = before
             """Load events with a sequence number below this."""
+
+    class OutputBelow(Message):
+        """Whether output arrived below a view the person scrolled up from, since it was released:
+        posted only when that changes (a new block or the first words after the release, the view
+        back at its end), never per streamed delta."""
+
+        def __init__(self, arrived: bool) -> None:
+            super().__init__()
+            self.arrived = arrived
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -451,6 +464,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         """Whether `_held` is `_hold_places`'s (blocks mounted above the view), until they are laid out."""
         self._early_output: dict[str, str] = {}
         """Live output of calls whose block is not shown yet, by call id (`live_output`)."""
+        self._output_below = False
+        """Whether output arrived since the view was released (`OutputBelow` said so)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -464,6 +479,8 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if not self.oldest_seq:
             self.oldest_seq = event.seq
         change = await self._builder.feed(event)
+        if change.added or event.body.kind in SHOWN_TEXT:
+            self._arrived_below()
         for widget in change.removed:
             if widget.is_mounted:
                 await widget.remove()
@@ -491,12 +508,31 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         elif (answer := self._builder.answer) is not None and answer.shown_blocks > FOLD_AFTER:
             self._fold_soon()
 
+    def _arrived_below(self) -> None:
+        """Output was added: said once per release of the view (a flag looked at for every delta)."""
+        if self._anchor_released and not self._output_below:
+            self._output_below = True
+            self.post_message(self.OutputBelow(True))
+
+    def _followed_again(self) -> None:
+        """The view follows the end again: the sign of output below goes (said once)."""
+        if self._output_below and not self._anchor_released:
+            self._output_below = False
+            self.post_message(self.OutputBelow(False))
+
+    def jump_to_end(self) -> None:
+        """Ctrl+End: the view at its end at once, following the stream again (Textual's `scroll_end`
+        takes the release back)."""
+        self.scroll_end(animate=False, immediate=True)
+        self._followed_again()
+
     def live_output(self, call_id: str, text: str) -> None:
         """What the running command of tool call `call_id` printed just now, under its call (kept
         until the call's block shows, when its request's event has not arrived yet)."""
         block = self._builder.tools.get(call_id)
         if block is not None:
             block.show_live(text)
+            self._arrived_below()
             return
         if call_id not in self._early_output and len(self._early_output) >= EARLY_OUTPUT_CALLS:
             self._early_output.pop(next(iter(self._early_output)))
@@ -814,6 +850,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self._followed_again()  # scrolled back to the end (Page Down, the wheel, a prompt sent)
         if new_value < old_value and self._folded and self._anchor_released:
             self.unfold()  # the person scrolls up (a layout that shrank the view moves it too)
             self._scrolled_open = True
