@@ -120,9 +120,15 @@ async def test_a_new_width_unfolds_and_folds_again_with_the_new_heights(make_app
         bottom = rows(markdown)["Paragraph 149"]
 
         transcript.unfold()
-        await pilot.pause(0.1)
-        assert transcript.virtual_size.height == folded_height, "the space is as tall as its paragraphs now"
-        assert rows(markdown)["Paragraph 149"] == bottom
+        # laid out once the unfolded paragraphs are measured (a bound on waiting, on a loaded machine
+        # a fixed pause was sometimes one layout short)
+        await wait_for(
+            pilot,
+            lambda: (
+                transcript.virtual_size.height == folded_height and rows(markdown)["Paragraph 149"] == bottom
+            ),
+            "the space as tall as its paragraphs, the last one where it was",
+        )
 
 
 async def long_list(run: TaskRun) -> TaskOutcome:
