@@ -773,4 +773,5 @@ def _tui(args: argparse.Namespace) -> int:
         load_settings=settings,
         database=own_database,
         early_database=early_database,
+        session_dir=args.session_dir,
     )

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
@@ -767,9 +768,12 @@ def run_tui(
     load_settings: Callable[[], Settings] | None = None,
     database: Callable[[], Path] | None = None,
     early_database: Callable[[], Path | None] | None = None,
+    session_dir: Path | None = None,
 ) -> int:
     """Run the TUI until the person quits; the process exit code (2 for an unknown session id or
-    bad settings, whose one-line reason goes to stderr once the screen is restored)."""
+    bad settings, whose one-line reason goes to stderr once the screen is restored). The line after
+    quitting that says how to resume names `session_dir` (`--session-dir`) when one was given: a
+    session kept there is not found without it."""
     app = HarnezApp(
         open_server,
         workspace,
@@ -786,5 +790,6 @@ def run_tui(
     if app.failure:
         print(f"harnez: {app.failure}", file=sys.stderr)
     elif app.resume_id is not None:
-        print(f"Resume this session with: harnez --resume {app.resume_id}")
+        where = f" --session-dir {shlex.quote(str(session_dir))}" if session_dir is not None else ""
+        print(f"Resume this session with: harnez --resume {app.resume_id}{where}")
     return app.return_code or 0

@@ -58,14 +58,14 @@ class HeadlessWorkspace:
         )
 
 
-def harnez_in_pty(headless: HeadlessWorkspace) -> tuple[subprocess.Popen[bytes], int]:
+def harnez_in_pty(headless: HeadlessWorkspace, *argv: str) -> tuple[subprocess.Popen[bytes], int]:
     """`harnez` (the full-screen app) in a 120×40 pty, in a new session without TIOCSCTTY: the pty is
     not its controlling terminal, so no SIGHUP comes when it closes. The process and the pty's master
     side (the caller closes it)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     process = subprocess.Popen(
-        [str(HARNEZ)],
+        [str(HARNEZ), *argv],
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -34,10 +34,10 @@ def _read(master: int, until: bytes | None, seconds: float = 30) -> bytes:
     raise AssertionError(f"never showed {until!r}: {seen[-400:]!r}")
 
 
-def _run_in_pty(headless: HeadlessWorkspace, prompt: str | None) -> bytes:
-    """Start `harnez` in a pty, send `prompt` (if any) and wait for its answer, quit with Ctrl+Q;
+def _run_in_pty(headless: HeadlessWorkspace, prompt: str | None, *argv: str) -> bytes:
+    """Start `harnez ARGV` in a pty, send `prompt` (if any) and wait for its answer, quit with Ctrl+Q;
     what the terminal showed after the app left the alternate screen."""
-    process, master = harnez_in_pty(headless)
+    process, master = harnez_in_pty(headless, *argv)
     try:
         _read(master, b"mode:")
         time.sleep(0.5)
@@ -68,3 +68,16 @@ def test_quitting_a_stored_session_prints_how_to_resume_it(headless: HeadlessWor
 def test_quitting_a_session_never_stored_prints_no_resume_line(headless: HeadlessWorkspace) -> None:
     after = _run_in_pty(headless, None)
     assert b"Resume this session" not in after
+
+
+def test_a_session_kept_in_a_session_dir_is_resumed_with_it(headless: HeadlessWorkspace, tmp_path) -> None:
+    # `--resume <id8>` alone looks in this project's database, not in the folder the session is kept in
+    kept = tmp_path / "kept sessions"
+    headless.model.add({"reply": [{"text": "ANSWER-SHOWN"}]})
+    after = _run_in_pty(headless, "Say something", "--session-dir", str(kept))
+    with sqlite3.connect(kept / "harnez.sqlite") as db:
+        (session_id,) = db.execute("SELECT id FROM sessions").fetchone()
+    line = f"Resume this session with: harnez --resume {session_id[:8]} --session-dir '{kept}'"
+    assert line.encode() in after
+    opened = headless.harnez("sessions", "show", session_id[:8], "--session-dir", str(kept))
+    assert opened.returncode == 0, opened.stderr
