@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from harnez.redaction import SECRETS, public_url
-from harnez.settings import RetrySettings, WireName
+from harnez.settings import BASE_URL_IN_SETTINGS, RetrySettings, WireName
 from harnez.text import valid_text
 from harnez.wires.base import (
     Failure,
@@ -343,11 +343,16 @@ class HttpWire:
         events = translator.whole(body) if isinstance(body, dict) else []
         if translator.finished:
             return events + translator.finish()
+        origin = self.endpoint.base_url_origin
+        check = (
+            "the provider's base_url and wire in settings.json"
+            if origin == BASE_URL_IN_SETTINGS
+            else f"{origin} and the wire it is used with"  # `harnez run --base-url` gave the URL
+        )
         return [
             Failure(
                 f"{self.endpoint.provider} answered with a JSON body that is not a {self.name} answer "
-                f"(it starts {self._redact(text[:80])!r}); check the provider's base_url and wire in "
-                "settings.json",
+                f"(it starts {self._redact(text[:80])!r}); check {check}",
                 retryable=False,
             )
         ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from harnez.wires import collect
+from dataclasses import replace
+
+from harnez.settings import BASE_URL_IN_SETTINGS
+from harnez.wires import WIRES, collect
 from harnez.wires.anthropic import anthropic_messages
 from harnez.wires.base import WireRequest
 from harnez.wires.conversation import AssistantMessage, Conversation, ToolCall, ToolResult, UserMessage
-from tests.wires.helpers import READ_TOOL, SECRET
+from tests.wires.helpers import READ_TOOL, SECRET, endpoint, request
+from tests.wires.sse_bodies import raw
 
 HISTORY = Conversation(
     "You are terse.",
@@ -205,3 +209,23 @@ async def test_a_provider_without_a_key_sends_no_auth_header(scripted_model, mak
 async def test_a_model_that_cannot_think_gets_no_reasoning_parameter(scripted_model, make_wire) -> None:
     sent = await send(scripted_model, make_wire, "openai-chat", model="gpt-4o", thinking="high")
     assert "reasoning_effort" not in sent.body and "max_tokens" not in sent.body
+
+
+async def test_a_json_body_that_is_no_answer_names_where_the_base_url_came_from(scripted_model) -> None:
+    """A 200 whose JSON is no answer of the wire points at the base URL: at settings.json, or at
+    `--base-url` when `harnez run` was given the URL by that flag."""
+    said = []
+    for origin in (BASE_URL_IN_SETTINGS, "--base-url"):
+        scripted_model.add(raw('{"hello": "world"}', headers={"content-type": "application/json"}))
+        given = replace(endpoint(scripted_model, "openai-chat"), base_url_origin=origin)
+        wire = WIRES["openai-chat"](given)
+        try:
+            turn, _ = await collect(wire.stream(request(model="m")))
+        finally:
+            await wire.aclose()
+        assert turn.failure is not None
+        said.append(turn.failure.message)
+    assert said[0].endswith("check the provider's base_url and wire in settings.json")
+    assert (
+        said[1].endswith("check --base-url and the wire it is used with") and "settings.json" not in said[1]
+    )
