@@ -23,6 +23,7 @@ from harnez.wires import (
     WireRequest,
     lasting_opaque,
 )
+from harnez.wires.conversation import call_as_text, result_as_text, tool_names
 
 THRESHOLD = 0.8
 """Compact when the estimate exceeds this share of the model's context window."""
@@ -256,24 +257,18 @@ def transcript(items: Sequence[Item]) -> str:
     holding tool calls and results as such must offer tools on some servers (Anthropic: "Requests
     which include tool_use or tool_result blocks must define tools"; Bedrock the same), which refused
     every summary of a session that had used a tool. Reasoning and provider items are left out."""
-    names = {
-        call.id: call.name for item in items if isinstance(item, AssistantMessage) for call in item.tool_calls
-    }
+    names = tool_names(items)
     parts: list[str] = []
     for item in items:
         if isinstance(item, UserMessage):
             parts.append(f"[user]\n{item.text}")
         elif isinstance(item, AssistantMessage):
             said = [item.text] if item.text else []
-            said += [
-                f"(calls {call.name} {json.dumps(call.arguments, ensure_ascii=False)})"
-                for call in item.tool_calls
-            ]
+            said += [call_as_text(call) for call in item.tool_calls]
             if said:
                 parts.append("[assistant]\n" + "\n".join(said))
         elif isinstance(item, ToolResult):
-            outcome = "failed" if item.is_error else "result"
-            parts.append(f"[{names.get(item.call_id, 'tool')} {outcome}]\n{item.content}")
+            parts.append(result_as_text(item, names))
     return "\n\n".join(parts)
 
 

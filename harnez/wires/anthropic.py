@@ -37,6 +37,9 @@ from harnez.wires.conversation import (
     ToolCall,
     ToolResult,
     UserMessage,
+    call_as_text,
+    result_as_text,
+    tool_names,
 )
 from harnez.wires.http import ORIGIN, HttpWire, Translator, goes_to, parse_arguments, sent_back
 from harnez.wires.retry import RetryingWire
@@ -84,21 +87,14 @@ def anthropic_messages(
     # Anthropic refuses tool_use / tool_result blocks in a request that defines no tools (a harness
     # that disables every tool, in a session that used some): there they are written out as text
     as_text = not request.tools
-    names = {
-        c.id: c.name
-        for i in request.conversation.items
-        if isinstance(i, AssistantMessage)
-        for c in i.tool_calls
-    }
+    names = tool_names(request.conversation.items) if as_text else {}
     for item in request.conversation.items:
         if isinstance(item, AssistantMessage):
             _add(messages, "assistant", _assistant_blocks(item, sends, calls_as_text=as_text))
         elif isinstance(item, UserMessage):
             _add(messages, "user", [{"type": "text", "text": item.text}])
         elif isinstance(item, ToolResult) and as_text:
-            outcome = "failed" if item.is_error else "result"
-            said = f"[{names.get(item.call_id, 'tool')} {outcome}]\n{item.content}"
-            _add(messages, "user", [{"type": "text", "text": said}])
+            _add(messages, "user", [{"type": "text", "text": result_as_text(item, names)}])
         elif isinstance(item, ToolResult):
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -152,10 +148,7 @@ def _assistant_blocks(
     if item.text and not any(block.get("type") == "text" for block in blocks):
         blocks.append({"type": "text", "text": item.text})
     if calls_as_text:
-        blocks += [
-            {"type": "text", "text": f"(calls {c.name} {json.dumps(c.arguments, ensure_ascii=False)})"}
-            for c in item.tool_calls
-        ]
+        blocks += [{"type": "text", "text": call_as_text(call)} for call in item.tool_calls]
     else:
         blocks += [
             {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls

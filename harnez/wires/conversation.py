@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +76,25 @@ class ToolResult(SharedMethods):
 
 
 Item = UserMessage | AssistantMessage | ToolResult
+
+
+def call_as_text(call: ToolCall) -> str:
+    """A tool call written out, for a request that may not hold it as a call (no tools offered)."""
+    return f"(calls {call.name} {json.dumps(call.arguments, ensure_ascii=False)})"
+
+
+def result_as_text(result: ToolResult, names: dict[str, str]) -> str:
+    """A tool result written out under its call's tool name (`tool_names`), as `call_as_text` writes
+    its call."""
+    outcome = "failed" if result.is_error else "result"
+    return f"[{names.get(result.call_id, 'tool')} {outcome}]\n{result.content}"
+
+
+def tool_names(items: Iterable[Item]) -> dict[str, str]:
+    """The tool name of each call in `items`, by call id."""
+    return {
+        call.id: call.name for item in items if isinstance(item, AssistantMessage) for call in item.tool_calls
+    }
 
 
 def item_from_json(data: dict[str, Any]) -> Item:
