@@ -14,7 +14,8 @@ from harnez.tui.widgets.transcript import Transcript
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import bench_tui_answer as answer  # scripts of benchmarks/, put on the path above
+import bench_import_floor as import_floor  # scripts of benchmarks/, put on the path above
+import bench_tui_answer as answer
 import bench_tui_lib as tui
 import bench_tui_long_session as long_session
 import bench_tui_resume as resume
@@ -56,3 +57,14 @@ async def test_the_long_session_benchmark_runs_its_prompts(
         model.wait()
     assert len(results) == 3
     assert all(result["painted"] > 0 for result in results)
+
+
+def test_the_import_floor_benchmark_imports_every_group() -> None:
+    """Its modules still exist under those names: a renamed one would fail the run, not shrink the floor."""
+    home = tui.make_home()
+    try:
+        figures = import_floor.floor(home)
+    finally:
+        tui.remove_home(home)
+    assert set(figures) == set(import_floor.GROUPS)
+    assert all(seconds > 0 for seconds in figures.values())
