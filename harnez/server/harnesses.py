@@ -13,7 +13,7 @@ from typing import Any
 
 from harnez.errors import HarnezError, ModelConfigError, SettingsError
 from harnez.settings import Settings, parse_model_ref
-from harnez.store.uhp import HarnessRow, SkillFileRow, UhpTables
+from harnez.store.uhp import DEFAULT_OWNER, HarnessRow, SkillFileRow, UhpTables
 from harnez.wires.catalogue import endpoint_for
 
 BASES = {"harnez": "Harnez"}
@@ -110,7 +110,11 @@ def _blockable(tool: str) -> bool:
 
 
 class HarnessCatalog:
-    """Harnesses stored in the database, and which models they can run right now."""
+    """Harnesses stored in the database, and which models they can run right now.
+
+    A harness a client created belongs to its principal (`owner`): for any other it does not exist
+    (`harness_not_found`, as for an unknown id). The built-in harness is everyone's.
+    """
 
     def __init__(self, tables: UhpTables, settings: Settings, default_workspace: str | None = None) -> None:
         self._tables = tables
@@ -126,23 +130,30 @@ class HarnessCatalog:
         await self._tables.save_harness(HarnessRow(harness_id, "Harnez", "harnez", config, True, created), [])
         return await self.get(harness_id)
 
-    async def every(self) -> list[Harness]:
-        """Every configured harness, the default one included."""
-        return [await assemble(self._tables, row) for row in await self._tables.harnesses()]
+    async def every(self, owner: str = DEFAULT_OWNER) -> list[Harness]:
+        """Every harness `owner` may use: the default one and its own."""
+        return [await assemble(self._tables, row) for row in await self._tables.harnesses(owner)]
 
-    async def get(self, harness_id: str | None, param: str | None = None) -> Harness:
-        """A harness by id (the default one for None); Refusal `harness_not_found` (naming the request
-        field `param` it came from, if any) otherwise."""
+    async def get(
+        self, harness_id: str | None, param: str | None = None, owner: str = DEFAULT_OWNER
+    ) -> Harness:
+        """A harness of `owner`'s by id (the default one for None); Refusal `harness_not_found` (naming
+        the request field `param` it came from, if any) otherwise."""
         row = (
-            await self._tables.builtin_harness()
-            if harness_id is None
-            else await self._tables.harness(harness_id)
+            await self._row(harness_id, owner)
+            if harness_id is not None
+            else await self._tables.builtin_harness()
         )
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.", param=param)
         return await assemble(self._tables, row)
 
-    async def create(self, body: dict[str, Any]) -> Harness:
+    async def _row(self, harness_id: str, owner: str) -> HarnessRow | None:
+        """The stored harness if `owner` may see it (the built-in one, or its own), else None."""
+        row = await self._tables.harness(harness_id)
+        return row if row is not None and (row.builtin or row.owner == owner) else None
+
+    async def create(self, body: dict[str, Any], owner: str = DEFAULT_OWNER) -> Harness:
         base = body.get("base")
         if base not in BASES:
             raise Refusal(
@@ -154,13 +165,14 @@ class HarnessCatalog:
             )
         config, skills = parse_config(body, {})
         name = _text(body.get("name") or "Harness", "name")
-        row = HarnessRow("chrn_" + uuid.uuid4().hex, name, base, config, False, int(time.time() * 1000))
+        created = int(time.time() * 1000)
+        row = HarnessRow("chrn_" + uuid.uuid4().hex, name, base, config, False, created, owner)
         await self._tables.save_harness(row, skills)
-        return await self.get(row.id)
+        return await self.get(row.id, owner=owner)
 
-    async def update(self, harness_id: str, body: dict[str, Any]) -> Harness:
+    async def update(self, harness_id: str, body: dict[str, Any], owner: str = DEFAULT_OWNER) -> Harness:
         """Replace the fields given; keys left out keep their values (so a rename never empties skills)."""
-        row = await self._tables.harness(harness_id)
+        row = await self._row(harness_id, owner)
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.")
         if row.builtin:
@@ -179,12 +191,12 @@ class HarnessCatalog:
         config, skills = parse_config(body, row.config, await self._tables.skill_files(harness_id))
         name = _text(body["name"], "name") if "name" in body else row.name
         await self._tables.save_harness(
-            HarnessRow(row.id, name, row.base, config, False, row.created_at), skills
+            HarnessRow(row.id, name, row.base, config, False, row.created_at, row.owner), skills
         )
-        return await self.get(row.id)
+        return await self.get(row.id, owner=owner)
 
-    async def delete(self, harness_id: str) -> None:
-        row = await self._tables.harness(harness_id)
+    async def delete(self, harness_id: str, owner: str = DEFAULT_OWNER) -> None:
+        row = await self._row(harness_id, owner)
         if row is None:
             raise Refusal("harness_not_found", f"No harness with id {harness_id!r}.")
         if row.builtin:
@@ -194,8 +206,8 @@ class HarnessCatalog:
             )
         await self._tables.delete_harness(harness_id)
 
-    async def skill_files(self, harness_id: str, skill: str) -> list[SkillFile]:
-        harness = await self.get(harness_id)
+    async def skill_files(self, harness_id: str, skill: str, owner: str = DEFAULT_OWNER) -> list[SkillFile]:
+        harness = await self.get(harness_id, owner=owner)
         for bundle in harness.skills:
             if bundle.name == skill:
                 return list(bundle.files)

@@ -3,6 +3,9 @@
 Every front-end-facing rule of the protocol that is not about HTTP lives here: which harness and
 model a task runs with, that a busy session refuses a second task, idempotency keys, where a
 session works, which files are its artifacts. `harnez.http` only parses, calls and renders.
+
+Every object belongs to the principal that made it (Security §2): each lookup takes the caller's
+principal name (`owner`), and another principal's object is refused exactly as an unknown id is.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from harnez.server.harnesses import Harness, HarnessCatalog, Refusal
 from harnez.server.server import Server
 from harnez.settings import Settings
 from harnez.store.sessions import SessionPage, SessionRecord
-from harnez.store.uhp import ResponseRow, UhpTables, UploadRow
+from harnez.store.uhp import DEFAULT_OWNER, ResponseRow, UhpTables, UploadRow
 
+DEFAULT_PRINCIPAL = DEFAULT_OWNER
+"""The principal of `--token-env`, and of a server without a token."""
 SESSION_PREFIX = "hsess"
 CONTAINER_PREFIX = "cntr_"
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
@@ -52,6 +57,8 @@ class TaskRequest:
     store: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
+    owner: str = DEFAULT_PRINCIPAL
+    """The principal asking: the new response (and session) is its own, and it may use only its own."""
 
 
 def session_ref(session_id: str) -> str:
@@ -87,12 +94,13 @@ class HarnessHost:
             self.tables, server.settings, str(Path(fixed_workspace).resolve()) if fixed_workspace else None
         )
         server.watch_settings(self._follow_settings)
-        self._starting: dict[str, asyncio.Future[ResponseRow]] = {}
+        self._starting: dict[tuple[str, str], asyncio.Future[ResponseRow]] = {}
+        """Per (owner, idempotency key): the response a first request is still starting."""
         self._session_locks: dict[str, asyncio.Lock] = {}
         self._live: dict[str, ResponseRow] = {}
         """Responses started by this process whose task may still run (pruned as they end)."""
-        self._watchers: dict[str, set[asyncio.Queue[ResponseRow]]] = {}
-        """Per harness id: the queues of the event feeds following its responses."""
+        self._watchers: dict[tuple[str, str], set[asyncio.Queue[ResponseRow]]] = {}
+        """Per (harness id, owner): the queues of the event feeds following its responses."""
 
     def _follow_settings(self, settings: Settings) -> None:
         """The catalogue answers with the settings in use (read again when their files changed)."""
@@ -109,15 +117,16 @@ class HarnessHost:
         """Start a task as a new response; with a known idempotency key, the first request's response.
 
         Returns (response, replayed). A repeated key never starts a second task: it gets the
-        response the first request created, even while that one is still starting.
+        response the first request created, even while that one is still starting. Keys are the
+        principal's own: another principal's same key is another key.
         """
-        key = request.idempotency_key
-        if key is None:
+        if request.idempotency_key is None:
             return self._started(await self._admit(request, "resp_" + uuid.uuid4().hex)), False
+        key = (request.owner, request.idempotency_key)
         if key in self._starting:
             return await asyncio.shield(self._starting[key]), True
         response_id = "resp_" + uuid.uuid4().hex
-        claimed = await self.tables.claim_key(key, response_id)
+        claimed = await self.tables.claim_key(*key, response_id)
         if claimed != response_id:
             return await self._known_response(claimed), True
         pending: asyncio.Future[ResponseRow] = asyncio.get_running_loop().create_future()
@@ -127,7 +136,7 @@ class HarnessHost:
             pending.set_result(row)
             return row, False
         except BaseException as exc:
-            await asyncio.shield(self.tables.forget_key(key))
+            await asyncio.shield(self.tables.forget_key(*key))
             pending.set_exception(exc)
             pending.exception()  # retrieved: a lone first request must not log "never retrieved"
             raise
@@ -158,7 +167,7 @@ class HarnessHost:
         """A new response: remembered while it runs, and announced to the feeds of its harness."""
         self._live = {key: live for key, live in self._live.items() if self._runs(live)}
         self._live[row.id] = row
-        for queue in self._watchers.get(row.harness, ()):
+        for queue in self._watchers.get((row.harness, row.owner), ()):
             queue.put_nowait(row)
         return row
 
@@ -166,14 +175,18 @@ class HarnessHost:
         return row.task is not None and self.running_task(row.session_id) == row.task
 
     def watch_responses(
-        self, harness_id: str
+        self, harness_id: str, owner: str = DEFAULT_PRINCIPAL
     ) -> tuple[list[ResponseRow], asyncio.Queue[ResponseRow], Callable[[], None]]:
-        """Follow a harness's work: (its responses whose task runs now, a queue of the responses
-        it starts from now on, the function that ends the watch)."""
+        """Follow `owner`'s work with a harness: (its responses whose task runs now, a queue of the
+        responses it starts from now on, the function that ends the watch). Other principals' work
+        with the same (built-in) harness is never in it."""
         queue: asyncio.Queue[ResponseRow] = asyncio.Queue()
-        self._watchers.setdefault(harness_id, set()).add(queue)
-        running = [row for row in self._live.values() if row.harness == harness_id and self._runs(row)]
-        return running, queue, lambda: self._watchers.get(harness_id, set()).discard(queue)
+        watched = (harness_id, owner)
+        self._watchers.setdefault(watched, set()).add(queue)
+        running = [
+            row for row in self._live.values() if (row.harness, row.owner) == watched and self._runs(row)
+        ]
+        return running, queue, lambda: self._watchers.get(watched, set()).discard(queue)
 
     async def follow_settings(self) -> None:
         """Settings files edited since they were read apply now (the default harness follows the
@@ -190,7 +203,7 @@ class HarnessHost:
             self.server.host_workspaces(Path(harness.workspace))
         current = None if previous is None else await self.server.session_model(session_id)
         model, requested, reason = self._choose_model(request.model, current, harness)
-        uploads = [await self._upload_of(file_id) for file_id in request.file_ids]
+        uploads = [await self._upload_of(file_id, request.owner) for file_id in request.file_ids]
         options = harness.task_options(request.max_step, request.timeout, request.instructions)
         submit = partial(
             self._submit, harness=harness, request=request, uploads=uploads, model=model, options=options
@@ -218,6 +231,7 @@ class HarnessHost:
             deleted=False,
             start_seq=start_seq,
             created_at=time.time(),
+            owner=request.owner,
         )
         await self.tables.add_response(row, fixed_workspace=harness.workspace is not None)
         return row
@@ -280,18 +294,19 @@ class HarnessHost:
             await self.server.delete_session(session_id)
         await asyncio.to_thread(self.folders.remove, workspace)
 
-    async def _upload_of(self, file_id: str) -> tuple[UploadRow, bytes]:
+    async def _upload_of(self, file_id: str, owner: str) -> tuple[UploadRow, bytes]:
         found = await self.tables.upload(file_id)
-        if found is None:
+        if found is None or found[0].owner != owner:
             raise Refusal("file_not_found", f"No file with id {file_id!r}.", param="input")
         return found
 
     async def _session_of(self, request: TaskRequest) -> tuple[str, Harness, str | None]:
         """(session id, harness, previous response id): a continued session's, or a new one's harness."""
         if request.previous_response_id is None:
-            return "", await self.harnesses.get(request.harness_id, "metadata.harness_id"), None
+            harness = await self.harnesses.get(request.harness_id, "metadata.harness_id", request.owner)
+            return "", harness, None
         previous = await self.tables.response(request.previous_response_id)
-        if previous is None or previous.deleted:
+        if previous is None or previous.deleted or previous.owner != request.owner:
             raise Refusal(
                 "response_not_found",
                 f"No response with id {request.previous_response_id!r}.",
@@ -310,7 +325,11 @@ class HarnessHost:
                 "the one named in metadata.harness_id.",
                 param="metadata.harness_id",
             )
-        return previous.session_id, await self.harnesses.get(previous.harness), previous.id
+        return (
+            previous.session_id,
+            await self.harnesses.get(previous.harness, owner=request.owner),
+            previous.id,
+        )
 
     def _choose_model(
         self, asked: str | None, current: str | None, harness: Harness
@@ -365,11 +384,11 @@ class HarnessHost:
             "A request with this Idempotency-Key is still starting elsewhere; retry in a moment.",
         )
 
-    async def response(self, response_id: str) -> ResponseRow:
-        """A readable response; Refusal `response_not_found` for an unknown or deleted one, or one whose
-        session was deleted."""
+    async def response(self, response_id: str, owner: str = DEFAULT_PRINCIPAL) -> ResponseRow:
+        """A readable response of `owner`'s; Refusal `response_not_found` for an unknown or deleted one,
+        one whose session was deleted, or another principal's."""
         row = await self.tables.response(response_id)
-        if row is None or row.deleted or row.session_num is None:
+        if row is None or row.deleted or row.session_num is None or row.owner != owner:
             raise Refusal("response_not_found", f"No response with id {response_id!r}.")
         return row
 
@@ -378,9 +397,9 @@ class HarnessHost:
         if not row.stored:
             await self.tables.delete_response(row.id)
 
-    async def delete_response(self, response_id: str) -> None:
+    async def delete_response(self, response_id: str, owner: str = DEFAULT_PRINCIPAL) -> None:
         """Delete a stored response (never cancels its task: the conversation keeps it)."""
-        await self.tables.delete_response((await self.response(response_id)).id)
+        await self.tables.delete_response((await self.response(response_id, owner)).id)
 
     async def settle(self, row: ResponseRow) -> None:
         """Wait until the server has closed the task's bookkeeping (session status, chain) after `finished`,
@@ -408,8 +427,9 @@ class HarnessHost:
 
     # sessions ----------------------------------------------------------------------------------
 
-    async def session(self, ref: str) -> SessionRecord:
-        """An HTTP session by UHP id (`hsess…`); Refusal `session_not_found` for any other."""
+    async def session(self, ref: str, owner: str = DEFAULT_PRINCIPAL) -> SessionRecord:
+        """An HTTP session of `owner`'s by UHP id (`hsess…`); Refusal `session_not_found` for any
+        other (made elsewhere, or by another principal)."""
         hex_id = ref.removeprefix(SESSION_PREFIX)
         if not ref.startswith(SESSION_PREFIX) or len(hex_id) != 32:
             raise Refusal("session_not_found", f"No session with id {ref!r}.")
@@ -417,7 +437,7 @@ class HarnessHost:
             record = await self.server.get_session(hex_id)
         except SessionNotFoundError:
             raise Refusal("session_not_found", f"No session with id {ref!r}.") from None
-        if await self.tables.session_harness(record.num) is None:
+        if await self.tables.session_owner(record.num) != owner:
             raise Refusal("session_not_found", f"No session with id {ref!r}.")
         return record
 
@@ -425,9 +445,11 @@ class HarnessHost:
         found = await self.tables.session_harness(record.num)
         return found[0] if found else ""
 
-    async def list_sessions(self, harness_id: str | None, cursor: str | None, limit: int) -> SessionPage:
+    async def list_sessions(
+        self, harness_id: str | None, cursor: str | None, limit: int, owner: str = DEFAULT_PRINCIPAL
+    ) -> SessionPage:
         try:
-            return await self.tables.session_page(harness_id, cursor, limit)
+            return await self.tables.session_page(owner, harness_id, cursor, limit)
         except ValueError:
             raise Refusal(
                 "invalid_input",
@@ -451,8 +473,10 @@ class HarnessHost:
 
     # files -------------------------------------------------------------------------------------
 
-    async def upload(self, filename: str, media_type: str, content: bytes) -> UploadRow:
-        """Keep a file for use as task input; Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
+    async def upload(
+        self, filename: str, media_type: str, content: bytes, owner: str = DEFAULT_PRINCIPAL
+    ) -> UploadRow:
+        """Keep a file of `owner`'s for use as task input; Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
         if len(content) > MAX_UPLOAD_BYTES:
             raise too_large()
         row = UploadRow(
@@ -461,6 +485,7 @@ class HarnessHost:
             media_type or "application/octet-stream",
             len(content),
             time.time(),
+            owner,
         )
         await self.tables.add_upload(row, content)
         return row
@@ -494,11 +519,14 @@ class HarnessHost:
         )
         return [(ids[f.path][0], f) for f in files]
 
-    async def artifact(self, container: str, file_id: str) -> tuple[SessionRecord, Path]:
-        """The session and file of an artifact id; Refusal `file_not_found` unless both ids agree."""
+    async def artifact(
+        self, container: str, file_id: str, owner: str = DEFAULT_PRINCIPAL
+    ) -> tuple[SessionRecord, Path]:
+        """The session and file of an artifact id; Refusal `file_not_found` unless both ids agree and
+        the session is `owner`'s."""
         found = await self.tables.artifact(file_id)
         missing = Refusal("file_not_found", f"No file with id {file_id!r} in container {container!r}.")
-        if found is None:
+        if found is None or await self.tables.session_owner(found[0]) != owner:
             raise missing
         records = await self.server.store.sessions.by_nums([found[0]])
         record = records.get(found[0])
@@ -527,7 +555,10 @@ class HarnessHost:
         return await self.tables.revoke_share(record.num)
 
     async def shared(self, share_id: str) -> SessionRecord:
-        """The session a live share shows; Refusal `harnez_share_not_found` once revoked."""
+        """The session a live share shows; Refusal `harnez_share_not_found` once revoked.
+
+        Any principal holding the share id may read it: publishing one's session to others is what
+        a share is for (Sessions §5); making, showing and revoking it takes the session's owner."""
         num = await self.tables.shared_session(share_id)
         record = (await self.server.store.sessions.by_nums([num])).get(num) if num is not None else None
         if record is None:

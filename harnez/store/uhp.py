@@ -1,4 +1,8 @@
-"""The tables of `harnez serve`: harnesses, skill files, HTTP sessions, responses, files, keys, shares."""
+"""The tables of `harnez serve`: harnesses, skill files, HTTP sessions, responses, files, keys, shares.
+
+Each object made over HTTP names its owner: the name of the principal (bearer token) that made it,
+never the token (migration 0013). The server layer compares owners; these reads return them.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ IDEMPOTENCY_SECONDS = 24 * 3600
 ABANDONED_CLAIM_SECONDS = 60.0
 """A key claimed this long ago whose response row was never written belongs to a request that died
 while starting (a start takes well under a second): the next request with the key may claim it."""
+DEFAULT_OWNER = "default"
+"""The principal of `--token-env` (and of a server without a token); rows older than owners are its."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +34,8 @@ class HarnessRow:
     config: dict[str, Any]
     builtin: bool
     created_at: int
+    owner: str = DEFAULT_OWNER
+    """Whose it is; the built-in harness is everyone's, whatever this says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,7 @@ class ResponseRow:
     deleted: bool
     start_seq: int
     created_at: float
+    owner: str = DEFAULT_OWNER
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +80,16 @@ class UploadRow:
     media_type: str
     bytes: int
     created_at: float
+    owner: str = DEFAULT_OWNER
 
 
 _RESPONSE_COLUMNS = (
     "id, task, session, session_id, harness, previous, model, requested_model, fallback_reason, "
-    "input, options, metadata, stored, deleted, start_seq, created_at"
+    "input, options, metadata, stored, deleted, start_seq, created_at, owner"
 )
+
+
+_HARNESS_COLUMNS = "id, name, base, config, builtin, created_at, owner"
 
 
 def _response(row: sqlite3.Row) -> ResponseRow:
@@ -98,6 +111,7 @@ def _response(row: sqlite3.Row) -> ResponseRow:
         deleted=bool(row["deleted"]),
         start_seq=row["start_seq"],
         created_at=row["created_at"],
+        owner=row["owner"],
     )
 
 
@@ -110,34 +124,37 @@ def _harness(row: sqlite3.Row) -> HarnessRow:
         config=json.loads(row["config"]),
         builtin=bool(row["builtin"]),
         created_at=row["created_at"],
+        owner=row["owner"],
     )
 
 
 class UhpTables:
-    """Reads and writes of the `uhp_*` tables (migration 0006)."""
+    """Reads and writes of the `uhp_*` tables (migrations 0006 and 0013)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
     # harnesses ---------------------------------------------------------------------------------
 
-    async def harnesses(self) -> list[HarnessRow]:
-        """Every configured harness, oldest first."""
+    async def harnesses(self, owner: str) -> list[HarnessRow]:
+        """The harnesses `owner` may use (the built-in one and its own), oldest first."""
         rows = await self._db.fetchall(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses ORDER BY created_at, id"
+            f"SELECT {_HARNESS_COLUMNS} FROM uhp_harnesses WHERE builtin = 1 OR owner = ? "
+            "ORDER BY created_at, id",
+            (owner,),
         )
         return [_harness(r) for r in rows]
 
     async def harness(self, harness_id: str) -> HarnessRow | None:
+        """A harness by id, whoever owns it (the caller checks `owner`)."""
         row = await self._db.fetchone(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE id = ?",
-            (harness_id,),
+            f"SELECT {_HARNESS_COLUMNS} FROM uhp_harnesses WHERE id = ?", (harness_id,)
         )
         return _harness(row) if row else None
 
     async def builtin_harness(self) -> HarnessRow | None:
         row = await self._db.fetchone(
-            "SELECT id, name, base, config, builtin, created_at FROM uhp_harnesses WHERE builtin = 1 LIMIT 1"
+            f"SELECT {_HARNESS_COLUMNS} FROM uhp_harnesses WHERE builtin = 1 LIMIT 1"
         )
         return _harness(row) if row else None
 
@@ -145,7 +162,7 @@ class UhpTables:
         """Insert or replace a harness; `skills` None keeps its stored skill files."""
         async with self._db.transaction() as conn:
             await conn.execute(
-                "INSERT INTO uhp_harnesses (id, name, base, config, builtin, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+                f"INSERT INTO uhp_harnesses ({_HARNESS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET name = excluded.name, config = excluded.config",
                 (
                     harness.id,
@@ -154,6 +171,7 @@ class UhpTables:
                     json.dumps(harness.config),
                     int(harness.builtin),
                     harness.created_at,
+                    harness.owner,
                 ),
             )
             if skills is not None:
@@ -195,9 +213,16 @@ class UhpTables:
         )
         return (row[0], bool(row[1])) if row else None
 
-    async def session_page(self, harness_id: str | None, cursor: str | None, limit: int) -> SessionPage:
-        """HTTP sessions newest first by last activity, with the picker's keyset cursors."""
-        where, params = [], []
+    async def session_owner(self, session_num: int) -> str | None:
+        """The principal that made a session over HTTP; None for any other session."""
+        row = await self._db.fetchone("SELECT owner FROM uhp_sessions WHERE session = ?", (session_num,))
+        return str(row[0]) if row else None
+
+    async def session_page(
+        self, owner: str, harness_id: str | None, cursor: str | None, limit: int
+    ) -> SessionPage:
+        """`owner`'s HTTP sessions newest first by last activity, with the picker's keyset cursors."""
+        where, params = ["u.owner = ?"], [owner]
         if harness_id is not None:
             where.append("u.harness = ?")
             params.append(harness_id)
@@ -206,8 +231,7 @@ class UhpTables:
             where.append("(s.updated_at < ? OR (s.updated_at = ? AND s.num < ?))")
             params += [updated, updated, num]
         sql = "SELECT s.num, s.updated_at FROM sessions s JOIN uhp_sessions u ON u.session = s.num"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        sql += " WHERE " + " AND ".join(where)
         rows = await self._db.fetchall(
             sql + " ORDER BY s.updated_at DESC, s.num DESC LIMIT ?", [*params, limit + 1]
         )
@@ -225,11 +249,12 @@ class UhpTables:
         assert row.session_num is not None
         async with self._db.transaction() as conn:
             await conn.execute(
-                "INSERT OR IGNORE INTO uhp_sessions (session, harness, fixed_workspace, created_at) VALUES (?, ?, ?, ?)",
-                (row.session_num, row.harness, int(fixed_workspace), row.created_at),
+                "INSERT OR IGNORE INTO uhp_sessions (session, harness, fixed_workspace, created_at, owner) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (row.session_num, row.harness, int(fixed_workspace), row.created_at, row.owner),
             )
             await conn.execute(
-                f"INSERT INTO uhp_responses ({_RESPONSE_COLUMNS}) VALUES ({', '.join('?' * 16)})",
+                f"INSERT INTO uhp_responses ({_RESPONSE_COLUMNS}) VALUES ({', '.join('?' * 17)})",
                 (
                     row.id,
                     row.task,
@@ -247,6 +272,7 @@ class UhpTables:
                     int(row.deleted),
                     row.start_seq,
                     row.created_at,
+                    row.owner,
                 ),
             )
 
@@ -270,8 +296,9 @@ class UhpTables:
 
     # idempotency -------------------------------------------------------------------------------
 
-    async def claim_key(self, key: str, response_id: str) -> str:
-        """Remember `key` for `response_id`, unless it is known: the response it already names.
+    async def claim_key(self, owner: str, key: str, response_id: str) -> str:
+        """Remember `owner`'s `key` for `response_id`, unless it is known: the response it already
+        names. Keys are per owner: another principal's key of the same text is another key.
 
         A claim older than ABANDONED_CLAIM_SECONDS whose response was never written is given to
         `response_id`: the process that made it ended (killed, crashed) before starting its task, so
@@ -284,35 +311,36 @@ class UhpTables:
             )
             async with conn.execute(
                 "SELECT response, created_at, EXISTS (SELECT 1 FROM uhp_responses r WHERE r.id = response) "
-                "FROM uhp_idempotency WHERE key = ?",
-                (key,),
+                "FROM uhp_idempotency WHERE owner = ? AND key = ?",
+                (owner, key),
             ) as cur:
                 found = await cur.fetchone()
             if found is not None and (found[2] or found[1] >= now - ABANDONED_CLAIM_SECONDS):
                 return str(found[0])
             await conn.execute(
-                "INSERT OR REPLACE INTO uhp_idempotency (key, response, created_at) VALUES (?, ?, ?)",
-                (key, response_id, now),
+                "INSERT OR REPLACE INTO uhp_idempotency (owner, key, response, created_at) VALUES (?, ?, ?, ?)",
+                (owner, key, response_id, now),
             )
         return response_id
 
-    async def forget_key(self, key: str) -> None:
+    async def forget_key(self, owner: str, key: str) -> None:
         """Drop a key whose request failed before it started a task (a retry may try again)."""
         async with self._db.transaction() as conn:
-            await conn.execute("DELETE FROM uhp_idempotency WHERE key = ?", (key,))
+            await conn.execute("DELETE FROM uhp_idempotency WHERE owner = ? AND key = ?", (owner, key))
 
     # files -------------------------------------------------------------------------------------
 
     async def add_upload(self, row: UploadRow, content: bytes) -> None:
         async with self._db.transaction() as conn:
             await conn.execute(
-                "INSERT INTO uhp_uploads (id, filename, media_type, bytes, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (row.id, row.filename, row.media_type, row.bytes, content, row.created_at),
+                "INSERT INTO uhp_uploads (id, filename, media_type, bytes, content, created_at, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (row.id, row.filename, row.media_type, row.bytes, content, row.created_at, row.owner),
             )
 
     async def upload(self, file_id: str) -> tuple[UploadRow, bytes] | None:
         row = await self._db.fetchone(
-            "SELECT id, filename, media_type, bytes, created_at, content FROM uhp_uploads WHERE id = ?",
+            "SELECT id, filename, media_type, bytes, created_at, content, owner FROM uhp_uploads WHERE id = ?",
             (file_id,),
         )
         if row is None:
@@ -323,6 +351,7 @@ class UhpTables:
             media_type=row["media_type"],
             bytes=row["bytes"],
             created_at=row["created_at"],
+            owner=row["owner"],
         )
         return upload, bytes(row["content"])
 
