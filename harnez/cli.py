@@ -299,7 +299,15 @@ def _add_serve(commands: Any) -> None:
         "--token-env",
         default="HARNEZ_SERVE_TOKEN",
         metavar="NAME",
-        help="environment variable holding the bearer token clients must send",
+        help="environment variable holding the bearer token of the principal 'default'",
+    )
+    serve.add_argument(
+        "--principal",
+        action="append",
+        default=[],
+        metavar="NAME=VARIABLE",
+        help="another principal: its name and the environment variable holding its token (repeatable); "
+        "each sees only what it made",
     )
     serve.add_argument(
         "--approve",
@@ -635,15 +643,18 @@ async def _import(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     """`harnez serve`: the server with the agent (approvals by --approve), behind the UHP application."""
+    from harnez.http.principals import read_principals
     from harnez.http.serve import is_loopback
     from harnez.redaction import SECRETS
 
-    SECRETS.learn(args.token_env)  # masked wherever it could surface, withheld from shell commands
-    token = os.environ.get(args.token_env) or None
-    if token is None and not is_loopback(args.host):
+    variables = [args.token_env, *(spec.partition("=")[2] for spec in args.principal)]
+    SECRETS.learn_all(v for v in variables if v)  # masked wherever they surface, withheld from shells
+    principals = read_principals(args.token_env, args.principal, os.environ)
+    if not principals and not is_loopback(args.host):
         raise UsageError(
             f"Refusing to serve on {args.host} without a token: export one in {args.token_env} "
-            "(or name another variable with --token-env), or serve on 127.0.0.1."
+            "(or name another variable with --token-env, or give --principal NAME=VARIABLE), "
+            "or serve on 127.0.0.1."
         )
     workspace = _workspace()
     settings = _settings(workspace)
@@ -663,7 +674,7 @@ async def _serve(args: argparse.Namespace) -> int:
             server,
             host=args.host,
             port=args.port,
-            token=token,
+            principals=principals,
             fixed_workspace=fixed,
             max_tasks=args.max_tasks,
             workspaces=(args.workspaces or database.parent / UHP_WORKSPACES).resolve(),

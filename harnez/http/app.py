@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from harnez.http import DEFAULT_VERSION, VERSIONS, feed, files, harnesses, sessions, tasks
 from harnez.http.errors import ApiError
 from harnez.server.harnesses import Refusal
-from harnez.server.uhp import HarnessHost
+from harnez.server.uhp import DEFAULT_PRINCIPAL, HarnessHost
 
 JSON_TYPE = b"application/json; charset=utf-8"
 PUBLIC_PATHS = frozenset({"/v1/uhp"})
@@ -25,11 +25,15 @@ log = logging.getLogger("harnez.http")
 
 
 class ProtocolGate:
-    """Outermost ASGI layer: refuses unsupported versions and bad tokens; stamps `UHP-Version` on everything."""
+    """Outermost ASGI layer: refuses unsupported versions and bad tokens; stamps `UHP-Version` on everything.
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    A request that passes carries its principal's name on its state (`principals.principal`).
+    """
+
+    def __init__(self, app: ASGIApp, principals: dict[str, str]) -> None:
         self.app = app
-        self._token = token.encode() if token else None
+        self._tokens = [(token.encode(), name) for name, token in principals.items()]
+        """(token, principal name) of each principal; none: the server runs without tokens."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -51,31 +55,46 @@ class ProtocolGate:
                 ]
             await send(message)
 
-        refusal = self._refusal(asked, scope["path"], headers.get("authorization", ""))
-        if refusal is not None:
+        refusal = self._principal_or_refusal(asked, scope["path"], headers.get("authorization", ""))
+        if isinstance(refusal, ApiError):
             version = DEFAULT_VERSION if asked not in VERSIONS else asked
             await refusal.response()(scope, receive, stamped)
             return
+        scope = {**scope, "state": {**scope.get("state", {}), "principal": refusal}}
         await self.app(scope, receive, stamped)
 
-    def _refusal(self, asked: str, path: str, authorization: str) -> ApiError | None:
+    def _principal_or_refusal(self, asked: str, path: str, authorization: str) -> ApiError | str:
+        """The refusal of a request, else the name of its principal (`default` without tokens; none,
+        "", on a public path)."""
         if asked and asked not in VERSIONS:
             return ApiError(
                 "unsupported_protocol_version",
                 f"This server does not speak UHP {asked!r}; it speaks {', '.join(VERSIONS)}.",
                 detail={"supported": list(VERSIONS)},
             )
-        if self._token is None or path in PUBLIC_PATHS:
-            return None
+        if not self._tokens:
+            return DEFAULT_PRINCIPAL
+        if path in PUBLIC_PATHS:
+            return ""
         scheme, _, presented = authorization.partition(" ")
         if scheme.lower() != "bearer" or not presented.strip():
             return ApiError(
                 "missing_credential",
                 "This endpoint needs a bearer token: send `Authorization: Bearer <token>`.",
             )
-        if not hmac.compare_digest(presented.strip().encode(), self._token):
+        name = self._identify(presented.strip().encode())
+        if name is None:
             return ApiError("invalid_credential", "The bearer token is not valid for this server.")
-        return None
+        return name
+
+    def _identify(self, presented: bytes) -> str | None:
+        """The principal whose token was presented: compared in constant time with every token, so
+        how long it takes tells nothing of which one, if any, matched."""
+        found = None
+        for token, name in self._tokens:
+            if hmac.compare_digest(presented, token):
+                found = name
+        return found
 
 
 def _with_charset(name: bytes, value: bytes) -> tuple[bytes, bytes]:
@@ -129,8 +148,9 @@ async def _crashed(request: Request, exc: Exception) -> Response:
     ).response()
 
 
-def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
-    """The whole UHP server over one HarnessHost; `token` None serves without auth (loopback only)."""
+def create_app(host: HarnessHost, principals: dict[str, str]) -> ASGIApp:
+    """The whole UHP server over one HarnessHost, for `principals` (name → token); none serves
+    without auth (loopback only), as the principal `default`."""
     app = Starlette(
         routes=[*harnesses.routes, *tasks.routes, *feed.routes, *sessions.routes, *files.routes],
         exception_handlers={
@@ -142,4 +162,4 @@ def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
     )
     app.state.host = host
     app.state.feeds = {}
-    return ProtocolGate(app, token)
+    return ProtocolGate(app, principals)

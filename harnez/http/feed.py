@@ -1,7 +1,8 @@
 """The event feed of a harness (`GET /v1/harnesses/{id}/events`, Streaming §5), resumable.
 
-A harness's feed is one numbered stream per server process, shared by every connection to it: from
-the first connection on, the events of each of the harness's responses are relayed into it, each
+A harness's feed is one numbered stream per principal and server process, shared by every
+connection of that principal to it: from the first connection on, the events of each of the
+principal's responses with the harness are relayed into it, each
 naming its `response_id` and numbered 0, 1, 2, … in the order they were made. Because a number
 means the same event on every connection, `Last-Event-ID: N` (or `?starting_after=N`) resumes after
 event N exactly, as it does on a task's stream — including the events made while the client was
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from harnez.http.principals import principal
 from harnez.http.tasks import follow, numbered_stream, resume_after
 from harnez.server.uhp import HarnessHost
 
@@ -31,9 +33,12 @@ TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "respo
 
 
 class HarnessFeed:
-    """The numbered events of one harness's responses, relayed from the moment it is made."""
+    """The numbered events of one principal's responses with one harness, relayed from the moment
+    it is made (a principal never sees another's work, with the built-in harness either)."""
 
-    def __init__(self, host: HarnessHost, harness_id: str, base_url: str, kept: int = FEED_KEPT) -> None:
+    def __init__(
+        self, host: HarnessHost, harness_id: str, owner: str, base_url: str, kept: int = FEED_KEPT
+    ) -> None:
         self._host, self._base_url = host, base_url
         self._events: deque[dict[str, Any]] = deque(maxlen=kept)
         self._next = 0
@@ -41,7 +46,7 @@ class HarnessFeed:
         """The number of the first event of each response whose terminal event is not in yet."""
         self._changed = asyncio.Event()
         self._relays: set[asyncio.Task[None]] = set()
-        running, started, _ = host.watch_responses(harness_id)
+        running, started, _ = host.watch_responses(harness_id, owner)
         for row in running:
             self._relay(row)
         self._admitting = asyncio.ensure_future(self._admit(started))
@@ -97,10 +102,12 @@ class HarnessFeed:
 
 
 def _feed(request: Request, harness_id: str) -> HarnessFeed:
-    feeds: dict[str, HarnessFeed] = request.app.state.feeds
-    if harness_id not in feeds:
-        feeds[harness_id] = HarnessFeed(request.app.state.host, harness_id, str(request.base_url))
-    return feeds[harness_id]
+    feeds: dict[tuple[str, str], HarnessFeed] = request.app.state.feeds
+    owner = principal(request)
+    if (harness_id, owner) not in feeds:
+        host = request.app.state.host
+        feeds[harness_id, owner] = HarnessFeed(host, harness_id, owner, str(request.base_url))
+    return feeds[harness_id, owner]
 
 
 async def harness_events(request: Request) -> Response:
@@ -108,7 +115,7 @@ async def harness_events(request: Request) -> Response:
     runs now or starts while the feed is open, from `response.created` to its terminal event, each
     naming its `response_id`; resumed after `Last-Event-ID` or `?starting_after=N`."""
     host: HarnessHost = request.app.state.host
-    harness = await host.harnesses.get(request.path_params["harness_id"])
+    harness = await host.harnesses.get(request.path_params["harness_id"], owner=principal(request))
     after = resume_after(request)
     # the feed watches from now, before the answer's headers: a response started after them is in it
     return numbered_stream(_feed(request, harness.id).events(after if after >= 0 else None))

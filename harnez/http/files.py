@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from harnez.http.errors import ApiError
 from harnez.http.payloads import file_json
+from harnez.http.principals import principal
 from harnez.http.translate import TaskStream
 from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost, container_ref, too_large
 
@@ -48,7 +49,9 @@ async def upload(request: Request) -> Response:
         content = await part.read(MAX_UPLOAD_BYTES + 1)
         if len(content) > MAX_UPLOAD_BYTES:
             raise ApiError(too_large().code, too_large().message, detail=too_large().detail)
-        row = await _host(request).upload(part.filename or "file", part.content_type or "", content)
+        row = await _host(request).upload(
+            part.filename or "file", part.content_type or "", content, principal(request)
+        )
     data = file_json(row.id, row.created_at, row)
     data["purpose"] = "user_data"
     return JSONResponse(data)
@@ -68,7 +71,7 @@ async def _artifacts(host: HarnessHost, record: Any) -> list[tuple[str, float, A
 async def session_files(request: Request) -> Response:
     """Every artifact of the session, from every task."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     container = container_ref(record.id)
     files = [
         file_json(file_id, seen, file, container) for file_id, seen, file in await _artifacts(host, record)
@@ -79,7 +82,7 @@ async def session_files(request: Request) -> Response:
 async def archive(request: Request) -> Response:
     """Every artifact of the session in one zip file."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     found = await _artifacts(host, record)
     spool = await asyncio.to_thread(_zip, Path(record.workspace), [file.path for _, _, file in found])
 
@@ -112,7 +115,7 @@ def _zip(workspace: Path, paths: list[str]) -> Any:
 async def download(request: Request) -> Response:
     """The artifact's raw bytes with its own media type; ids go through the database, never the path."""
     _, path = await _host(request).artifact(
-        request.path_params["container_id"], request.path_params["file_id"]
+        request.path_params["container_id"], request.path_params["file_id"], principal(request)
     )
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     # RFC 6266: a plain `filename` for clients that read only that, `filename*` for the exact name
@@ -125,7 +128,9 @@ async def download(request: Request) -> Response:
 
 async def preview(request: Request) -> Response:
     """No preview rendering here: 501 for an artifact that exists (404 otherwise)."""
-    await _host(request).artifact(request.path_params["container_id"], request.path_params["file_id"])
+    await _host(request).artifact(
+        request.path_params["container_id"], request.path_params["file_id"], principal(request)
+    )
     raise ApiError("preview_unavailable", "This server does not render previews; download the file instead.")
 
 

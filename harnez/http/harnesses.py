@@ -12,6 +12,7 @@ from starlette.routing import Route
 from harnez import __version__
 from harnez.http import DEFAULT_VERSION, VERSIONS
 from harnez.http.payloads import json_body
+from harnez.http.principals import principal
 from harnez.server.harnesses import BASES, Harness, SkillFile
 from harnez.server.uhp import MAX_UPLOAD_BYTES, HarnessHost
 
@@ -88,12 +89,15 @@ async def list_harnesses(request: Request) -> Response:
     host = _host(request)
     await host.follow_settings()
     return JSONResponse(
-        {"object": "list", "harnesses": [harness_json(h) for h in await host.harnesses.every()]}
+        {
+            "object": "list",
+            "harnesses": [harness_json(h) for h in await host.harnesses.every(principal(request))],
+        }
     )
 
 
 async def create_harness(request: Request) -> Response:
-    harness = await _host(request).harnesses.create(await json_body(request))
+    harness = await _host(request).harnesses.create(await json_body(request), principal(request))
     return JSONResponse(harness_json(harness))
 
 
@@ -106,18 +110,18 @@ async def harness(request: Request) -> Response:
     """GET one, PUT (replace the fields given), DELETE (its sessions and responses stay)."""
     host = _host(request)
     await host.follow_settings()
-    catalog, harness_id = host.harnesses, request.path_params["harness_id"]
+    catalog, harness_id, owner = host.harnesses, request.path_params["harness_id"], principal(request)
     if request.method == "PUT":
-        return JSONResponse(harness_json(await catalog.update(harness_id, await json_body(request))))
+        return JSONResponse(harness_json(await catalog.update(harness_id, await json_body(request), owner)))
     if request.method == "DELETE":
-        await catalog.delete(harness_id)
+        await catalog.delete(harness_id, owner)
         return JSONResponse({"id": harness_id, "object": "harness", "deleted": True})
-    return JSONResponse(harness_json(await catalog.get(harness_id)))
+    return JSONResponse(harness_json(await catalog.get(harness_id, owner=owner)))
 
 
 async def skill_files(request: Request) -> Response:
     files = await _host(request).harnesses.skill_files(
-        request.path_params["harness_id"], request.path_params["skill"]
+        request.path_params["harness_id"], request.path_params["skill"], principal(request)
     )
     return JSONResponse(
         {
@@ -163,7 +167,7 @@ async def harness_models(request: Request) -> Response:
     """The models a harness can run: its default (also the authorized fallback) and the others on offer."""
     host = _host(request)
     await host.follow_settings()
-    found = await host.harnesses.get(request.path_params["harness_id"])
+    found = await host.harnesses.get(request.path_params["harness_id"], owner=principal(request))
     default = host.harnesses.default_model(found)
     data: dict[str, Any] = {"harness_id": found.id, "models": await _model_rows(host, default)}
     if default:

@@ -139,18 +139,20 @@ async def serve(
     *,
     host: str,
     port: int,
-    token: str | None,
+    principals: dict[str, str],
     workspaces: Path,
     fixed_workspace: Path | None = None,
     max_tasks: int | None = None,
 ) -> None:
-    """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound."""
+    """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound.
+
+    `principals` maps each principal's name to its bearer token; empty serves without tokens."""
     sock = bind(host, port)
     harness_host = await HarnessHost(
         server, workspaces, fixed_workspace, max_tasks or MAX_RUNNING_TASKS
     ).open()
     config = uvicorn.Config(
-        create_app(harness_host, token),
+        create_app(harness_host, principals),
         http=EnvelopeProtocol,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         log_level="warning",
@@ -167,7 +169,7 @@ async def serve(
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         print(f"harnez serve: listening on http://{shown}:{bound_port}", flush=True)
-        if token is None:
+        if not principals:
             print(
                 "harnez serve: no token is set, so any local process can use this server; set one with "
                 "--token-env NAME",

@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from harnez.http.errors import ApiError
 from harnez.http.payloads import response_facts, session_json
+from harnez.http.principals import principal
 from harnez.http.translate import TaskStream, input_text, output_text, response_object
 from harnez.server.uhp import HarnessHost
 
@@ -27,14 +28,15 @@ async def list_sessions(request: Request) -> Response:
     if not raw.isdigit() or not 1 <= int(raw) <= PAGE_MAX:
         raise ApiError.invalid(f"limit must be a whole number from 1 to {PAGE_MAX}.", "limit")
     harness = request.query_params.get("harness") or None
-    page = await host.list_sessions(harness, request.query_params.get("cursor") or None, int(raw))
+    cursor = request.query_params.get("cursor") or None
+    page = await host.list_sessions(harness, cursor, int(raw), principal(request))
     sessions = [session_json(record, await host.session_harness(record)) for record in page.sessions]
     return JSONResponse({"object": "list", "sessions": sessions, "next_cursor": page.next_cursor})
 
 
 async def get_session(request: Request) -> Response:
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     data = session_json(record, await host.session_harness(record))
     data["harnez_response_ids"] = [row.id for row in await host.session_responses(record)]
     return JSONResponse(data)
@@ -43,7 +45,7 @@ async def get_session(request: Request) -> Response:
 async def turns(request: Request) -> Response:
     """The session's tasks, oldest first, each naming its response."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     return JSONResponse(
         {
             "object": "list",
@@ -80,16 +82,16 @@ def _turn(row: Any, stream: TaskStream) -> dict[str, Any]:
 async def cancel_session(request: Request) -> Response:
     """Stop whatever runs in the session (answering within a second); the session stays continuable."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     await host.cancel_session(record)
-    fresh = await host.session(request.path_params["session_id"])
+    fresh = await host.session(request.path_params["session_id"], principal(request))
     return JSONResponse({**session_json(fresh, await host.session_harness(fresh))})
 
 
 async def delete_session(request: Request) -> Response:
     """Cancel the running task, then delete the session, its history and its own folder."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     await host.delete_session(record)
     return JSONResponse({"id": request.path_params["session_id"], "object": "session", "deleted": True})
 
@@ -97,7 +99,7 @@ async def delete_session(request: Request) -> Response:
 async def share(request: Request) -> Response:
     """POST makes (or returns) the read-only share, GET shows it, DELETE revokes it."""
     host = _host(request)
-    record = await host.session(request.path_params["session_id"])
+    record = await host.session(request.path_params["session_id"], principal(request))
     if request.method == "DELETE":
         revoked = await host.revoke_share(record)
         return JSONResponse(

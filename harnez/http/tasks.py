@@ -16,6 +16,7 @@ from harnez.events import Finished
 from harnez.http.errors import ApiError
 from harnez.http.inputs import check_lists, optional_flag, optional_int, optional_text, parse_input
 from harnez.http.payloads import json_body, response_facts
+from harnez.http.principals import principal
 from harnez.http.translate import TaskStream, response_object, terminal_event
 from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
 
@@ -48,7 +49,7 @@ async def create_response(request: Request) -> Response:
     optional_flag(body, "store")
     optional_int(body, "max_output_tokens")
     check_lists(body)
-    task = await _task_request(host, body, key)
+    task = await _task_request(host, body, key, principal(request))
     row, replayed = await host.start(task)
     if streamed:
         # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
@@ -59,7 +60,7 @@ async def create_response(request: Request) -> Response:
     return JSONResponse(await final(host, row, str(request.base_url)))
 
 
-async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None) -> TaskRequest:
+async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None, owner: str) -> TaskRequest:
     parsed = parse_input(body["input"])
     metadata = body.get("metadata") or {}
     if not isinstance(metadata, dict):
@@ -68,7 +69,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
     if harness_id is not None and not isinstance(harness_id, str):
         raise ApiError.invalid("metadata.harness_id must be text.", "metadata.harness_id")
     for inline in parsed.inline:
-        upload = await host.upload(inline.filename, inline.media_type, inline.content)
+        upload = await host.upload(inline.filename, inline.media_type, inline.content, owner)
         parsed.file_ids.append(upload.id)
         parsed.items[inline.where[0]]["content"][inline.where[1]]["file_id"] = upload.id
     guidance = [*parsed.instructions, optional_text(body, "instructions") or ""]
@@ -85,6 +86,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         store=body.get("store") is not False,
         metadata={k: v for k, v in metadata.items() if k != "harness_id"},
         idempotency_key=key,
+        owner=owner,
     )
 
 
@@ -219,7 +221,7 @@ async def get_response(request: Request) -> Response:
     """A Response as it stands; `?stream=true` replays its events and follows it live (resumed after
     `Last-Event-ID` or `?starting_after=N`)."""
     host = _host(request)
-    row = await host.response(request.path_params["response_id"])
+    row = await host.response(request.path_params["response_id"], principal(request))
     if request.query_params.get("stream") == "true":
         return stream_response(follow(host, row, str(request.base_url)), resume_after(request))
     return JSONResponse(await snapshot(host, row, str(request.base_url)))
@@ -237,7 +239,7 @@ def resume_after(request: Request) -> int:
 async def cancel_response(request: Request) -> Response:
     """Stop the task if it runs (answer within a second); a finished one is returned unchanged."""
     host = _host(request)
-    row = await host.response(request.path_params["response_id"])
+    row = await host.response(request.path_params["response_id"], principal(request))
     await host.cancel_task(row)
     return JSONResponse(await snapshot(host, row, str(request.base_url)))
 
@@ -246,7 +248,7 @@ async def delete_response(request: Request) -> Response:
     """Forget a stored response; its task is not cancelled and stays in the session's history."""
     host = _host(request)
     response_id = request.path_params["response_id"]
-    await host.delete_response(response_id)
+    await host.delete_response(response_id, principal(request))
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
 
@@ -256,7 +258,7 @@ async def response(request: Request) -> Response:
 
 
 async def input_items(request: Request) -> Response:
-    row = await _host(request).response(request.path_params["response_id"])
+    row = await _host(request).response(request.path_params["response_id"], principal(request))
     return JSONResponse({"object": "list", "data": row.input})
 
 

@@ -94,11 +94,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             served.stop()
 
 
-def uhp_client(served: Served) -> httpx.Client:
-    """An httpx client with the token; every JSON answer is checked against the UHP JSON Schema."""
+def uhp_client(served: Served, token: str = TOKEN) -> httpx.Client:
+    """An httpx client with the token (`--token-env`'s unless told); every JSON answer is checked
+    against the UHP JSON Schema."""
     return httpx.Client(
         base_url=served.url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
+        headers={"Authorization": f"Bearer {token}"},
         timeout=30,
         event_hooks={"response": [validate_response]},
     )
