@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from harnez.redaction import redact_json
 from harnez.store.db import Database
 from harnez.store.sessions import SessionPage, SessionTable, decode_cursor, encode_cursor
 
@@ -265,9 +266,9 @@ class UhpTables:
                     row.model,
                     row.requested_model,
                     row.fallback_reason,
-                    json.dumps(row.input),
+                    json.dumps(redact_json(row.input)),  # a client may paste a credential (a token) in
                     json.dumps(row.options),
-                    json.dumps(row.metadata),
+                    json.dumps(redact_json(row.metadata)),
                     int(row.stored),
                     int(row.deleted),
                     row.start_seq,

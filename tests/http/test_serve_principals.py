@@ -297,6 +297,22 @@ def test_owners_are_names_and_no_token_is_stored(served: Served, alice: httpx.Cl
     assert "[redacted]" in events
 
 
+def test_a_token_in_a_requests_input_is_masked_in_the_stored_response(
+    served: Served, alice: httpx.Client
+) -> None:
+    """The response row keeps the request's input items and metadata: a token pasted there (another
+    principal's, or the provider key) is masked as in the events, never stored."""
+    served.model.add(answer("kept"))
+    body = {"input": f"here is bob's token: {BOB}", "metadata": {"note": f"key {BOB}"}}
+    done = alice.post("/v1/responses", json=body).json()
+    with sqlite3.connect(served.database, timeout=30) as db:
+        stored = db.execute(
+            "SELECT input, metadata FROM uhp_responses WHERE id = ?", (done["id"],)
+        ).fetchone()
+    assert BOB not in "".join(stored) and "[redacted]" in stored[0] and "[redacted]" in stored[1]
+    assert "[redacted]" in alice.get(f"/v1/responses/{done['id']}/input_items").text
+
+
 @pytest.mark.parametrize(
     ("options", "environ", "says"),
     [
