@@ -11,18 +11,14 @@ from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
 from harnez.tui.widgets.delegation import DelegationPanel
 from tests.agent.agents_support import delegate, only_child, reviewer
 from tests.agent.helpers import answer, tool_call
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import AgentApp, wait_for
 from tests.tui.test_tui_approvals import (
-    AgentApp,
-    agent_app,
     ends,
     prompt_shown,
     send,
     session_screen,
     text_of,
 )
-
-__all__ = ["agent_app"]  # the fixture, shared with the approval tests
 
 
 def panels(app) -> list[DelegationPanel]:
