@@ -414,7 +414,8 @@ class SessionScreen(Screen[None]):
             self._give_back(message.text)
             return
         if command is not None:
-            await self.run_command(*command)
+            if not await self.run_command(*command):
+                self._give_back(message.text)
             return
         self._show_end()
         if not self.task_running:
@@ -602,11 +603,20 @@ class SessionScreen(Screen[None]):
     def on_prompt_input_quit_requested(self, _: PromptInput.QuitRequested) -> None:
         self.app.call_next(self.harnez.quit_harnez)
 
-    async def run_command(self, command: SlashCommand, argument: str) -> None:
-        """Run a slash command (typed, or chosen in the command palette)."""
+    async def run_command(self, command: SlashCommand, argument: str) -> bool:
+        """Run a slash command (typed, or chosen in the command palette); False when it was refused
+        (the prompt then keeps what was typed)."""
         if not self.attached and command.name not in ("help", "quit"):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
-            return
+            return False
+        if not command.during_task and self.server.running(self.session_id) is not None:
+            # /new and /resume left the task running unseen, its approvals waiting for nobody.
+            self.notify(
+                f"A task is running: Esc stops it, or wait for it to end, then run /{command.name} again.",
+                severity="warning",
+                timeout=6,
+            )
+            return False
         match command.name:
             case "session-name":
                 if argument:
@@ -634,6 +644,7 @@ class SessionScreen(Screen[None]):
                 self.app.push_screen(HelpScreen())
             case "quit":
                 self.app.call_next(self.harnez.quit_harnez)
+        return True
 
     @work(group="model", exclusive=True)
     async def pick_model(self) -> None:
