@@ -536,7 +536,8 @@ class SessionScreen(Screen[None]):
         await self._open_linked(message.child)
 
     async def on_origin_line_opened(self, message: OriginLine.Opened) -> None:
-        """Show the session an imported one was forked from, resumed from or ran under."""
+        """Show the session an imported one was forked from, resumed from or ran under (or a sub-agent's
+        parent)."""
         await self._open_linked(message.session_id)
 
     async def _open_linked(self, session_id: str) -> None:
@@ -547,7 +548,8 @@ class SessionScreen(Screen[None]):
 
     @work(group="origin", exclusive=True)
     async def show_origin(self) -> None:
-        """Say above the transcript where an imported session came from (nothing for Harnez's own)."""
+        """Say above the transcript where an imported session or a sub-agent's came from (nothing for
+        Harnez's other sessions)."""
         try:
             origin = await read_origin(self.server, self.session_id)
         except HarnezError:
@@ -556,7 +558,8 @@ class SessionScreen(Screen[None]):
             line.show(origin)
 
     async def open_parent(self) -> None:
-        """`/parent`: open the session this imported one was forked from, resumed from or ran under."""
+        """`/parent`: open the session this imported one was forked from, resumed from or ran under, or
+        the one whose delegate call made this sub-agent's session."""
         try:
             origin = await read_origin(self.server, self.session_id)
         except HarnezError as exc:
