@@ -95,6 +95,11 @@ class SessionBusyError(HarnezError):
 
     exit_code = 2
 
+    def __init__(self, message: str, *, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
+        """The process running it (a front end names it in a message of its own)."""
+
 
 class ModelConfigError(HarnezError):
     """A model or provider is named wrongly or lacks its credentials."""

@@ -586,6 +586,15 @@ class Server(SessionListing):
         chain = self.chains.get(session_id)
         return chain.run if chain else None
 
+    async def running_elsewhere(self, session_id: str) -> int | None:
+        """The pid of another live Harnez process running (or queueing) a task in the session, if any
+        (`harnez run --resume`, another terminal's app, `harnez serve`): `running` knows this
+        process's tasks only, and a front end must not show such a session idle."""
+        if session_id in self._drafts:
+            return None
+        record = await self.get_session(session_id)
+        return await self.store.tasks.runner_elsewhere(record.num)
+
     async def select_model(self, session_id: str, model: str) -> SessionRecord:
         """Change a session's model (`<provider>/<model>[:<thinking>]`); recorded as a selection and an event.
 

@@ -132,18 +132,26 @@ OWN_START = process_start(os.getpid())
 """This process's start time, recorded with the tasks it runs."""
 
 
+_RUNNERS_ELSEWHERE = (
+    "SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN ('queued', 'running') "
+    "AND runner_pid != ?"
+)
+"""The runners of a session's unfinished tasks other than this process (alive or not: `_live_pid`)."""
+
+
+def _live_pid(rows: list[sqlite3.Row] | list[tuple]) -> int | None:
+    """The first pid of (runner_pid, runner_start) rows whose process still runs."""
+    return next((pid for pid, started in rows if pid_alive(pid, started)), None)
+
+
 def _refuse_if_busy_elsewhere(conn: sqlite3.Connection, session_num: int) -> None:
-    rows = conn.execute(
-        "SELECT runner_pid, runner_start FROM tasks WHERE session = ? AND state IN "
-        "('queued', 'running') AND runner_pid != ?",
-        (session_num, os.getpid()),
-    ).fetchall()
-    for pid, started in rows:
-        if pid_alive(pid, started):
-            raise SessionBusyError(
-                f"Another Harnez process (pid {pid}) is running a task in this session; its turns and "
-                "yours would mix. Wait for it to finish (or stop it there), then send the prompt again."
-            )
+    pid = _live_pid(conn.execute(_RUNNERS_ELSEWHERE, (session_num, os.getpid())).fetchall())
+    if pid is not None:
+        raise SessionBusyError(
+            f"Another Harnez process (pid {pid}) is running a task in this session; its turns and "
+            "yours would mix. Wait for it to finish (or stop it there), then send the prompt again.",
+            pid=pid,
+        )
 
 
 def _transition(conn: sqlite3.Connection, task_id: int, state: str, values: tuple) -> None:
@@ -276,6 +284,12 @@ class TaskTable:
             conn.execute("UPDATE sessions SET status = 'running' WHERE num = ?", (session_num,))
 
         await self._db.write(start)
+
+    async def runner_elsewhere(self, session_num: int) -> int | None:
+        """The pid of another live process with a queued or running task in the session, if any: a
+        front end showing the session says it runs elsewhere (and that it cannot stop it)."""
+        rows = await self._db.fetchall(_RUNNERS_ELSEWHERE, (session_num, os.getpid()))
+        return _live_pid([(row[0], row[1]) for row in rows])
 
     async def abandoned(self) -> list[tuple[int, int]]:
         """(task id, session num) of tasks left queued or running by a process that is gone."""

@@ -12,12 +12,16 @@ class SlashCommand:
     name: str
     usage: str
     help: str
+    during_task: bool = True
+    """Whether it runs while this process runs a task in the session. Those that would leave the task
+    to run unseen (its approvals unanswered: /new, /resume) or change what it works with (/model,
+    /compact) are refused until it ends, as Codex refuses them (`available_during_task`)."""
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("session-name", "/session-name <name>", "Rename this session (saved at once)."),
-    SlashCommand("new", "/new", "Start a new session in this workspace."),
-    SlashCommand("resume", "/resume", "Open the resume picker."),
+    SlashCommand("new", "/new", "Start a new session in this workspace.", during_task=False),
+    SlashCommand("resume", "/resume", "Open the resume picker.", during_task=False),
     SlashCommand(
         "parent",
         "/parent",
@@ -27,8 +31,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "model",
         "/model [<provider>/<model>[:<thinking>]]",
         "Change this session's model; without an argument, pick from a list.",
+        during_task=False,
     ),
-    SlashCommand("compact", "/compact", "Summarise the older conversation now (the full history is kept)."),
+    SlashCommand(
+        "compact",
+        "/compact",
+        "Summarise the older conversation now (the full history is kept).",
+        during_task=False,
+    ),
     SlashCommand("help", "/help", "List keys and commands."),
     SlashCommand("quit", "/quit", "Quit Harnez."),
 )
@@ -118,12 +128,17 @@ def help_markdown() -> str:
     lines = ["# Keys", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in KEYS]
     lines += ["", "# Commands", "", "| command | does |", "|---|---|"]
-    lines += [f"| `{c.usage}` | {c.help}{_also(c.name)} |" for c in COMMANDS]
+    lines += [f"| `{c.usage}` | {c.help}{_also(c.name)}{_when(c)} |" for c in COMMANDS]
     lines += ["", "# Resume picker", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in PICKER_KEYS]
     lines += ["", "# Approval prompt", "", "| key | does |", "|---|---|"]
     lines += [f"| {key} | {does} |" for key, does in APPROVAL_KEYS]
     return "\n".join(lines)
+
+
+def _when(command: SlashCommand) -> str:
+    """For /help: when a command waits for the running task to end."""
+    return "" if command.during_task else " Not while a task runs (Esc stops it)."
 
 
 def _also(name: str) -> str:

@@ -14,7 +14,7 @@ from harnez.tui.commands import COMMANDS, SlashCommand
 class CommandTarget(Protocol):
     """A screen that runs slash commands (the session screen)."""
 
-    async def run_command(self, command: SlashCommand, argument: str) -> None: ...
+    async def run_command(self, command: SlashCommand, argument: str) -> bool: ...
 
 
 class SlashCommandProvider(Provider):

@@ -8,12 +8,40 @@ from typing import Any
 
 import pytest
 
+from harnez.agent.work import AgentWork
 from harnez.server.runner import TaskWork
 from harnez.server.server import Server
+from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.app import HarnezApp
-from tests.tui.helpers import answer_work
+from tests.agent.helpers import make_settings
+from tests.tui.helpers import AgentApp, answer_work
 
 AppFactory = Callable[..., HarnezApp]
+
+
+@pytest.fixture
+async def agent_app(db_path: Path, workspace: Path, scripted_model: ScriptedModel) -> AsyncIterator[AgentApp]:
+    """A HarnezApp over a real server running AgentWork(approve="ask") against the scripted model.
+
+    `before(server)` runs once the server is open, before the app shows its first screen.
+    """
+    opened: list[Server] = []
+
+    def build(before: Callable[[Server], Any] | None = None, **options: Any) -> HarnezApp:
+        settings = make_settings(scripted_model)
+
+        async def open_server() -> Server:
+            server = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
+            opened.append(server)
+            if before is not None:
+                await before(server)
+            return server
+
+        return HarnezApp(open_server, workspace, settings, **options)
+
+    yield build
+    for server in opened:
+        await server.close()
 
 
 @pytest.fixture

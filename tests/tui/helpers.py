@@ -19,6 +19,10 @@ from harnez.events import Event
 from harnez.server.runner import TaskOutcome, TaskRun
 from harnez.server.server import Server
 
+AgentApp = Callable[..., Any]
+"""The `agent_app` fixture (tests/tui/conftest.py): builds a HarnezApp over the real agent and the
+scripted model."""
+
 ANSWER_MARKDOWN = ["# Plan\n\n", "I will **edit** `main.py`:\n\n", "- add a greeting\n", "- keep the rest\n"]
 DIFF = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-print('hi')\n+print('hello')\n x = 1\n"
 

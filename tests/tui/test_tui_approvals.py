@@ -6,13 +6,11 @@ the stored `approval-resolved` says, and what the model was told.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harnez.agent.work import AgentWork
 from harnez.server.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.app import HarnezApp
@@ -22,35 +20,8 @@ from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, DiffView, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
-from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
-from tests.tui.helpers import ctrl_c_twice_quits, type_at_once, wait_for
-
-AgentApp = Callable[..., HarnezApp]
-
-
-@pytest.fixture
-async def agent_app(db_path: Path, workspace: Path, scripted_model: ScriptedModel) -> AsyncIterator[AgentApp]:
-    """A HarnezApp over a real server running AgentWork(approve="ask") against the scripted model.
-
-    `before(server)` runs once the server is open, before the app shows its first screen.
-    """
-    opened: list[Server] = []
-
-    def build(before: Callable[[Server], Any] | None = None, **options: Any) -> HarnezApp:
-        settings = make_settings(scripted_model)
-
-        async def open_server() -> Server:
-            server = await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
-            opened.append(server)
-            if before is not None:
-                await before(server)
-            return server
-
-        return HarnezApp(open_server, workspace, settings, **options)
-
-    yield build
-    for server in opened:
-        await server.close()
+from tests.agent.helpers import answer, tool_call, tool_outputs
+from tests.tui.helpers import AgentApp, ctrl_c_twice_quits, type_at_once, wait_for
 
 
 def session_screen(app: HarnezApp) -> SessionScreen:

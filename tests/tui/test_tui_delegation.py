@@ -1,5 +1,6 @@
 """A delegation in the TUI, over the real agent and a scripted model: the delegate call's block shows the
-sub-agent and opens its child session; the child's approvals are asked on the parent's screen."""
+sub-agent and opens its child session; the child's approvals are asked on the parent's screen; the
+child's session names its parent, which /parent opens."""
 
 from __future__ import annotations
 
@@ -9,20 +10,18 @@ from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
 from harnez.tui.widgets.delegation import DelegationPanel
+from harnez.tui.widgets.origin import OriginLine
 from tests.agent.agents_support import delegate, only_child, reviewer
 from tests.agent.helpers import answer, tool_call
-from tests.tui.helpers import wait_for
+from tests.tui.helpers import AgentApp, wait_for
 from tests.tui.test_tui_approvals import (
-    AgentApp,
-    agent_app,
     ends,
     prompt_shown,
     send,
     session_screen,
     text_of,
 )
-
-__all__ = ["agent_app"]  # the fixture, shared with the approval tests
+from tests.tui.test_tui_import_links import shown, type_command
 
 
 def panels(app) -> list[DelegationPanel]:
@@ -83,3 +82,29 @@ async def test_a_childs_approval_is_asked_on_the_parents_screen(
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         assert (workspace / "out.txt").read_text() == "hi\n"
         assert panels(app)[0].stop == "completed"
+
+
+async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Imported sub-agent sessions said whose they were; Harnez's own sub-agents' sessions said nothing,
+    and /parent refused ("names no session it came from")."""
+    reviewer(workspace)
+    scripted_model.add(delegate("d1", "reviewer", "Review a.py"), answer("Fine."), answer("It is fine."))
+    app = agent_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await send(pilot, "review the code")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        parent = session_screen(app).session_id
+        await app.server.rename(parent, "Code review")
+        assert await shown(pilot, app, parent) == ""  # the parent came from nowhere
+        child = await only_child(app.server, parent)
+        await app.open_session(child)
+        line = await shown(pilot, app, child)
+        assert line == f"Sub-agent reviewer of «Code review» ({parent[:8]}) · /parent opens it"
+        await type_command(pilot, "/parent")
+        assert await shown(pilot, app, parent) == ""
+        await app.open_session(child)
+        await shown(pilot, app, child)
+        await pilot.click(OriginLine)
+        await shown(pilot, app, parent)

@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from harnez.agent.work import AgentWork
-from harnez.server.server import Server
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.app import HarnezApp
 from harnez.tui.screens.model_picker import ModelPickerScreen
 from harnez.tui.widgets.blocks import NoticeBlock, TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
-from tests.agent.helpers import answer, make_settings
+from tests.agent.helpers import answer
 from tests.tui.helpers import wait_for
-
-
-@pytest.fixture
-def agent_app(db_path: Path, workspace: Path, scripted_model: ScriptedModel):
-    """A HarnezApp whose server runs the real agent against the scripted model."""
-    settings = make_settings(scripted_model)
-
-    def build(**options) -> HarnezApp:
-        async def open_server() -> Server:
-            return await Server.open(db_path, settings, AgentWork(settings, approve="ask"))
-
-        return HarnezApp(open_server, workspace, settings, **options)
-
-    return build
 
 
 async def type_line(pilot, text: str) -> None:

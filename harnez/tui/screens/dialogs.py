@@ -9,7 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from harnez.tui.commands import help_markdown
-from harnez.tui.widgets.keys import CTRL_C_QUITS
+from harnez.tui.widgets.keys import CTRL_C_QUITS, CTRL_C_QUITS_OVER_INPUT
 
 
 class RenameDialog(ModalScreen[str | None]):
@@ -21,7 +21,7 @@ class RenameDialog(ModalScreen[str | None]):
                               background: $surface; padding: 1 2; }
     RenameDialog Label { width: 1fr; margin-bottom: 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), CTRL_C_QUITS_OVER_INPUT]
 
     def __init__(self, current: str) -> None:
         super().__init__()

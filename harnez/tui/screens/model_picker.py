@@ -11,6 +11,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from harnez.server.models import thinking_levels
+from harnez.tui.widgets.keys import CTRL_C_QUITS_OVER_INPUT
 
 HINT = "Type to filter, or a whole <provider>/<model>[:<thinking>] · Enter select · Tab copy the row · Esc cancel"
 
@@ -38,6 +39,7 @@ class ModelPickerScreen(ModalScreen[str | None]):
         Binding("down", "move(1)", "Next", show=False),
         Binding("up", "move(-1)", "Previous", show=False),
         Binding("tab", "copy", "Copy to the input", show=False, priority=True),
+        CTRL_C_QUITS_OVER_INPUT,
     ]
 
     def __init__(self, choices: list[str], current: str | None) -> None:

@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from harnez.errors import HarnezError, StoreError
+from harnez.errors import HarnezError, SessionBusyError, StoreError
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
@@ -65,6 +65,10 @@ def _history_text(body: ev.EventBody) -> str | None:
         case ev.ShellLine(command=command, shared=shared):
             return ("!!" if shared else "!") + command
     return None
+
+
+def _other_process(pid: int | None) -> str:
+    return f"Another Harnez process (pid {pid})" if pid else "Another Harnez process"
 
 
 class SessionHost(Protocol):
@@ -116,6 +120,9 @@ class SessionScreen(Screen[None]):
         """Tokens, cost and context of the whole session (stored totals, then live events)."""
         self.queued = 0
         self.task_running = False
+        self.elsewhere = False
+        """Whether the task running is another process's (`harnez run --resume`, another terminal's
+        app, `harnez serve`): this process can neither queue behind it nor stop it."""
         self._shell_lines = 0
         """`!` lines running on past their first moments (shown as a running block)."""
         self._approvals: list[ApprovalRequest] = []
@@ -226,6 +233,8 @@ class SessionScreen(Screen[None]):
     async def _follow_events(self) -> None:
         transcript = self.query_one(Transcript)
         window = await bridge.newest_events(self.server, self.session_id)
+        if not self.task_running:  # read after the window: a task that ends later ends in a live event
+            await self._note_elsewhere()
         for event in window.events:
             self._note(event, live=False)
         await transcript.follow(window.events, window.has_older)
@@ -241,6 +250,13 @@ class SessionScreen(Screen[None]):
             await transcript.apply(event)
             self._note(event, live=True)
             self._request_first.seen(event.body)
+
+    async def _note_elsewhere(self) -> None:
+        """Say so when another process runs a task in the session: `Server.running` knows only this
+        process's, and the session showed idle until that task's next event."""
+        if await self.server.running_elsewhere(self.session_id) is not None:
+            self.task_running, self.elsewhere = True, True
+            self._show_state()
 
     def _note(self, event: StoredEvent, live: bool) -> None:
         """Update the title, status line and prompt history from an event."""
@@ -263,19 +279,20 @@ class SessionScreen(Screen[None]):
             case ev.ApprovalRequired() | ev.ApprovalResolved() | ev.Finished():
                 self._note_approval(body)
         if live:
-            self._track_state(body)
+            self._track_state(body, event.task)
 
-    def _track_state(self, body: ev.EventBody) -> None:
+    def _track_state(self, body: ev.EventBody, task: int | None) -> None:
         from harnez import events as ev
 
         match body:
             case ev.UserMessage(mode="prompt" | "command"):
-                self.task_running = True
+                run = self.server.running(self.session_id)
+                self.task_running, self.elsewhere = True, run is None or run.task_id != task
                 self.queued = max(0, self.queued - 1)
             case ev.PromptQueued():
                 self.queued += 1
             case ev.Finished(stop=stop):
-                self.task_running = False
+                self.task_running, self.elsewhere = False, False
                 if stop == "cancelled":
                     self.queued = 0
             case _:
@@ -283,7 +300,10 @@ class SessionScreen(Screen[None]):
         self._show_state()
 
     def _show_state(self) -> None:
-        state = "running" if self.task_running else ("command running" if self._shell_lines else "idle")
+        if self.task_running:
+            state = "running elsewhere" if self.elsewhere else "running"
+        else:
+            state = "command running" if self._shell_lines else "idle"
         if self.queued:
             state += f" · {self.queued} queued"
         self.query_one(StatusLine).state = state
@@ -394,7 +414,8 @@ class SessionScreen(Screen[None]):
             self._give_back(message.text)
             return
         if command is not None:
-            await self.run_command(*command)
+            if not await self.run_command(*command):
+                self._give_back(message.text)
             return
         self._show_end()
         if not self.task_running:
@@ -406,10 +427,26 @@ class SessionScreen(Screen[None]):
                 steer=message.steer and self.task_running,
                 options={"mode": self.harnez.permission_mode},
             )
+        except SessionBusyError as exc:
+            self._request_first.release()
+            self._refused_elsewhere(exc.pid)
+            self._give_back(message.text)
         except HarnezError as exc:
             self._request_first.release()
             self.notify(str(exc), severity="error")
             self._give_back(message.text)
+
+    def _refused_elsewhere(self, pid: int | None) -> None:
+        """A prompt the server refused because another process runs a task here: the status says so
+        (until that task's `finished`), and the notice says the prompt is kept for later."""
+        self.task_running, self.elsewhere = True, True
+        self._show_state()
+        self.notify(
+            f"{_other_process(pid)} runs a task in this session: your prompt was not sent and stays in "
+            "the box. Send it when that task ends.",
+            severity="warning",
+            timeout=10,
+        )
 
     def _give_back(self, text: str) -> None:
         """Put a prompt that was not taken back in the (empty) prompt, to be sent again or mended: the
@@ -431,10 +468,27 @@ class SessionScreen(Screen[None]):
             return
         if self.workers.cancel_group(self, "shell"):
             self.notify("Stopping the shell command…", timeout=2)
-        if self.server.running(self.session_id) is None:
+        if self.server.running(self.session_id) is not None:
+            self.notify("Cancelling…", timeout=2)
+            self.cancel_task()
+        elif self.elsewhere:
+            await self._cannot_cancel_elsewhere()
+
+    async def _cannot_cancel_elsewhere(self) -> None:
+        """Esc on a task another process runs: say it cannot be stopped from here (nothing is sent).
+        A process that has ended meanwhile (killed before its `finished`) leaves the session idle."""
+        pid = await self.server.running_elsewhere(self.session_id)
+        if pid is None:
+            self.task_running, self.elsewhere = False, False
+            self._show_state()
+            self.notify("Nothing to stop: the task another Harnez process ran here has ended.", timeout=4)
             return
-        self.notify("Cancelling…", timeout=2)
-        self.cancel_task()
+        self.notify(
+            f"{_other_process(pid)} runs this task: it cannot be stopped from here. Stop it there, "
+            "or wait for it to end.",
+            severity="warning",
+            timeout=8,
+        )
 
     @work(group="shell")
     async def run_shell_line(self, command: str, share: bool = False) -> None:
@@ -482,7 +536,8 @@ class SessionScreen(Screen[None]):
         await self._open_linked(message.child)
 
     async def on_origin_line_opened(self, message: OriginLine.Opened) -> None:
-        """Show the session an imported one was forked from, resumed from or ran under."""
+        """Show the session an imported one was forked from, resumed from or ran under (or a sub-agent's
+        parent)."""
         await self._open_linked(message.session_id)
 
     async def _open_linked(self, session_id: str) -> None:
@@ -493,7 +548,8 @@ class SessionScreen(Screen[None]):
 
     @work(group="origin", exclusive=True)
     async def show_origin(self) -> None:
-        """Say above the transcript where an imported session came from (nothing for Harnez's own)."""
+        """Say above the transcript where an imported session or a sub-agent's came from (nothing for
+        Harnez's other sessions)."""
         try:
             origin = await read_origin(self.server, self.session_id)
         except HarnezError:
@@ -502,7 +558,8 @@ class SessionScreen(Screen[None]):
             line.show(origin)
 
     async def open_parent(self) -> None:
-        """`/parent`: open the session this imported one was forked from, resumed from or ran under."""
+        """`/parent`: open the session this imported one was forked from, resumed from or ran under, or
+        the one whose delegate call made this sub-agent's session."""
         try:
             origin = await read_origin(self.server, self.session_id)
         except HarnezError as exc:
@@ -549,11 +606,20 @@ class SessionScreen(Screen[None]):
     def on_prompt_input_quit_requested(self, _: PromptInput.QuitRequested) -> None:
         self.app.call_next(self.harnez.quit_harnez)
 
-    async def run_command(self, command: SlashCommand, argument: str) -> None:
-        """Run a slash command (typed, or chosen in the command palette)."""
+    async def run_command(self, command: SlashCommand, argument: str) -> bool:
+        """Run a slash command (typed, or chosen in the command palette); False when it was refused
+        (the prompt then keeps what was typed)."""
         if not self.attached and command.name not in ("help", "quit"):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
-            return
+            return False
+        if not command.during_task and self.server.running(self.session_id) is not None:
+            # /new and /resume left the task running unseen, its approvals waiting for nobody.
+            self.notify(
+                f"A task is running: Esc stops it, or wait for it to end, then run /{command.name} again.",
+                severity="warning",
+                timeout=6,
+            )
+            return False
         match command.name:
             case "session-name":
                 if argument:
@@ -581,6 +647,7 @@ class SessionScreen(Screen[None]):
                 self.app.push_screen(HelpScreen())
             case "quit":
                 self.app.call_next(self.harnez.quit_harnez)
+        return True
 
     @work(group="model", exclusive=True)
     async def pick_model(self) -> None:

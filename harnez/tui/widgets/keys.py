@@ -19,6 +19,10 @@ CTRL_C_QUITS = Binding("ctrl+c", "app.help_quit", "Quit", show=False)
 """Ctrl+C on a modal screen (an approval prompt, a dialog): a modal screen's keys never reach the
 app's bindings, and Textual's Screen binds Ctrl+C to copy, so without it Ctrl+C did nothing at all
 there (no notice, no quit), where everywhere else a second press quits."""
+CTRL_C_QUITS_OVER_INPUT = Binding("ctrl+c", "app.help_quit", "Quit", show=False, priority=True)
+"""The same on a modal screen whose input has the focus (the rename dialog, the model picker): the
+input's own Ctrl+C (copy) took the key first, so nothing was said and nothing quit. No input of the
+app copies with Ctrl+C: the prompt clears with it, the picker's search too."""
 
 
 def hints_content(hints: Sequence[tuple[str, str]], width: int | None = None) -> Content:

@@ -1,6 +1,7 @@
 """The line above an imported session's transcript: the harness it came from, and the session it was
 forked from, resumed from or ran under as a sub-agent (docs/importers.md, "Links between sessions"),
-which a click or `/parent` opens."""
+which a click or `/parent` opens; above a Harnez sub-agent's session, the session that delegated to
+it (docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,17 @@ TITLE_SHOWN = 48
 """Characters of the linked session's title shown on the line (a longer one ends with "…")."""
 
 
-def harness_name(harness: str) -> str:
-    """`Claude Code` for `claude-code`; an id Harnez does not know as it is."""
-    return HARNESS_NAMES.get(harness, harness)
+def harness_name(harness: str | None) -> str:
+    """`Claude Code` for `claude-code`; an id Harnez does not know as it is; Harnez for None (its own)."""
+    return "Harnez" if harness is None else HARNESS_NAMES.get(harness, harness)
 
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where an imported session came from, as the line shows it."""
+    """Where an imported session, or a Harnez sub-agent's, came from, as the line shows it."""
 
-    harness: str
+    harness: str | None
+    """The harness it was imported from; None for a session a Harnez delegate call made."""
     relation: str | None
     """`forked from`, `resumed from`, `sub-agent of`, `review sub-agent of`; None when it names no session."""
     parent_original_id: str | None
@@ -38,6 +40,8 @@ class Origin:
     parent: str | None = None
     """The linked session's Harnez id: None when it was not imported."""
     parent_title: str = ""
+    agent: str | None = None
+    """The sub-agent that ran a Harnez child session (its delegate call's `agent`)."""
 
 
 def relation_of(origin: dict) -> str | None:
@@ -51,33 +55,51 @@ def relation_of(origin: dict) -> str | None:
 
 
 async def read_origin(server: Server, session_id: str) -> Origin | None:
-    """The origin of a session (None for Harnez's own), with the linked session's title when imported."""
+    """The origin of a session, with the linked session's title when it is stored: an imported one's,
+    or the parent of a Harnez sub-agent's child session (its delegation link); None for any other."""
     found = await server.session_origin(session_id)
     if found is None:
-        return None
+        return await _delegated_from(server, session_id)
     parent, title = found["parent_session"], ""
     if parent:
         title = (await server.get_session(parent)).display_title
     return Origin(found["harness"], relation_of(found), found["parent_original_id"], parent, title)
 
 
+async def _delegated_from(server: Server, session_id: str) -> Origin | None:
+    link = await server.delegation_of(session_id)
+    if link is None or link.parent is None:
+        return None
+    title = (await server.get_session(link.parent)).display_title
+    return Origin(None, "sub-agent of", None, link.parent, title, agent=link.agent)
+
+
 def origin_text(origin: Origin) -> str:
-    """`Imported from Codex · forked from «Fix the parser» (0a1b2c3d) · /parent opens it`."""
+    """`Imported from Codex · forked from «Fix the parser» (0a1b2c3d) · /parent opens it`; for a Harnez
+    sub-agent's session `Sub-agent reviewer of «Fix the parser» (0a1b2c3d) · /parent opens it`."""
+    if origin.harness is None:
+        agent = printable(origin.agent or "", one_line=True)
+        return f"Sub-agent {agent} of {_linked(origin)}" if agent else f"Sub-agent of {_linked(origin)}"
     parts = [f"Imported from {harness_name(origin.harness)}"]
     if origin.relation and origin.parent:
-        title = printable(origin.parent_title, one_line=True)
-        if len(title) > TITLE_SHOWN:
-            title = title[: TITLE_SHOWN - 1].rstrip() + "…"
-        parts.append(f"{origin.relation} «{title}» ({origin.parent[:8]}) · /parent opens it")
+        parts.append(f"{origin.relation} {_linked(origin)}")
     elif origin.relation:
         original = printable(origin.parent_original_id or "", one_line=True)
         parts.append(f"{origin.relation} {harness_name(origin.harness)} session {original} (not imported)")
     return " · ".join(parts)
 
 
+def _linked(origin: Origin) -> str:
+    """`«Fix the parser» (0a1b2c3d) · /parent opens it`: the stored session linked."""
+    title = printable(origin.parent_title, one_line=True)
+    if len(title) > TITLE_SHOWN:
+        title = title[: TITLE_SHOWN - 1].rstrip() + "…"
+    return f"«{title}» ({(origin.parent or '')[:8]}) · /parent opens it"
+
+
 class OriginLine(Static):
-    """One quiet line at the top of the transcript; hidden for Harnez's own sessions. A click on it
-    asks to open the linked session."""
+    """One quiet line at the top of the transcript; hidden for Harnez's own sessions but a sub-agent's.
+    A click on it asks to open the linked session."""
 
     DEFAULT_CSS = """
     OriginLine { height: auto; color: $text-muted; padding: 0 1; display: none; }

@@ -1,0 +1,89 @@
+"""A session whose task another Harnez process runs (here a real `harnez run --resume`), opened in the
+full-screen app: the status line says it runs elsewhere from the moment it opens, a prompt typed
+meanwhile is refused and kept, Esc says it cannot stop that task, and the other task's `finished`
+(read by polling) turns the status to idle. The busy check is per process (the task row's runner
+pid), so a second Server inside the test process would not reproduce it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from harnez.server.server import Server
+from harnez.tui.app import HarnezApp
+from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.prompt import PromptInput
+from harnez.tui.widgets.status import StatusLine
+from tests.e2e.helpers import HeadlessWorkspace
+from tests.tui.helpers import wait_for
+
+
+def _notified(app: HarnezApp, text: str) -> bool:
+    """Whether a toast shown says `text` (whole: none of these is long enough to be cut)."""
+    return any(text in str(n.message) for n in app._notifications)
+
+
+def _state(app: HarnezApp) -> str:
+    return app.screen.query_one(StatusLine).state
+
+
+async def test_a_session_another_process_runs_says_so_until_that_task_ends(
+    headless: HeadlessWorkspace,
+) -> None:
+    headless.model.add({"reply": [{"text": "first"}]})
+    first = headless.harnez("run", "--json", "--input", "start")  # a stored session to resume
+    assert first.returncode == 0, first.stderr
+    session = json.loads(first.stdout.splitlines()[0])["session"]
+    headless.model.add({"reply": [{"text": "done there"}], "hold": "gate"})  # held until released
+    other = headless.popen("run", "--resume", session, "--input", "a long task")
+    opened: list[Server] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(headless.model.requests) < 2:  # the other task reached the model and waits there
+            assert other.poll() is None and time.monotonic() < deadline, "the other run never asked"
+            time.sleep(0.02)
+
+        async def open_server() -> Server:
+            opened.append(await Server.open(headless.database))
+            return opened[-1]
+
+        app = HarnezApp(open_server, headless.path, None, resume=session)
+        async with app.run_test(notifications=True) as pilot:
+            await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen), "opened")
+            # No live event comes while the model holds its answer: the state is read at opening.
+            await wait_for(pilot, lambda: _state(app) == "running elsewhere", "running elsewhere")
+
+            prompt = app.screen.query_one(PromptInput)
+            prompt.load_text("mine, written\nwith care")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: _notified(app, "your prompt was not sent"), "the refusal")
+            assert _notified(app, f"Another Harnez process (pid {other.pid})")
+            assert _notified(app, "stays in the box")
+            assert prompt.text == "mine, written\nwith care"
+
+            prompt.clear()
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: _notified(app, "cannot be stopped from here"), "Esc's notice")
+            assert not _notified(app, "Cancelling")
+            assert other.poll() is None and _state(app) == "running elsewhere"
+
+            headless.model.release("gate")
+            await wait_for(pilot, lambda: _state(app) == "idle", "idle once the other task finished")
+            out, err = other.communicate(timeout=30)
+            assert other.returncode == 0, err
+            assert "done there" in out  # Esc here stopped nothing
+            assert len(headless.model.requests) == 2  # the refused prompt never reached the model
+
+            # A task another process starts while the session is shown: its live prompt says so too.
+            headless.model.add({"reply": [{"text": "again"}], "hold": "later"})
+            other = headless.popen("run", "--resume", session, "--input", "another one")
+            await wait_for(pilot, lambda: _state(app) == "running elsewhere", "a live task elsewhere")
+            headless.model.release("later")
+            await wait_for(pilot, lambda: _state(app) == "idle", "idle again")
+            assert other.wait(timeout=30) == 0
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.communicate()
+        for server in opened:
+            await server.close()
