@@ -142,4 +142,5 @@ def create_app(host: HarnessHost, token: str | None) -> ASGIApp:
     )
     app.state.host = host
     app.state.feeds = {}
+    app.state.token_required = token is not None
     return ProtocolGate(app, token)

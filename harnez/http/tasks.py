@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -48,7 +49,7 @@ async def create_response(request: Request) -> Response:
     optional_flag(body, "store")
     optional_int(body, "max_output_tokens")
     check_lists(body)
-    task = await _task_request(host, body, key)
+    task = await _task_request(host, body, key, principal(request))
     row, replayed = await host.start(task)
     if streamed:
         # A retried stream (the same Idempotency-Key) resumes after the client's Last-Event-ID.
@@ -59,7 +60,16 @@ async def create_response(request: Request) -> Response:
     return JSONResponse(await final(host, row, str(request.base_url)))
 
 
-async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None) -> TaskRequest:
+def principal(request: Request) -> str:
+    """Who asks: a digest of the bearer token (the token itself is kept nowhere), or `open` when the
+    server runs without one and every local process is the same caller."""
+    if not request.app.state.token_required:
+        return "open"
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None, asker: str) -> TaskRequest:
     parsed = parse_input(body["input"])
     metadata = body.get("metadata") or {}
     if not isinstance(metadata, dict):
@@ -85,6 +95,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         store=body.get("store") is not False,
         metadata={k: v for k, v in metadata.items() if k != "harness_id"},
         idempotency_key=key,
+        principal=asker,
     )
 
 
