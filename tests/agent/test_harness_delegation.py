@@ -82,3 +82,51 @@ async def test_an_agent_with_its_own_tools_gets_no_mcp_server_it_does_not_use(
     assert published_tools(scripted_model.requests[1]) == ["read"]
     assert "PLANTED-PIRATE" in system_text(scripted_model.requests[1])
     assert mcp.methods().count("initialize") == 1, "only the parent connected to the MCP server"
+
+
+async def test_a_sub_agent_session_resumed_later_runs_under_its_parents_harness_again(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, isolated_home: Path, mcp: McpServer
+) -> None:
+    # A child session continued on its own (the TUI's "Open the reviewer session", `harnez run
+    # --resume`) is no HTTP session, so it had no harness: it ran with none of what its delegation
+    # inherited — the operator's prompt, skills, blocked tools, MCP servers, turn budget.
+    write_agent(isolated_home / "agents", "helper", "name: helper\ndescription: Helps.")
+    scripted_model.add(
+        delegate("d1", "helper", "find the code"),
+        answer("Found it."),
+        answer("The helper found it."),
+        tool_call("read", "c1", path="a.txt"),
+        tool_call("read", "c2", path="b.txt"),
+        answer("Out of turns again."),
+    )
+    server = await open_server(make_settings(scripted_model))
+    parent = await _harness_task(server, tmp_path, mcp)
+    child = await only_child(server, parent)
+
+    await server.submit(child, "look once more")
+    await server.wait(child)
+
+    resumed = scripted_model.requests[3]
+    assert "PLANTED-PIRATE" in system_text(resumed)
+    assert "vault-manual: Opens vaults." in system_text(resumed)
+    offered = published_tools(resumed)
+    assert "mcp__vault__lookup" in offered and "shell" not in offered and "delegate" not in offered
+    (_, finished) = await events(server, child, "finished")
+    assert (finished.body.stop, finished.body.turns) == ("incomplete", 2), "held to the harness's max_step"
+    assert len(scripted_model.requests) == 5
+
+
+async def test_a_resumed_agent_with_its_own_tools_still_gets_no_mcp_server_it_does_not_use(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, isolated_home: Path, mcp: McpServer
+) -> None:
+    write_agent(isolated_home / "agents", "reader", "name: reader\ndescription: Reads.\ntools: read")
+    scripted_model.add(delegate("d1", "reader", "read it"), answer("read"), answer("done"), answer("again"))
+    server = await open_server(make_settings(scripted_model))
+    child = await only_child(server, await _harness_task(server, tmp_path, mcp))
+
+    await server.submit(child, "read it again")
+    await server.wait(child)
+
+    assert published_tools(scripted_model.requests[3]) == ["read"]
+    assert "PLANTED-PIRATE" in system_text(scripted_model.requests[3])
+    assert mcp.methods().count("initialize") == 1, "only the parent connected to the MCP server"
