@@ -29,6 +29,17 @@ def _at_least_one(text: str) -> int:
     return value
 
 
+def _per_minute(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (0: no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number (0 for no limit), got {text!r}")
+    return value
+
+
 def _seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0."""
     try:
@@ -332,6 +343,13 @@ def _add_serve(commands: Any) -> None:
         type=_at_least_one,
         metavar="N",
         help="tasks that may run at once; one more is refused with 429 rate_limited (default 64)",
+    )
+    serve.add_argument(
+        "--tasks-per-minute",
+        type=_per_minute,
+        metavar="N",
+        help="tasks each principal may create per minute; one more is refused with 429 rate_limited "
+        "(default 600; 0: no limit)",
     )
     _session_dir(serve)
 
@@ -677,6 +695,7 @@ async def _serve(args: argparse.Namespace) -> int:
             principals=principals,
             fixed_workspace=fixed,
             max_tasks=args.max_tasks,
+            tasks_per_minute=args.tasks_per_minute,
             workspaces=(args.workspaces or database.parent / UHP_WORKSPACES).resolve(),
         )
     finally:

@@ -21,6 +21,7 @@ from harnez.errors import UsageError
 from harnez.http import DEFAULT_VERSION
 from harnez.http.app import JSON_TYPE, create_app
 from harnez.http.errors import ApiError
+from harnez.server.rates import TASKS_PER_MINUTE
 from harnez.server.server import Server
 from harnez.server.uhp import MAX_RUNNING_TASKS, HarnessHost
 
@@ -143,13 +144,19 @@ async def serve(
     workspaces: Path,
     fixed_workspace: Path | None = None,
     max_tasks: int | None = None,
+    tasks_per_minute: int | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM; prints `listening on URL` on stdout once the port is bound.
 
-    `principals` maps each principal's name to its bearer token; empty serves without tokens."""
+    `principals` maps each principal's name to its bearer token; empty serves without tokens.
+    `tasks_per_minute` None is the default rate (`TASKS_PER_MINUTE`), 0 no limit."""
     sock = bind(host, port)
     harness_host = await HarnessHost(
-        server, workspaces, fixed_workspace, max_tasks or MAX_RUNNING_TASKS
+        server,
+        workspaces,
+        fixed_workspace,
+        max_tasks or MAX_RUNNING_TASKS,
+        TASKS_PER_MINUTE if tasks_per_minute is None else tasks_per_minute,
     ).open()
     config = uvicorn.Config(
         create_app(harness_host, principals),

@@ -10,6 +10,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from harnez.errors import HarnezError, ModelConfigError, SettingsError
 from harnez.settings import Settings, parse_model_ref
@@ -25,6 +26,8 @@ SKILL_BYTES_LIMIT = 8 * 1024 * 1024
 _SKILL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|key|password", re.IGNORECASE)
 _ENV_REF = re.compile(r"^env:[A-Za-z_][A-Za-z0-9_]*$")
+_URI_CHARACTERS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")
+"""The characters RFC 3986 allows in a URI (the schema's `format: uri`); others must be percent-encoded."""
 
 
 class Refusal(HarnezError):
@@ -320,7 +323,7 @@ def parse_skills(raw: Any, stored: list[SkillFileRow]) -> tuple[list[dict[str, A
                 param=f"{where}.files",
             )
         total += sum(len(f.content) for f in bundle)
-        metas.append({"name": name, "enabled": skill.get("enabled", True) is not False})
+        metas.append({"name": name, "enabled": _flag(skill, f"{where}.enabled")})
         files += bundle
     if total > SKILL_BYTES_LIMIT:
         raise Refusal(
@@ -386,18 +389,22 @@ def _mcp_server(entry: Any, index: int) -> dict[str, Any]:
         or not isinstance(entry.get("url"), str)
     ):
         raise Refusal("invalid_input", "Each MCP server needs a name and a url.", param=where)
-    if not entry["url"].startswith(("http://", "https://")):
+    if not _is_http_url(entry["url"]):
         raise Refusal(
-            "invalid_input", "An MCP server url must start with http:// or https://.", param=f"{where}.url"
+            "invalid_input",
+            "An MCP server url must be a whole http:// or https:// URL with a host, spaces and other "
+            "characters outside URLs percent-encoded (https://mcp.example.com/mcp).",
+            param=f"{where}.url",
         )
     if entry.get("transport", "http") not in ("http", "sse"):
         raise Refusal("invalid_input", "transport must be http or sse.", param=f"{where}.transport")
+    enabled = _flag(entry, f"{where}.enabled")
     auth, headers = _mcp_credentials(entry, where)
     clean = {
         "name": re.sub(r"[^A-Za-z0-9_-]", "-", entry["name"]) or "mcp",
         "url": entry["url"],
         "transport": entry.get("transport", "http"),
-        "enabled": entry.get("enabled", True) is not False,
+        "enabled": enabled,
     }
     if headers:
         clean["headers"] = {str(k): str(v) for k, v in headers.items()}
@@ -440,6 +447,28 @@ def _budget(value: Any, param: str) -> int | None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise Refusal("invalid_input", f"{param} must be a whole number of at least 1, or null.", param=param)
+    return value
+
+
+def _is_http_url(url: str) -> bool:
+    """An absolute http(s) URL with a host, every character one a URI may hold: what a client that
+    checks `McpServer.url`'s `format: uri` accepts when the harness is read back."""
+    try:
+        parts = urlsplit(url)
+        host, _ = parts.hostname, parts.port
+    except ValueError:  # an unclosed `[` of an IPv6 address, a port that is no number
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and _URI_CHARACTERS.match(url) is not None
+
+
+def _flag(entry: dict[str, Any], param: str) -> bool:
+    """An entry's `enabled` (true when absent or null). Anything but a boolean is refused: `"false"`
+    read as truthy would connect the very MCP server the client meant to switch off."""
+    value = entry.get("enabled")
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise Refusal("invalid_input", f"{param} must be true or false.", param=param)
     return value
 
 

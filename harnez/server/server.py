@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harnez.agent.approvals import ApprovalDesk
+from harnez.agents.delegate import child_options
 from harnez.errors import (
     HarnezError,
     ModelConfigError,
@@ -38,7 +39,7 @@ from harnez.server.bus import EventBus
 from harnez.server.chains import TaskChains
 from harnez.server.delegations import Delegations
 from harnez.server.folders import write_harness_skills
-from harnez.server.harnesses import session_harness
+from harnez.server.harnesses import Harness, session_harness
 from harnez.server.listing import SessionListing
 from harnez.server.runner import TaskOutcome, TaskRun, TaskWork
 from harnez.server.totals import SessionTotals, context_tokens
@@ -682,10 +683,12 @@ class Server(SessionListing):
         did): a session made over HTTP keeps its harness whichever front end continues it. A value the
         caller gives (not None) wins."""
         given = {key: value for key, value in options.items() if value is not None}
-        harness = await session_harness(UhpTables(self.store.db), record.num)
+        harness, link = await self._harness_of(record)
         if harness is None:
             return given
         own = harness.task_options(None, None, None)
+        if link is not None:  # a sub-agent's session: its MCP servers narrowed to its tools again
+            own = child_options(own, link.tools)
         if harness.skills and "skills_dir" not in given:
             written = await asyncio.to_thread(
                 write_harness_skills,
@@ -695,6 +698,21 @@ class Server(SessionListing):
             )
             own["skills_dir"] = str(written)
         return {**own, **given}
+
+    async def _harness_of(self, record: SessionRecord) -> tuple[Harness | None, DelegationLink | None]:
+        """The UHP harness a session's tasks run under: the one it was made with over HTTP, else, for
+        a sub-agent's session continued on its own, its parent's (with the child's link: its tools).
+        A child's first task got the harness's options lent by its parent's task; its later ones get
+        them here, so that no task of a harness's work runs outside it. Children are offered no
+        `delegate`, so a parent is never a child itself."""
+        tables = UhpTables(self.store.db)
+        harness = await session_harness(tables, record.num)
+        if harness is not None:
+            return harness, None
+        link = await self.store.delegations.of_child(record.num)
+        if link is None:
+            return None, None
+        return await session_harness(tables, link.parent_num), link
 
     async def compact(self, session_id: str) -> int:
         """Compact the conversation now (a task of its own: `/compact`); returns the task id.

@@ -23,6 +23,7 @@ from typing import Any
 from harnez.errors import SessionNotFoundError, SettingsError
 from harnez.server.folders import SessionFolders, WorkspaceFile, write_harness_skills
 from harnez.server.harnesses import Harness, HarnessCatalog, Refusal
+from harnez.server.rates import TASKS_PER_MINUTE, CreationRate, RateExceeded
 from harnez.server.server import Server
 from harnez.settings import Settings
 from harnez.store.sessions import SessionPage, SessionRecord
@@ -80,9 +81,12 @@ class HarnessHost:
         workspaces: Path,
         fixed_workspace: Path | None = None,
         max_tasks: int = MAX_RUNNING_TASKS,
+        tasks_per_minute: int | None = TASKS_PER_MINUTE,
     ) -> None:
         self.server = server
         self.max_tasks = max_tasks
+        self.rate = CreationRate(tasks_per_minute)
+        """Tasks each principal may create per minute (None: no limit)."""
         self._admitted = 0
         """Requests past the capacity check whose task is not running yet."""
         self.tables = UhpTables(server.store.db)
@@ -144,10 +148,11 @@ class HarnessHost:
             self._starting.pop(key, None)
 
     async def _admit(self, request: TaskRequest, response_id: str) -> ResponseRow:
-        """Start the task unless `max_tasks` run already (Security §5: task creation is limited):
-        Refusal `rate_limited`, with `Retry-After`. A repeated Idempotency-Key never gets here. A task
-        that has finished and is only recording its end (its stream still draining) does not count:
-        a client that has read its end may start the next one at once."""
+        """Start the task unless `max_tasks` run already, or its principal created its tasks of the
+        minute (Security §5: task creation is limited): Refusal `rate_limited`, with `Retry-After`.
+        A repeated Idempotency-Key never gets here. A task that has finished and is only recording
+        its end (its stream still draining) does not count: a client that has read its end may
+        start the next one at once."""
         running = len(self.server.chains.running()) + self._admitted
         if running >= self.max_tasks:
             raise Refusal(
@@ -157,11 +162,34 @@ class HarnessHost:
                 detail={"max_running_tasks": self.max_tasks},
                 retry_after=RETRY_AFTER_SECONDS,
             )
+        stamp = self._take_rate(request.owner)
         self._admitted += 1
         try:
-            return await self._start(request, response_id)
+            row = await self._start(request, response_id)
+        except Exception:
+            self.rate.give_back(request.owner, stamp)  # refused, nothing started: it costs nothing
+            raise
         finally:
             self._admitted -= 1
+        return row
+
+    def _take_rate(self, principal: str) -> float | None:
+        """A place in the principal's tasks of the minute (`CreationRate`), else Refusal `rate_limited`
+        saying when one frees (`Retry-After`, `detail.retry_after_seconds`)."""
+        try:
+            return self.rate.take(principal)
+        except RateExceeded as exc:
+            raise Refusal(
+                "rate_limited",
+                f"This client created {exc.limit} tasks in the last minute, the most this server "
+                f"allows; retry in {exc.retry_after} s.",
+                detail={
+                    "tasks_per_minute": exc.limit,
+                    "remaining": 0,
+                    "retry_after_seconds": exc.retry_after,
+                },
+                retry_after=exc.retry_after,
+            ) from None
 
     def _started(self, row: ResponseRow) -> ResponseRow:
         """A new response: remembered while it runs, and announced to the feeds of its harness."""

@@ -130,6 +130,32 @@ def test_mcp_servers_and_disabled_tools_persist_and_credentials_are_refused(clie
         assert refused.status_code == 400 and "sk-live" not in refused.text
 
 
+def test_an_mcp_url_that_is_no_uri_and_an_enabled_that_is_no_boolean_are_refused(
+    client: httpx.Client,
+) -> None:
+    # A harness is read back by typed clients that check `McpServer.url` (`format: uri`) and
+    # `enabled` (boolean): such a value stored would break every later listing for them, and
+    # `"enabled": "false"` read as truthy connected the server the client switched off.
+    before = client.get("/v1/harnesses").json()["harnesses"]
+    server = {"name": "vault", "url": "https://mcp.example.invalid/mcp"}
+    cases = [
+        ("mcp_servers", {**server, "url": "https://mcp example.invalid/mcp"}, "mcp_servers[0].url"),
+        ("mcp_servers", {**server, "url": "https:///mcp"}, "mcp_servers[0].url"),
+        ("mcp_servers", {**server, "url": "https://mcp.example.invalid/données"}, "mcp_servers[0].url"),
+        ("mcp_servers", {**server, "enabled": "false"}, "mcp_servers[0].enabled"),
+        ("skills", {"name": "tidy", "content": "# tidy\n", "enabled": "no"}, "skills[0].enabled"),
+    ]
+    for key, entry, param in cases:
+        refused = client.post("/v1/harnesses", json={"base": "harnez", key: [entry]})
+        assert refused.status_code == 400, (entry, refused.text)
+        error = refused.json()["error"]
+        assert error["code"] == "invalid_input" and error["param"] == param
+    assert client.get("/v1/harnesses").json()["harnesses"] == before
+    encoded = {**server, "url": "https://mcp.example.invalid:8443/a%20b?x=1", "enabled": None}
+    kept = _create(client, mcp_servers=[encoded])
+    assert kept["mcpServers"][0]["enabled"] is True
+
+
 def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
     served: Served, client: httpx.Client
 ) -> None:

@@ -185,3 +185,36 @@ def test_a_task_read_as_finished_leaves_its_place_at_once(
                     pass
     finally:
         served.stop()
+
+
+def test_tasks_past_the_per_minute_limit_of_a_token_are_rate_limited_until_a_place_frees(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Security §5: task creation is rate-limited per principal, and the limit is told through
+    `rate_limit_error`. With `--tasks-per-minute 2` the token's third task of the minute is 429
+    `rate_limited` with `Retry-After` and the budget in `detail`, and starts nothing; requests that
+    started nothing (refused, or a repeated Idempotency-Key) used no place."""
+    served = start_serve(tmp_path, scripted_model, "--tasks-per-minute", "2")
+    try:
+        with uhp_client(served) as client:
+            for _ in range(3):  # refused before any task starts: they cost nothing
+                missing = client.post("/v1/responses", json={"input": "x", "previous_response_id": "resp_0"})
+                assert missing.status_code == 404
+            scripted_model.add(answer("one"), answer("two"))
+            first = client.post("/v1/responses", json={"input": "one"}, headers={"Idempotency-Key": "k1"})
+            assert first.status_code == 200, first.text
+            for _ in range(3):
+                again = client.post("/v1/responses", json={"input": "one"}, headers={"Idempotency-Key": "k1"})
+                assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+            assert client.post("/v1/responses", json={"input": "two"}).status_code == 200
+            refused = client.post("/v1/responses", json={"input": "three", "stream": True})
+            assert refused.status_code == 429, refused.text
+            error = refused.json()["error"]
+            assert error["type"] == "rate_limit_error" and error["code"] == "rate_limited"
+            wait = int(refused.headers["retry-after"])
+            assert 1 <= wait <= 60
+            assert error["detail"] == {"tasks_per_minute": 2, "remaining": 0, "retry_after_seconds": wait}
+            assert "2 tasks in the last minute" in error["message"]
+            assert len(scripted_model.requests) == 2  # the refused task never reached the model
+    finally:
+        served.stop()
