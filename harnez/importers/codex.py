@@ -168,6 +168,8 @@ class _Rollout:
         (item_completed UserMessage, Codex 0.158+), or `response` (user response items)."""
         self.candidate: UserMessage | None = None
         """A user response item that is a prompt unless a prompt event for it follows."""
+        self.trigger: Any = None
+        """The `trigger_turn` of the agent message that comes next (its metadata line precedes it)."""
 
     def feed(self, record: dict[str, Any]) -> None:
         """Read one record; the entries it completes are appended to `out`."""
@@ -187,6 +189,10 @@ class _Rollout:
         elif kind == "compacted":
             self.settle()
             self.out.append(Compaction(_compaction_summary(payload), time))
+        elif kind == "inter_agent_communication":
+            self._from_agent(payload, payload.get("content"), time)
+        elif kind == "inter_agent_communication_metadata":
+            self.trigger = payload.get("trigger_turn")
 
     def _bare(self, record: dict[str, Any], kind: Any, time: str | None) -> None:
         """Rollouts written before the `type`/`payload` envelope (Codex of early 2025): a first line
@@ -249,6 +255,8 @@ class _Rollout:
                     _arguments(payload.get(CALLS[kind])),
                 )
             )
+        elif kind == "agent_message":
+            self._from_agent(payload, payload.get("content"), time)
         elif kind in OUTPUTS:
             self._settle_prompt()
             result = ToolResult(
@@ -265,7 +273,10 @@ class _Rollout:
     def _message(self, payload: dict[str, Any], time: str | None) -> None:
         role, text = payload.get("role"), message_text(payload.get("content"))
         images = _images(payload.get("content"))
-        if role == "assistant":
+        envelope = _envelope(text) if role == "assistant" else None
+        if envelope is not None:
+            self._from_agent(envelope, envelope.get("content"), time)
+        elif role == "assistant":
             self._output_turn(time)
             self._add(Text(text))
         elif role == "user" and not is_injected(text) and self.prompts in (None, "response"):
@@ -278,6 +289,25 @@ class _Rollout:
                 self.held.append(meta)
             else:
                 self.out.append(meta)
+
+    def _from_agent(self, sender: dict[str, Any], content: Any, time: str | None) -> None:
+        """A message another agent of the session sent this one (Codex multi-agent v2: the task a
+        sub-agent is given, a sub-agent's report to its parent). It starts a turn as a prompt does,
+        not counted among the typed prompts; one that arrived while the model worked, or that said it
+        triggers no turn, is read by the model with its next request (context)."""
+        trigger, self.trigger = self.trigger, None
+        if isinstance(sender.get("trigger_turn"), bool):
+            trigger = sender["trigger_turn"]
+        author = _str(sender.get("author"))
+        text = agent_text(content)
+        text = f"Message from {author}:\n{text}" if author else text
+        self._settle_prompt()
+        if trigger is False or self.turn is not None:
+            message = UserMessage(text, time, "context")
+            (self.held if self.turn is not None else self.out).append(message)
+            return
+        self.settle()
+        self.out.append(UserMessage(text, time, "agent"))
 
     def _reasoning(self, payload: dict[str, Any], time: str | None) -> None:
         self._output_turn(time)
@@ -406,6 +436,32 @@ def message_text(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+
+
+def agent_text(content: Any) -> str:
+    """The text of an agent message: a string (`inter_agent_communication`), or content items whose
+    encrypted parts only the model's server can read (noted)."""
+    if isinstance(content, str):
+        return content
+    items = [c for c in as_list(content) if isinstance(c, dict)]
+    texts = [c["text"] for c in items if isinstance(c.get("text"), str)]
+    if any(c.get("type") == "encrypted_content" for c in items):
+        texts.append("[encrypted content not imported]")
+    return "\n".join(texts)
+
+
+def _envelope(text: str) -> dict[str, Any] | None:
+    """An inter-agent message written as an assistant message holding its JSON (`author`,
+    `recipient`, `content`, …): how Codex recorded one before `agent_message` items."""
+    if not text.startswith("{") or '"recipient"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and {"author", "recipient", "content"} <= value.keys():
+        return value
+    return None
 
 
 def output_text(output: Any) -> str:

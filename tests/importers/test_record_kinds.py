@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.importers.conftest import harnez_in
 
 
@@ -101,3 +103,133 @@ def test_an_opencode_command_run_as_a_subtask_keeps_its_prompt(tmp_path: Path) -
     assert (prompt["kind"], prompt["text"]) == ("prompt", "Review the staged changes for bugs.")
     said = [e["text"] for e in imported_events(tmp_path, home) if e["kind"] == "user-message"]
     assert said == ["Review the staged changes for bugs."]
+
+
+# Codex ----------------------------------------------------------------------------------------------
+
+SUB_AGENT = "019a0000-0000-7000-8000-0000000000b2"
+TASK = "Count the TODOs in src/."
+
+
+def _line(kind: str, payload: dict[str, Any], second: int) -> dict[str, Any]:
+    return {"timestamp": f"2026-08-03T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
+
+
+def _token_count(total: int, second: int) -> dict[str, Any]:
+    usage = {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 5, "total_tokens": total + 5}
+    info = {"total_token_usage": usage, "last_token_usage": usage}
+    return _line("event_msg", {"type": "token_count", "info": info}, second)
+
+
+def _task_message(shape: str) -> list[dict[str, Any]]:
+    """The parent's task for the sub-agent, as the three generations of Codex multi-agent v2 record it."""
+    if shape == "agent_message":
+        return [
+            _line("inter_agent_communication_metadata", {"trigger_turn": True}, 2),
+            _line(
+                "response_item",
+                {
+                    "type": "agent_message",
+                    "author": "/root",
+                    "recipient": "/root/worker",
+                    "content": [{"type": "input_text", "text": TASK}],
+                },
+                2,
+            ),
+        ]
+    communication = {
+        "author": "/root",
+        "recipient": "/root/worker",
+        "other_recipients": [],
+        "content": TASK,
+        "trigger_turn": True,
+    }
+    if shape == "inter_agent_communication":
+        return [_line("inter_agent_communication", communication, 2)]
+    envelope = [{"type": "output_text", "text": json.dumps(communication)}]
+    return [_line("response_item", {"type": "message", "role": "assistant", "content": envelope}, 2)]
+
+
+@pytest.mark.parametrize("shape", ["agent_message", "inter_agent_communication", "assistant_envelope"])
+def test_a_codex_sub_agent_keeps_the_task_its_parent_sent(tmp_path: Path, shape: str) -> None:
+    """Multi-agent v2 gives a sub-agent its task as a message from another agent, not a typed prompt
+    (no `user_message` event): an `agent_message` item, before it an `inter_agent_communication` line,
+    and first an assistant message holding the message's JSON. It starts a turn as a prompt does, and
+    is not one of the typed prompts the counting rules count."""
+    spawn = {"parent_thread_id": "019a0000-0000-7000-8000-0000000000a1", "agent_path": "/root/worker"}
+    home = tmp_path / "home"
+    rollout = write_jsonl(
+        home
+        / ".codex"
+        / "sessions"
+        / "2026"
+        / "08"
+        / "03"
+        / f"rollout-2026-08-03T10-00-00-{SUB_AGENT}.jsonl",
+        [
+            _line(
+                "session_meta",
+                {"id": SUB_AGENT, "cwd": "/w", "source": {"subagent": {"thread_spawn": spawn}}},
+                0,
+            ),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            *_task_message(shape),
+            _line("event_msg", {"type": "task_started"}, 3),
+            _line(
+                "response_item",
+                {
+                    "type": "function_call",
+                    "name": "exec_command",
+                    "arguments": '{"cmd": "grep -rc TODO src"}',
+                    "call_id": "c1",
+                },
+                4,
+            ),
+            _token_count(100, 5),
+            _line(
+                "response_item", {"type": "function_call_output", "call_id": "c1", "output": "src/a.py:3"}, 6
+            ),
+            _line("inter_agent_communication_metadata", {"trigger_turn": False}, 7),
+            _line(
+                "response_item",
+                {
+                    "type": "agent_message",
+                    "author": "/root",
+                    "recipient": "/root/worker",
+                    "content": [{"type": "input_text", "text": "Skip vendor/."}],
+                },
+                7,
+            ),
+            _line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Three."}],
+                },
+                8,
+            ),
+            _token_count(220, 9),
+            _line("event_msg", {"type": "task_complete"}, 10),
+        ],
+    )
+    [summary] = read(tmp_path, rollout, "--summary")
+    assert (summary["user_messages"], summary["model_calls"], summary["tool_calls"]) == (0, 2, 1)
+    assert summary["ending"] == {"status": "completed"}
+    [session] = read(tmp_path, rollout)
+    said = [(e["kind"], e["text"]) for e in session["entries"] if e["type"] == "user"]
+    assert said == [
+        ("agent", f"Message from /root:\n{TASK}"),
+        ("context", "Message from /root:\nSkip vendor/."),
+    ]
+    texts = [
+        p["text"]
+        for e in session["entries"]
+        if e["type"] == "assistant"
+        for p in e["parts"]
+        if p["type"] == "text"
+    ]
+    assert texts == ["Three."]
+    events = imported_events(tmp_path, home)
+    assert [e["text"] for e in events if e["kind"] == "user-message"] == [f"Message from /root:\n{TASK}"]
+    assert [e["stop"] for e in events if e["kind"] == "finished"] == ["completed"]
