@@ -10,6 +10,10 @@ from typing import Any
 
 import pytest
 
+from harnez.agent.work import AgentWork
+from harnez.server import Server
+from harnez.testing.scripted_model import ScriptedModel
+from tests.agent.helpers import answer, make_settings
 from tests.importers.conftest import harnez_in
 
 
@@ -233,3 +237,83 @@ def test_a_codex_sub_agent_keeps_the_task_its_parent_sent(tmp_path: Path, shape:
     events = imported_events(tmp_path, home)
     assert [e["text"] for e in events if e["kind"] == "user-message"] == [f"Message from /root:\n{TASK}"]
     assert [e["stop"] for e in events if e["kind"] == "finished"] == ["completed"]
+
+
+# pi -------------------------------------------------------------------------------------------------
+
+
+async def test_pi_thinking_anthropic_redacted_goes_back_as_redacted_thinking(
+    tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """pi keeps a `redacted_thinking` block as a thinking block marked `redacted`, with a placeholder
+    text and the encrypted payload as its signature; continuing on Anthropic's wire must send the
+    block back as it came, not as thinking signed with that payload (which the API refuses)."""
+    home = tmp_path / "home"
+    usage = {
+        "input": 10,
+        "output": 4,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 14,
+        "cost": {"total": 0.01},
+    }
+    reply = {
+        "role": "assistant",
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-x",
+        "content": [
+            {
+                "type": "thinking",
+                "thinking": "[Reasoning redacted]",
+                "thinkingSignature": "ENCRYPTED",
+                "redacted": True,
+            },
+            {"type": "text", "text": "Done."},
+        ],
+        "usage": usage,
+        "stopReason": "stop",
+        "timestamp": 1785000001000,
+    }
+    path = write_jsonl(
+        home / ".pi" / "agent" / "sessions" / "--w--" / "2026-08-03T10-00-00-000Z_p1.jsonl",
+        [
+            {
+                "type": "session",
+                "version": 3,
+                "id": "p1",
+                "timestamp": "2026-08-03T10:00:00.000Z",
+                "cwd": "/w",
+            },
+            {
+                "type": "message",
+                "id": "e1",
+                "parentId": None,
+                "timestamp": "2026-08-03T10:00:00.500Z",
+                "message": {"role": "user", "content": "tidy the imports", "timestamp": 1785000000500},
+            },
+            {
+                "type": "message",
+                "id": "e2",
+                "parentId": "e1",
+                "timestamp": "2026-08-03T10:00:01.000Z",
+                "message": reply,
+            },
+        ],
+    )
+    [session] = read(tmp_path, path)
+    [turn] = [e for e in session["entries"] if e["type"] == "assistant"]
+    assert [o["item"] for o in turn["opaque"]] == [{"type": "redacted_thinking", "data": "ENCRYPTED"}]
+
+    settings = make_settings(scripted_model, "anthropic-messages")
+    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
+    try:
+        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
+        scripted_model.add(answer("Continued."))
+        await server.submit(session_id, "and the tests?")
+        await server.wait(session_id)
+    finally:
+        await server.close()
+    [request] = scripted_model.requests
+    [earlier] = [m for m in request.body["messages"] if m["role"] == "assistant"]
+    assert earlier["content"][0] == {"type": "redacted_thinking", "data": "ENCRYPTED"}
