@@ -292,15 +292,18 @@ class _Rollout:
 
     def _from_agent(self, sender: dict[str, Any], content: Any, time: str | None) -> None:
         """A message another agent of the session sent this one (Codex multi-agent v2: the task a
-        sub-agent is given, a sub-agent's report to its parent). It starts a turn as a prompt does,
-        not counted among the typed prompts; one that arrived while the model worked, or that said it
-        triggers no turn, is read by the model with its next request (context)."""
+        sub-agent is given, a sub-agent's report to its parent)."""
         trigger, self.trigger = self.trigger, None
         if isinstance(sender.get("trigger_turn"), bool):
             trigger = sender["trigger_turn"]
-        author = _str(sender.get("author"))
-        text = agent_text(content)
-        text = f"Message from {author}:\n{text}" if author else text
+        self._sent(_str(sender.get("author")), agent_text(content), trigger, time)
+
+    def _sent(self, sender: str | None, text: str, trigger: Any, time: str | None) -> None:
+        """A message sent to the session by another agent or a program (a timer, `codex message`):
+        it starts a turn as a prompt does, not counted among the typed prompts; one that arrived
+        while the model worked, or that said it triggers no turn, is read by the model with its next
+        request (context)."""
+        text = f"Message from {sender}:\n{text}" if sender else text
         self._settle_prompt()
         if trigger is False or self.turn is not None:
             message = UserMessage(text, time, "context")
@@ -357,6 +360,8 @@ class _Rollout:
                 content = as_list(item.get("content"))
                 images = sum(1 for c in content if isinstance(c, dict) and c.get("type") in IMAGE_INPUTS)
                 self._typed(message_text(content), time, "item", images)
+        elif kind == "injected_message":
+            self._sent(_str(payload.get("source")), _str(payload.get("content")) or "", None, time)
         elif kind == "token_count":
             self._token_count(payload, time)
         elif kind in TURN_EVENTS:

@@ -80,8 +80,8 @@ class UserMessage:
     """Something said on the user's side. `kind`: `prompt` (typed or sent as the task, counted; slash
     commands included), `attachment` (a prompt of attachments only, no text: a task like a prompt,
     not counted, as the harness's counting rules leave it out: a Claude Code PDF alone), `agent` (a
-    message from another agent of the session that started a turn, Codex multi-agent: a task like a
-    prompt, not counted), `context`
+    message another agent or a program sent that started a turn, Codex multi-agent messages and
+    timers: a task like a prompt, not counted), `context`
     (read by the model, not a counted prompt: pi extension messages, Claude Code queued prompts) or
     `meta` (injected by the harness: reminders, environment context, caveats). `images` and
     `documents` count what it carried that is not imported."""

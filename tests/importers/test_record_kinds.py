@@ -125,6 +125,10 @@ def _token_count(total: int, second: int) -> dict[str, Any]:
     return _line("event_msg", {"type": "token_count", "info": info}, second)
 
 
+def _said(role: str, kind: str, text: str) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
 def _task_message(shape: str) -> list[dict[str, Any]]:
     """The parent's task for the sub-agent, as the three generations of Codex multi-agent v2 record it."""
     if shape == "agent_message":
@@ -237,6 +241,51 @@ def test_a_codex_sub_agent_keeps_the_task_its_parent_sent(tmp_path: Path, shape:
     events = imported_events(tmp_path, home)
     assert [e["text"] for e in events if e["kind"] == "user-message"] == [f"Message from /root:\n{TASK}"]
     assert [e["stop"] for e in events if e["kind"] == "finished"] == ["completed"]
+
+
+def test_a_codex_timer_or_outside_message_starts_its_own_task(tmp_path: Path) -> None:
+    """A timer firing (or `codex message` from outside) writes an `injected_message` event and a user
+    item of tags (`<timer_message>`…); the model answers it in a turn of its own. It is not a typed
+    prompt (no `user_message` event)."""
+    home = tmp_path / "home"
+    session = "019a0000-0000-7000-8000-0000000000c3"
+    rollout = write_jsonl(
+        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+        [
+            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            _line("event_msg", {"type": "user_message", "message": "remind me in a minute"}, 2),
+            _line("response_item", _said("assistant", "output_text", "Timer set."), 3),
+            _token_count(100, 4),
+            _line("event_msg", {"type": "task_complete"}, 5),
+            _line(
+                "event_msg", {"type": "injected_message", "content": "Stretch.", "source": "timer timer-1"}, 6
+            ),
+            _line(
+                "response_item",
+                _said(
+                    "user", "input_text", "<timer_message>\n<content>\nStretch.\n</content>\n</timer_message>"
+                ),
+                6,
+            ),
+            _line("event_msg", {"type": "task_started"}, 7),
+            _line("response_item", _said("assistant", "output_text", "Time to stretch."), 8),
+            _token_count(230, 9),
+            _line("event_msg", {"type": "task_complete"}, 10),
+        ],
+    )
+    [summary] = read(tmp_path, rollout, "--summary")
+    assert (summary["user_messages"], summary["model_calls"]) == (1, 2)
+    [read_back] = read(tmp_path, rollout)
+    said = [
+        (e["kind"], e["text"]) for e in read_back["entries"] if e["type"] == "user" and e["kind"] != "meta"
+    ]
+    assert said == [("prompt", "remind me in a minute"), ("agent", "Message from timer timer-1:\nStretch.")]
+    events = imported_events(tmp_path, home)
+    tasks = {e["text"]: e["task"] for e in events if e["kind"] == "user-message"}
+    assert tasks == {"remind me in a minute": 1, "Message from timer timer-1:\nStretch.": 2}
+    answers = {e["text"]: e["task"] for e in events if e["kind"] == "text-delta"}
+    assert answers == {"Timer set.": 1, "Time to stretch.": 2}
 
 
 # pi -------------------------------------------------------------------------------------------------
