@@ -23,6 +23,7 @@ from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import MAX_RECORD_BYTES, MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
+    PROMPTS,
     AssistantTurn,
     Compaction,
     Entry,
@@ -73,6 +74,7 @@ class CodexReader(Reader):
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         rollout = _Rollout(info)
         out = rollout.out
+        backtracks = _Backtracks() if full else None
         source = (
             _json_rollout(ref.path, info, strict)
             if ref.path.suffix == ".json"
@@ -85,11 +87,50 @@ class CodexReader(Reader):
                 misshapen(ref.path, info.integrity, strict, error)
             if out:
                 for entry in out:
+                    if backtracks is not None:
+                        backtracks.see(entry)
                     yield None, entry
                 out.clear()
+            if rollout.rolled_back:
+                if backtracks is not None:
+                    backtracks.roll_back(rollout.rolled_back)
+                rollout.rolled_back = 0
         rollout.settle()
         for entry in out:
             yield None, entry
+        if backtracks is not None:
+            info.active_path = backtracks.kept()
+
+
+class _Backtracks:
+    """Turns Codex's backtracking (Esc Esc, to edit an earlier prompt: `thread_rolled_back`) took out
+    of the model's history: the last N turns, each from the prompt that started it. They stay in the
+    transcript (they happened); a continued session leaves them out, as Codex does. Entries get ids
+    by position for that (`SessionInfo.active_path` holds the kept ones)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.starts: list[int] = []
+        self.dropped: list[tuple[int, int]] = []
+
+    def see(self, entry: Entry) -> None:
+        if not isinstance(entry, TurnMark):
+            entry.source_id = f"#{self.count}"
+        if isinstance(entry, UserMessage) and entry.kind in PROMPTS:
+            self.starts.append(self.count)
+        self.count += 1
+
+    def roll_back(self, turns: int) -> None:
+        if not self.starts:
+            return
+        cut = self.starts[-min(turns, len(self.starts))]
+        self.starts = [start for start in self.starts if start < cut]
+        self.dropped.append((cut, self.count))
+
+    def kept(self) -> set[str] | None:
+        if not self.dropped:
+            return None
+        return {f"#{n}" for n in range(self.count) if not any(a <= n < b for a, b in self.dropped)}
 
 
 def is_json_rollout(path: Path) -> bool:
@@ -170,6 +211,8 @@ class _Rollout:
         """A user response item that is a prompt unless a prompt event for it follows."""
         self.trigger: Any = None
         """The `trigger_turn` of the agent message that comes next (its metadata line precedes it)."""
+        self.rolled_back = 0
+        """Turns a `thread_rolled_back` event just took out of the model's history."""
 
     def feed(self, record: dict[str, Any]) -> None:
         """Read one record; the entries it completes are appended to `out`."""
@@ -360,6 +403,9 @@ class _Rollout:
                 content = as_list(item.get("content"))
                 images = sum(1 for c in content if isinstance(c, dict) and c.get("type") in IMAGE_INPUTS)
                 self._typed(message_text(content), time, "item", images)
+        elif kind == "thread_rolled_back" and _int(payload.get("num_turns")):
+            self.settle()
+            self.rolled_back = max(0, payload["num_turns"])
         elif kind == "injected_message":
             self._sent(_str(payload.get("source")), _str(payload.get("content")) or "", None, time)
         elif kind == "token_count":

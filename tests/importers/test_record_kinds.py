@@ -288,6 +288,54 @@ def test_a_codex_timer_or_outside_message_starts_its_own_task(tmp_path: Path) ->
     assert answers == {"Timer set.": 1, "Time to stretch.": 2}
 
 
+async def test_codex_turns_taken_back_by_backtracking_are_not_continued(
+    tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Backtracking (Esc Esc, to edit an earlier prompt) writes `thread_rolled_back` with the number
+    of turns Codex took out of the model's history; the rollout keeps them. They were typed (counted,
+    and in the transcript), but a continued session must not send the model what Codex took back."""
+    home = tmp_path / "home"
+    session = "019a0000-0000-7000-8000-0000000000d4"
+    rollout = write_jsonl(
+        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+        [
+            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            _line("event_msg", {"type": "user_message", "message": "write a haiku about rain"}, 2),
+            _line("response_item", _said("assistant", "output_text", "Rain on the tin roof."), 3),
+            _token_count(100, 4),
+            _line("event_msg", {"type": "user_message", "message": "now make it rhyme"}, 5),
+            _line("response_item", _said("assistant", "output_text", "Rain, again, in vain."), 6),
+            _token_count(220, 7),
+            _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 8),
+            _line("event_msg", {"type": "user_message", "message": "now make it sadder"}, 9),
+            _line("response_item", _said("assistant", "output_text", "Grey rain, no one home."), 10),
+            _token_count(340, 11),
+        ],
+    )
+    [summary] = read(tmp_path, rollout, "--summary")
+    assert (summary["user_messages"], summary["model_calls"]) == (3, 3)
+
+    settings = make_settings(scripted_model, "openai-chat")
+    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
+    try:
+        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
+        scripted_model.add(answer("Continued."))
+        await server.submit(session_id, "one more")
+        await server.wait(session_id)
+    finally:
+        await server.close()
+    [request] = scripted_model.requests
+    sent = [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
+    assert sent == [
+        ("user", "write a haiku about rain"),
+        ("assistant", "Rain on the tin roof."),
+        ("user", "now make it sadder"),
+        ("assistant", "Grey rain, no one home."),
+        ("user", "one more"),
+    ]
+
+
 # pi -------------------------------------------------------------------------------------------------
 
 
