@@ -49,6 +49,8 @@ BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
 IMAGE_INPUTS = ("image", "local_image", "input_image")
 """User input items that are images (a 0.158+ `item_completed` UserMessage's content)."""
 TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
+INJECTED_KINDS = ("user_instructions", "environment_context", "browser_snapshot")
+"""`user_message` events Codex wrote for text it injected itself (0.2x-0.3x: `kind`, beside `plain`)."""
 REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
 """The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
 
@@ -326,12 +328,12 @@ class _Rollout:
             self._settle_prompt()
             self.candidate = UserMessage(text, time, "prompt", images)
         elif role in ("user", "developer", "system"):
-            self._settle_prompt()
-            meta = UserMessage(text, time, "meta", images)
-            if self.turn is not None:
-                self.held.append(meta)
-            else:
-                self.out.append(meta)
+            self._beside(UserMessage(text, time, "meta", images))
+
+    def _beside(self, message: UserMessage) -> None:
+        """A message that starts no turn: it follows a turn still waiting for its token count."""
+        self._settle_prompt()
+        (self.held if self.turn is not None else self.out).append(message)
 
     def _from_agent(self, sender: dict[str, Any], content: Any, time: str | None) -> None:
         """A message another agent of the session sent this one (Codex multi-agent v2: the task a
@@ -347,10 +349,8 @@ class _Rollout:
         while the model worked, or that said it triggers no turn, is read by the model with its next
         request (context)."""
         text = f"Message from {sender}:\n{text}" if sender else text
-        self._settle_prompt()
         if trigger is False or self.turn is not None:
-            message = UserMessage(text, time, "context")
-            (self.held if self.turn is not None else self.out).append(message)
+            self._beside(UserMessage(text, time, "context"))
             return
         self.settle()
         self.out.append(UserMessage(text, time, "agent"))
@@ -394,7 +394,9 @@ class _Rollout:
 
     def _event(self, payload: dict[str, Any], time: str | None) -> None:
         kind = payload.get("type")
-        if kind == "user_message":
+        if kind == "user_message" and payload.get("kind") in INJECTED_KINDS:
+            self._beside(UserMessage(_str(payload.get("message")) or "", time, "meta"))
+        elif kind == "user_message":
             images = len(as_list(payload.get("images"))) + len(as_list(payload.get("local_images")))
             self._typed(_str(payload.get("message")) or "", time, "event", images)
         elif kind == "item_completed":

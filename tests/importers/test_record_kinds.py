@@ -35,8 +35,9 @@ def read(tmp_path: Path, source: Path, *flags: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in shown.stdout.splitlines() if line.strip()]
 
 
-def imported_events(tmp_path: Path, home: Path) -> list[dict[str, Any]]:
-    """`harnez import --home HOME`, then the stored events of the one session it imported."""
+def imported(tmp_path: Path, home: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`harnez import --home HOME`, then the one session it imported (`harnez sessions --json`) and
+    its stored events (`harnez sessions show --json`)."""
     workspace = tmp_path / "work"
     workspace.mkdir(exist_ok=True)
     harnez = harnez_in(workspace)
@@ -47,7 +48,7 @@ def imported_events(tmp_path: Path, home: Path) -> list[dict[str, Any]]:
     [session] = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
     shown = harnez("sessions", "show", session["id"], "--json")
     assert shown.returncode == 0, shown.stderr
-    return [json.loads(line) for line in shown.stdout.splitlines() if line.strip()]
+    return session, [json.loads(line) for line in shown.stdout.splitlines() if line.strip()]
 
 
 # OpenCode -------------------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ def test_an_opencode_command_run_as_a_subtask_keeps_its_prompt(tmp_path: Path) -
     [session] = read(tmp_path, store)
     [prompt] = [e for e in session["entries"] if e["type"] == "user"]
     assert (prompt["kind"], prompt["text"]) == ("prompt", "Review the staged changes for bugs.")
-    said = [e["text"] for e in imported_events(tmp_path, home) if e["kind"] == "user-message"]
+    said = [e["text"] for e in imported(tmp_path, home)[1] if e["kind"] == "user-message"]
     assert said == ["Review the staged changes for bugs."]
 
 
@@ -238,7 +239,7 @@ def test_a_codex_sub_agent_keeps_the_task_its_parent_sent(tmp_path: Path, shape:
         if p["type"] == "text"
     ]
     assert texts == ["Three."]
-    events = imported_events(tmp_path, home)
+    events = imported(tmp_path, home)[1]
     assert [e["text"] for e in events if e["kind"] == "user-message"] == [f"Message from /root:\n{TASK}"]
     assert [e["stop"] for e in events if e["kind"] == "finished"] == ["completed"]
 
@@ -281,7 +282,7 @@ def test_a_codex_timer_or_outside_message_starts_its_own_task(tmp_path: Path) ->
         (e["kind"], e["text"]) for e in read_back["entries"] if e["type"] == "user" and e["kind"] != "meta"
     ]
     assert said == [("prompt", "remind me in a minute"), ("agent", "Message from timer timer-1:\nStretch.")]
-    events = imported_events(tmp_path, home)
+    events = imported(tmp_path, home)[1]
     tasks = {e["text"]: e["task"] for e in events if e["kind"] == "user-message"}
     assert tasks == {"remind me in a minute": 1, "Message from timer timer-1:\nStretch.": 2}
     answers = {e["text"]: e["task"] for e in events if e["kind"] == "text-delta"}
@@ -334,6 +335,43 @@ async def test_codex_turns_taken_back_by_backtracking_are_not_continued(
         ("assistant", "Grey rain, no one home."),
         ("user", "one more"),
     ]
+
+
+def test_codex_user_message_events_of_injected_text_are_not_prompts(tmp_path: Path) -> None:
+    """Codex 0.2x-0.3x also wrote a `user_message` event for the AGENTS.md instructions and the
+    environment context it injected, telling them apart from typed prompts by `kind`."""
+    home = tmp_path / "home"
+    session = "5f1a0000-0000-4000-8000-0000000000e5"
+    instructions = "<user_instructions>\n\nUse tabs.\n\n</user_instructions>"
+    environment = "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"
+    rollout = write_jsonl(
+        home / ".codex" / "sessions" / "2025" / "09" / "10" / f"rollout-2025-09-10T10-00-00-{session}.jsonl",
+        [
+            _line("session_meta", {"id": session, "cwd": "/w", "cli_version": "0.36.0"}, 0),
+            _line("response_item", _said("user", "input_text", instructions), 1),
+            _line(
+                "event_msg", {"type": "user_message", "message": instructions, "kind": "user_instructions"}, 1
+            ),
+            _line("response_item", _said("user", "input_text", environment), 1),
+            _line(
+                "event_msg",
+                {"type": "user_message", "message": environment, "kind": "environment_context"},
+                1,
+            ),
+            _line("turn_context", {"model": "gpt-5-codex", "cwd": "/w"}, 2),
+            _line("response_item", _said("user", "input_text", "fix the failing test"), 2),
+            _line(
+                "event_msg", {"type": "user_message", "message": "fix the failing test", "kind": "plain"}, 2
+            ),
+            _line("response_item", _said("assistant", "output_text", "Fixed."), 3),
+            _token_count(100, 4),
+        ],
+    )
+    [summary] = read(tmp_path, rollout, "--summary")
+    assert summary["user_messages"] == 1
+    row, events = imported(tmp_path, home)
+    assert row["title"] == "fix the failing test"
+    assert [e["text"] for e in events if e["kind"] == "user-message"] == ["fix the failing test"]
 
 
 # pi -------------------------------------------------------------------------------------------------
