@@ -554,14 +554,18 @@ def _arguments(raw: Any) -> Any:
 
 
 def _compaction_summary(payload: dict[str, Any]) -> str | None:
+    """The summary a compaction left: its `message`, else (a remote compaction, whose summary is an
+    encrypted `compaction` item) the messages its replacement history kept, without the instructions
+    and environment context Codex puts back in front of them."""
     message = _str(payload.get("message"))
     if message:
         return message
-    history = payload.get("replacement_history")
-    if isinstance(history, list):
-        texts = [message_text(item.get("content")) for item in history if isinstance(item, dict)]
-        return "\n\n".join(t for t in texts if t) or None
-    return None
+    texts = [
+        message_text(item.get("content"))
+        for item in as_list(payload.get("replacement_history"))
+        if isinstance(item, dict) and item.get("role") in ("user", "assistant")
+    ]
+    return "\n\n".join(t for t in texts if t and not is_injected(t)) or None
 
 
 def _images(content: Any) -> int:

@@ -374,6 +374,58 @@ def test_codex_user_message_events_of_injected_text_are_not_prompts(tmp_path: Pa
     assert [e["text"] for e in events if e["kind"] == "user-message"] == ["fix the failing test"]
 
 
+async def test_a_codex_remote_compaction_summary_leaves_out_the_context_codex_puts_back(
+    tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """A remote compaction keeps its summary encrypted (a `compaction` item) and writes `compacted`
+    with an empty `message`; its replacement history holds the instructions and environment context
+    Codex puts back, the prompts it kept, and that item."""
+    home = tmp_path / "home"
+    session = "019a0000-0000-7000-8000-0000000000f6"
+    kept = [
+        _said(
+            "developer",
+            "input_text",
+            "<permissions instructions>\nsandbox: read-only\n</permissions instructions>",
+        ),
+        _said("user", "input_text", "# AGENTS.md instructions for /w\n\nUse tabs."),
+        _said("user", "input_text", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+        _said("user", "input_text", "fix the bug in parse()"),
+        {"type": "compaction", "encrypted_content": "ENCRYPTED"},
+    ]
+    rollout = write_jsonl(
+        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+        [
+            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            _line("event_msg", {"type": "user_message", "message": "fix the bug in parse()"}, 2),
+            _line("response_item", _said("assistant", "output_text", "Fixed parse()."), 3),
+            _token_count(100, 4),
+            _line("compacted", {"message": "", "replacement_history": kept}, 5),
+            _line("event_msg", {"type": "context_compacted"}, 5),
+            _line("event_msg", {"type": "user_message", "message": "now add a test"}, 6),
+            _line("response_item", _said("assistant", "output_text", "Added."), 7),
+            _token_count(160, 8),
+        ],
+    )
+    [session_read] = read(tmp_path, rollout)
+    [compaction] = [e for e in session_read["entries"] if e["type"] == "compaction"]
+    assert compaction["summary"] == "fix the bug in parse()"
+
+    settings = make_settings(scripted_model, "openai-chat")
+    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
+    try:
+        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
+        scripted_model.add(answer("Continued."))
+        await server.submit(session_id, "one more")
+        await server.wait(session_id)
+    finally:
+        await server.close()
+    [request] = scripted_model.requests
+    sent = [m["content"] for m in request.body["messages"] if m["role"] == "user"]
+    assert sent[0] == "Summary of the earlier conversation:\nfix the bug in parse()"
+
+
 # pi -------------------------------------------------------------------------------------------------
 
 
