@@ -12,7 +12,7 @@ import pytest
 
 from harnez.agent.work import AgentWork
 from harnez.server import Server
-from harnez.testing.scripted_model import ScriptedModel
+from harnez.testing.scripted_model import RecordedRequest, ScriptedModel
 from tests.agent.helpers import answer, make_settings
 from tests.importers.conftest import harnez_in
 
@@ -49,6 +49,24 @@ def imported(tmp_path: Path, home: Path) -> tuple[dict[str, Any], list[dict[str,
     shown = harnez("sessions", "show", session["id"], "--json")
     assert shown.returncode == 0, shown.stderr
     return session, [json.loads(line) for line in shown.stdout.splitlines() if line.strip()]
+
+
+async def continued(
+    home: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel, wire: str
+) -> RecordedRequest:
+    """Import HOME into a real database, send one more prompt on WIRE (the scripted model over
+    loopback), and return the request the model received: what a continued session sends."""
+    settings = make_settings(scripted_model, wire)
+    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
+    try:
+        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
+        scripted_model.add(answer("Continued."))
+        await server.submit(session_id, "one more")
+        await server.wait(session_id)
+    finally:
+        await server.close()
+    [request] = scripted_model.requests
+    return request
 
 
 # OpenCode -------------------------------------------------------------------------------------------
@@ -120,6 +138,19 @@ def _line(kind: str, payload: dict[str, Any], second: int) -> dict[str, Any]:
     return {"timestamp": f"2026-08-03T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
 
 
+def _rollout(home: Path, session: str, records: list[dict[str, Any]]) -> Path:
+    """A rollout of SESSION under HOME's `.codex/sessions`, opening with its `session_meta` (unless
+    RECORDS bring their own) and a `turn_context`."""
+    folder = home / ".codex" / "sessions" / "2026" / "08" / "03"
+    if records[0]["type"] != "session_meta":
+        records = [
+            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            *records,
+        ]
+    return write_jsonl(folder / f"rollout-2026-08-03T10-00-00-{session}.jsonl", records)
+
+
 def _token_count(total: int, second: int) -> dict[str, Any]:
     usage = {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 5, "total_tokens": total + 5}
     info = {"total_token_usage": usage, "last_token_usage": usage}
@@ -167,14 +198,9 @@ def test_a_codex_sub_agent_keeps_the_task_its_parent_sent(tmp_path: Path, shape:
     is not one of the typed prompts the counting rules count."""
     spawn = {"parent_thread_id": "019a0000-0000-7000-8000-0000000000a1", "agent_path": "/root/worker"}
     home = tmp_path / "home"
-    rollout = write_jsonl(
-        home
-        / ".codex"
-        / "sessions"
-        / "2026"
-        / "08"
-        / "03"
-        / f"rollout-2026-08-03T10-00-00-{SUB_AGENT}.jsonl",
+    rollout = _rollout(
+        home,
+        SUB_AGENT,
         [
             _line(
                 "session_meta",
@@ -250,11 +276,10 @@ def test_a_codex_timer_or_outside_message_starts_its_own_task(tmp_path: Path) ->
     prompt (no `user_message` event)."""
     home = tmp_path / "home"
     session = "019a0000-0000-7000-8000-0000000000c3"
-    rollout = write_jsonl(
-        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+    rollout = _rollout(
+        home,
+        session,
         [
-            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
-            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
             _line("event_msg", {"type": "user_message", "message": "remind me in a minute"}, 2),
             _line("response_item", _said("assistant", "output_text", "Timer set."), 3),
             _token_count(100, 4),
@@ -297,11 +322,10 @@ async def test_codex_turns_taken_back_by_backtracking_are_not_continued(
     and in the transcript), but a continued session must not send the model what Codex took back."""
     home = tmp_path / "home"
     session = "019a0000-0000-7000-8000-0000000000d4"
-    rollout = write_jsonl(
-        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+    rollout = _rollout(
+        home,
+        session,
         [
-            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
-            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
             _line("event_msg", {"type": "user_message", "message": "write a haiku about rain"}, 2),
             _line("response_item", _said("assistant", "output_text", "Rain on the tin roof."), 3),
             _token_count(100, 4),
@@ -317,16 +341,7 @@ async def test_codex_turns_taken_back_by_backtracking_are_not_continued(
     [summary] = read(tmp_path, rollout, "--summary")
     assert (summary["user_messages"], summary["model_calls"]) == (3, 3)
 
-    settings = make_settings(scripted_model, "openai-chat")
-    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
-    try:
-        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
-        scripted_model.add(answer("Continued."))
-        await server.submit(session_id, "one more")
-        await server.wait(session_id)
-    finally:
-        await server.close()
-    [request] = scripted_model.requests
+    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
     sent = [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
     assert sent == [
         ("user", "write a haiku about rain"),
@@ -344,8 +359,9 @@ def test_codex_user_message_events_of_injected_text_are_not_prompts(tmp_path: Pa
     session = "5f1a0000-0000-4000-8000-0000000000e5"
     instructions = "<user_instructions>\n\nUse tabs.\n\n</user_instructions>"
     environment = "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"
-    rollout = write_jsonl(
-        home / ".codex" / "sessions" / "2025" / "09" / "10" / f"rollout-2025-09-10T10-00-00-{session}.jsonl",
+    rollout = _rollout(
+        home,
+        session,
         [
             _line("session_meta", {"id": session, "cwd": "/w", "cli_version": "0.36.0"}, 0),
             _line("response_item", _said("user", "input_text", instructions), 1),
@@ -393,11 +409,10 @@ async def test_a_codex_remote_compaction_summary_leaves_out_the_context_codex_pu
         _said("user", "input_text", "fix the bug in parse()"),
         {"type": "compaction", "encrypted_content": "ENCRYPTED"},
     ]
-    rollout = write_jsonl(
-        home / ".codex" / "sessions" / "2026" / "08" / "03" / f"rollout-2026-08-03T10-00-00-{session}.jsonl",
+    rollout = _rollout(
+        home,
+        session,
         [
-            _line("session_meta", {"id": session, "cwd": "/w"}, 0),
-            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
             _line("event_msg", {"type": "user_message", "message": "fix the bug in parse()"}, 2),
             _line("response_item", _said("assistant", "output_text", "Fixed parse()."), 3),
             _token_count(100, 4),
@@ -412,16 +427,7 @@ async def test_a_codex_remote_compaction_summary_leaves_out_the_context_codex_pu
     [compaction] = [e for e in session_read["entries"] if e["type"] == "compaction"]
     assert compaction["summary"] == "fix the bug in parse()"
 
-    settings = make_settings(scripted_model, "openai-chat")
-    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
-    try:
-        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
-        scripted_model.add(answer("Continued."))
-        await server.submit(session_id, "one more")
-        await server.wait(session_id)
-    finally:
-        await server.close()
-    [request] = scripted_model.requests
+    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
     sent = [m["content"] for m in request.body["messages"] if m["role"] == "user"]
     assert sent[0] == "Summary of the earlier conversation:\nfix the bug in parse()"
 
@@ -492,15 +498,6 @@ async def test_pi_thinking_anthropic_redacted_goes_back_as_redacted_thinking(
     [turn] = [e for e in session["entries"] if e["type"] == "assistant"]
     assert [o["item"] for o in turn["opaque"]] == [{"type": "redacted_thinking", "data": "ENCRYPTED"}]
 
-    settings = make_settings(scripted_model, "anthropic-messages")
-    server = await Server.open(db_path, settings, AgentWork(settings, approve="deny"))
-    try:
-        [session_id] = (await server.import_sessions(home, workspace=workspace)).session_ids
-        scripted_model.add(answer("Continued."))
-        await server.submit(session_id, "and the tests?")
-        await server.wait(session_id)
-    finally:
-        await server.close()
-    [request] = scripted_model.requests
+    request = await continued(home, workspace, db_path, scripted_model, "anthropic-messages")
     [earlier] = [m for m in request.body["messages"] if m["role"] == "assistant"]
     assert earlier["content"][0] == {"type": "redacted_thinking", "data": "ENCRYPTED"}
