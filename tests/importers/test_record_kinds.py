@@ -432,6 +432,63 @@ async def test_a_codex_remote_compaction_summary_leaves_out_the_context_codex_pu
     assert sent[0] == "Summary of the earlier conversation:\nfix the bug in parse()"
 
 
+# Claude Code ----------------------------------------------------------------------------------------
+
+
+def _claude(uuid: str, parent: str | None, role: str, text: str, second: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": text}
+    extra: dict[str, Any] = {}
+    if role == "assistant":
+        message = {
+            "id": f"msg_{uuid}",
+            "model": "claude-x",
+            "role": role,
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        extra = {"requestId": f"req_{uuid}"}
+    return {
+        "type": role,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "c-1",
+        "timestamp": f"2026-08-03T10:00:{second:02d}.000Z",
+        "message": message,
+        **extra,
+    }
+
+
+async def test_claude_turns_left_by_a_rewind_are_not_continued(
+    tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Rewinding (Esc Esc to edit an earlier prompt, `/rewind`) keeps the abandoned turns in the file:
+    the new prompt's `parentUuid` names the record before the prompt it replaces. They were typed
+    (counted, and in the transcript), but the model no longer sees them."""
+    home = tmp_path / "home"
+    write_jsonl(
+        home / ".claude" / "projects" / "-w" / "c-1.jsonl",
+        [
+            _claude("u1", None, "user", "write a haiku about rain", 1),
+            _claude("a1", "u1", "assistant", "Rain on the tin roof.", 2),
+            _claude("u2", "a1", "user", "now make it rhyme", 3),
+            _claude("a2", "u2", "assistant", "Rain, again, in vain.", 4),
+            _claude("u3", "a1", "user", "now make it sadder", 5),
+            _claude("a3", "u3", "assistant", "Grey rain, no one home.", 6),
+        ],
+    )
+    [summary] = read(tmp_path, home / ".claude" / "projects" / "-w" / "c-1.jsonl", "--summary")
+    assert (summary["user_messages"], summary["model_calls"]) == (3, 3)
+    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
+    sent = [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
+    assert sent == [
+        ("user", "write a haiku about rain"),
+        ("assistant", "Rain on the tin roof."),
+        ("user", "now make it sadder"),
+        ("assistant", "Grey rain, no one home."),
+        ("user", "one more"),
+    ]
+
+
 # pi -------------------------------------------------------------------------------------------------
 
 
