@@ -69,6 +69,24 @@ async def continued(
     return request
 
 
+KEPT_HAIKU = [
+    ("user", "write a haiku about rain"),
+    ("assistant", "Rain on the tin roof."),
+    ("user", "now make it sadder"),
+    ("assistant", "Grey rain, no one home."),
+    ("user", "one more"),
+]
+"""What a continued session sends of the haiku session whose 'now make it rhyme' turn was taken back."""
+
+
+async def continued_chat(
+    home: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> list[tuple[str, str]]:
+    """The (role, content) of the messages a continued session sends on the Chat Completions wire."""
+    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
+    return [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
+
+
 # OpenCode -------------------------------------------------------------------------------------------
 
 
@@ -341,15 +359,7 @@ async def test_codex_turns_taken_back_by_backtracking_are_not_continued(
     [summary] = read(tmp_path, rollout, "--summary")
     assert (summary["user_messages"], summary["model_calls"]) == (3, 3)
 
-    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
-    sent = [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
-    assert sent == [
-        ("user", "write a haiku about rain"),
-        ("assistant", "Rain on the tin roof."),
-        ("user", "now make it sadder"),
-        ("assistant", "Grey rain, no one home."),
-        ("user", "one more"),
-    ]
+    assert await continued_chat(home, workspace, db_path, scripted_model) == KEPT_HAIKU
 
 
 def test_codex_user_message_events_of_injected_text_are_not_prompts(tmp_path: Path) -> None:
@@ -478,15 +488,7 @@ async def test_claude_turns_left_by_a_rewind_are_not_continued(
     )
     [summary] = read(tmp_path, home / ".claude" / "projects" / "-w" / "c-1.jsonl", "--summary")
     assert (summary["user_messages"], summary["model_calls"]) == (3, 3)
-    request = await continued(home, workspace, db_path, scripted_model, "openai-chat")
-    sent = [(m["role"], m["content"]) for m in request.body["messages"] if m["role"] != "system"]
-    assert sent == [
-        ("user", "write a haiku about rain"),
-        ("assistant", "Rain on the tin roof."),
-        ("user", "now make it sadder"),
-        ("assistant", "Grey rain, no one home."),
-        ("user", "one more"),
-    ]
+    assert await continued_chat(home, workspace, db_path, scripted_model) == KEPT_HAIKU
 
 
 # pi -------------------------------------------------------------------------------------------------
