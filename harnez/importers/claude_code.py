@@ -18,6 +18,7 @@ from typing import Any
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
+    PROMPTS,
     AssistantTurn,
     Compaction,
     Entry,
@@ -76,7 +77,35 @@ class ClaudeCodeReader(Reader):
         infos[None] = main
         if ref.subagent:
             _describe_subagent(main, ref.path)
-        yield from _FileParse(ref, main, infos).run(strict)
+        yield from _FileParse(ref, main, infos, full).run(strict)
+
+
+class _Branches:
+    """Claude Code's rewind (Esc Esc to edit an earlier prompt, `/rewind`) keeps the abandoned
+    conversation in the file: the new prompt's `parentUuid` names a record before it, and the records
+    between the two are a branch the model no longer sees. They stay in the transcript (they happened);
+    a continued session leaves them out (`SessionInfo.active_path`, the kept records' `uuid`s)."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, int] = {}
+        self.abandoned: list[tuple[int, int]] = []
+
+    def see(self, record: dict[str, Any], entries: list[Entry]) -> None:
+        uuid, parent = record.get("uuid"), record.get("parentUuid")
+        if not isinstance(uuid, str):
+            return
+        here = self.positions.setdefault(uuid, len(self.positions))
+        prompt = any(
+            isinstance(e, UserMessage) and e.kind in PROMPTS and e.source_id == uuid for e in entries
+        )
+        since = self.positions.get(parent) if prompt and isinstance(parent, str) else None
+        if since is not None and since < here - 1:
+            self.abandoned.append((since, here))
+
+    def kept(self) -> set[str] | None:
+        if not self.abandoned:
+            return None
+        return {uuid for uuid, at in self.positions.items() if not any(a < at < b for a, b in self.abandoned)}
 
 
 def is_subagent_file(path: Path) -> bool:
@@ -101,8 +130,11 @@ def _describe_subagent(info: SessionInfo, path: Path) -> None:
 class _FileParse:
     """One pass over a session file; inline sidechains (1.x) become conversations of their own."""
 
-    def __init__(self, ref: SourceRef, main: SessionInfo, infos: dict[StreamKey, SessionInfo]) -> None:
+    def __init__(
+        self, ref: SourceRef, main: SessionInfo, infos: dict[StreamKey, SessionInfo], full: bool = False
+    ) -> None:
         self.ref, self.main, self.infos = ref, main, infos
+        self.branches = _Branches() if full else None
         self.streams: dict[StreamKey, _Conversation] = {None: _Conversation(main)}
         self.roots: dict[str, str] = {}
         """uuid → root uuid of each inline sidechain record."""
@@ -121,11 +153,15 @@ class _FileParse:
             except MISSHAPEN as error:
                 misshapen(self.ref.path, integrity, strict, error)
                 continue
+            if key is None and self.branches is not None:
+                self.branches.see(record, entries)
             for entry in entries:
                 yield key, entry
         for key, conversation in self.streams.items():
             for entry in conversation.finish():
                 yield key, entry
+        if self.branches is not None:
+            self.main.active_path = self.branches.kept()
         self.main.title = next((self.titles[k] for k in TITLE_RECORDS if k in self.titles), None)
         if not self.ref.subagent:
             self._own_id()
@@ -445,6 +481,7 @@ class _Conversation:
                 block.get("is_error") is True,
                 record.get("timestamp"),
                 details=record.get("toolUseResult"),
+                source_id=record.get("uuid") if isinstance(record.get("uuid"), str) else None,
             )
         )
 

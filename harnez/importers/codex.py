@@ -23,6 +23,7 @@ from harnez.errors import SessionFormatError
 from harnez.importers.base import Reader, SourceRef, StreamKey, file_ref
 from harnez.importers.jsonl import MAX_RECORD_BYTES, MISSHAPEN, misshapen, records
 from harnez.importers.normalized import (
+    PROMPTS,
     AssistantTurn,
     Compaction,
     Entry,
@@ -48,6 +49,8 @@ BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
 IMAGE_INPUTS = ("image", "local_image", "input_image")
 """User input items that are images (a 0.158+ `item_completed` UserMessage's content)."""
 TURN_EVENTS = {"task_started": "started", "task_complete": "completed", "turn_aborted": "aborted"}
+INJECTED_KINDS = ("user_instructions", "environment_context", "browser_snapshot")
+"""`user_message` events Codex wrote for text it injected itself (0.2x-0.3x: `kind`, beside `plain`)."""
 REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content")
 """The fields of a reasoning item the Responses API takes back (Codex adds its own metadata)."""
 
@@ -73,6 +76,7 @@ class CodexReader(Reader):
         info = infos[None] = SessionInfo(HARNESS, str(ref.path))
         rollout = _Rollout(info)
         out = rollout.out
+        backtracks = _Backtracks() if full else None
         source = (
             _json_rollout(ref.path, info, strict)
             if ref.path.suffix == ".json"
@@ -85,11 +89,50 @@ class CodexReader(Reader):
                 misshapen(ref.path, info.integrity, strict, error)
             if out:
                 for entry in out:
+                    if backtracks is not None:
+                        backtracks.see(entry)
                     yield None, entry
                 out.clear()
+            if rollout.rolled_back:
+                if backtracks is not None:
+                    backtracks.roll_back(rollout.rolled_back)
+                rollout.rolled_back = 0
         rollout.settle()
         for entry in out:
             yield None, entry
+        if backtracks is not None:
+            info.active_path = backtracks.kept()
+
+
+class _Backtracks:
+    """Turns Codex's backtracking (Esc Esc, to edit an earlier prompt: `thread_rolled_back`) took out
+    of the model's history: the last N turns, each from the prompt that started it. They stay in the
+    transcript (they happened); a continued session leaves them out, as Codex does. Entries get ids
+    by position for that (`SessionInfo.active_path` holds the kept ones)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.starts: list[int] = []
+        self.dropped: list[tuple[int, int]] = []
+
+    def see(self, entry: Entry) -> None:
+        if not isinstance(entry, TurnMark):
+            entry.source_id = f"#{self.count}"
+        if isinstance(entry, UserMessage) and entry.kind in PROMPTS:
+            self.starts.append(self.count)
+        self.count += 1
+
+    def roll_back(self, turns: int) -> None:
+        if not self.starts:
+            return
+        cut = self.starts[-min(turns, len(self.starts))]
+        self.starts = [start for start in self.starts if start < cut]
+        self.dropped.append((cut, self.count))
+
+    def kept(self) -> set[str] | None:
+        if not self.dropped:
+            return None
+        return {f"#{n}" for n in range(self.count) if not any(a <= n < b for a, b in self.dropped)}
 
 
 def is_json_rollout(path: Path) -> bool:
@@ -168,6 +211,10 @@ class _Rollout:
         (item_completed UserMessage, Codex 0.158+), or `response` (user response items)."""
         self.candidate: UserMessage | None = None
         """A user response item that is a prompt unless a prompt event for it follows."""
+        self.trigger: Any = None
+        """The `trigger_turn` of the agent message that comes next (its metadata line precedes it)."""
+        self.rolled_back = 0
+        """Turns a `thread_rolled_back` event just took out of the model's history."""
 
     def feed(self, record: dict[str, Any]) -> None:
         """Read one record; the entries it completes are appended to `out`."""
@@ -187,6 +234,10 @@ class _Rollout:
         elif kind == "compacted":
             self.settle()
             self.out.append(Compaction(_compaction_summary(payload), time))
+        elif kind == "inter_agent_communication":
+            self._from_agent(payload, payload.get("content"), time)
+        elif kind == "inter_agent_communication_metadata":
+            self.trigger = payload.get("trigger_turn")
 
     def _bare(self, record: dict[str, Any], kind: Any, time: str | None) -> None:
         """Rollouts written before the `type`/`payload` envelope (Codex of early 2025): a first line
@@ -249,6 +300,8 @@ class _Rollout:
                     _arguments(payload.get(CALLS[kind])),
                 )
             )
+        elif kind == "agent_message":
+            self._from_agent(payload, payload.get("content"), time)
         elif kind in OUTPUTS:
             self._settle_prompt()
             result = ToolResult(
@@ -265,19 +318,42 @@ class _Rollout:
     def _message(self, payload: dict[str, Any], time: str | None) -> None:
         role, text = payload.get("role"), message_text(payload.get("content"))
         images = _images(payload.get("content"))
-        if role == "assistant":
+        envelope = _envelope(text) if role == "assistant" else None
+        if envelope is not None:
+            self._from_agent(envelope, envelope.get("content"), time)
+        elif role == "assistant":
             self._output_turn(time)
             self._add(Text(text))
         elif role == "user" and not is_injected(text) and self.prompts in (None, "response"):
             self._settle_prompt()
             self.candidate = UserMessage(text, time, "prompt", images)
         elif role in ("user", "developer", "system"):
-            self._settle_prompt()
-            meta = UserMessage(text, time, "meta", images)
-            if self.turn is not None:
-                self.held.append(meta)
-            else:
-                self.out.append(meta)
+            self._beside(UserMessage(text, time, "meta", images))
+
+    def _beside(self, message: UserMessage) -> None:
+        """A message that starts no turn: it follows a turn still waiting for its token count."""
+        self._settle_prompt()
+        (self.held if self.turn is not None else self.out).append(message)
+
+    def _from_agent(self, sender: dict[str, Any], content: Any, time: str | None) -> None:
+        """A message another agent of the session sent this one (Codex multi-agent v2: the task a
+        sub-agent is given, a sub-agent's report to its parent)."""
+        trigger, self.trigger = self.trigger, None
+        if isinstance(sender.get("trigger_turn"), bool):
+            trigger = sender["trigger_turn"]
+        self._sent(_str(sender.get("author")), agent_text(content), trigger, time)
+
+    def _sent(self, sender: str | None, text: str, trigger: Any, time: str | None) -> None:
+        """A message sent to the session by another agent or a program (a timer, `codex message`):
+        it starts a turn as a prompt does, not counted among the typed prompts; one that arrived
+        while the model worked, or that said it triggers no turn, is read by the model with its next
+        request (context)."""
+        text = f"Message from {sender}:\n{text}" if sender else text
+        if trigger is False or self.turn is not None:
+            self._beside(UserMessage(text, time, "context"))
+            return
+        self.settle()
+        self.out.append(UserMessage(text, time, "agent"))
 
     def _reasoning(self, payload: dict[str, Any], time: str | None) -> None:
         self._output_turn(time)
@@ -318,7 +394,9 @@ class _Rollout:
 
     def _event(self, payload: dict[str, Any], time: str | None) -> None:
         kind = payload.get("type")
-        if kind == "user_message":
+        if kind == "user_message" and payload.get("kind") in INJECTED_KINDS:
+            self._beside(UserMessage(_str(payload.get("message")) or "", time, "meta"))
+        elif kind == "user_message":
             images = len(as_list(payload.get("images"))) + len(as_list(payload.get("local_images")))
             self._typed(_str(payload.get("message")) or "", time, "event", images)
         elif kind == "item_completed":
@@ -327,6 +405,11 @@ class _Rollout:
                 content = as_list(item.get("content"))
                 images = sum(1 for c in content if isinstance(c, dict) and c.get("type") in IMAGE_INPUTS)
                 self._typed(message_text(content), time, "item", images)
+        elif kind == "thread_rolled_back" and _int(payload.get("num_turns")):
+            self.settle()
+            self.rolled_back = max(0, payload["num_turns"])
+        elif kind == "injected_message":
+            self._sent(_str(payload.get("source")), _str(payload.get("content")) or "", None, time)
         elif kind == "token_count":
             self._token_count(payload, time)
         elif kind in TURN_EVENTS:
@@ -408,6 +491,32 @@ def message_text(content: Any) -> str:
     return "\n".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
 
 
+def agent_text(content: Any) -> str:
+    """The text of an agent message: a string (`inter_agent_communication`), or content items whose
+    encrypted parts only the model's server can read (noted)."""
+    if isinstance(content, str):
+        return content
+    items = [c for c in as_list(content) if isinstance(c, dict)]
+    texts = [c["text"] for c in items if isinstance(c.get("text"), str)]
+    if any(c.get("type") == "encrypted_content" for c in items):
+        texts.append("[encrypted content not imported]")
+    return "\n".join(texts)
+
+
+def _envelope(text: str) -> dict[str, Any] | None:
+    """An inter-agent message written as an assistant message holding its JSON (`author`,
+    `recipient`, `content`, …): how Codex recorded one before `agent_message` items."""
+    if not text.startswith("{") or '"recipient"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and {"author", "recipient", "content"} <= value.keys():
+        return value
+    return None
+
+
 def output_text(output: Any) -> str:
     """A tool output as the model saw it: text as is, JSON `{"output": …}` unwrapped, content items joined."""
     if isinstance(output, str):
@@ -445,14 +554,18 @@ def _arguments(raw: Any) -> Any:
 
 
 def _compaction_summary(payload: dict[str, Any]) -> str | None:
+    """The summary a compaction left: its `message`, else (a remote compaction, whose summary is an
+    encrypted `compaction` item) the messages its replacement history kept, without the instructions
+    and environment context Codex puts back in front of them."""
     message = _str(payload.get("message"))
     if message:
         return message
-    history = payload.get("replacement_history")
-    if isinstance(history, list):
-        texts = [message_text(item.get("content")) for item in history if isinstance(item, dict)]
-        return "\n\n".join(t for t in texts if t) or None
-    return None
+    texts = [
+        message_text(item.get("content"))
+        for item in as_list(payload.get("replacement_history"))
+        if isinstance(item, dict) and item.get("role") in ("user", "assistant")
+    ]
+    return "\n\n".join(t for t in texts if t and not is_injected(t)) or None
 
 
 def _images(content: Any) -> int:

@@ -71,7 +71,7 @@ class ModelCall:
         }
 
 
-PROMPTS = ("prompt", "attachment")
+PROMPTS = ("prompt", "attachment", "agent")
 """User message kinds that start a task of their own in the transcript."""
 
 
@@ -79,7 +79,9 @@ PROMPTS = ("prompt", "attachment")
 class UserMessage:
     """Something said on the user's side. `kind`: `prompt` (typed or sent as the task, counted; slash
     commands included), `attachment` (a prompt of attachments only, no text: a task like a prompt,
-    not counted, as the harness's counting rules leave it out: a Claude Code PDF alone), `context`
+    not counted, as the harness's counting rules leave it out: a Claude Code PDF alone), `agent` (a
+    message another agent or a program sent that started a turn, Codex multi-agent messages and
+    timers: a task like a prompt, not counted), `context`
     (read by the model, not a counted prompt: pi extension messages, Claude Code queued prompts) or
     `meta` (injected by the harness: reminders, environment context, caveats). `images` and
     `documents` count what it carried that is not imported."""

@@ -380,12 +380,22 @@ def _user(message: dict[str, Any], parts: list[dict[str, Any]], time: str | None
         for p in parts
         if p.get("type") == "text" and isinstance(p.get("text"), str) and p.get("synthetic")
     ]
+    typed += [task for task in (_subtask_prompt(p) for p in parts) if task]
     files = sum(1 for p in parts if p.get("type") == "file" and _is_image(p))
     summary = as_object(message.get("summary"))
     text = "\n".join(typed) or _str(summary.get("body")) or _str(summary.get("title")) or ""
     yield UserMessage(text, time, "prompt", files, _str(message.get("id")))
     if added:
         yield UserMessage("\n".join(added), time, "meta")
+
+
+def _subtask_prompt(part: dict[str, Any]) -> str | None:
+    """The request of a `subtask` part: a command run as a sub-agent's task (`subtask: true`, or a
+    command whose agent is a sub-agent) leaves its expanded template there, in a user message that
+    holds no text part."""
+    if part.get("type") != "subtask":
+        return None
+    return _str(part.get("prompt")) or _str(part.get("description"))
 
 
 def _is_image(part: dict[str, Any]) -> bool:

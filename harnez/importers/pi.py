@@ -286,10 +286,14 @@ def _assistant(
 
 def _signed(wire: str | None, block: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """A thinking block's provider item: Anthropic's signature, or the Responses reasoning item pi
-    stores as JSON text in `thinkingSignature`."""
+    stores as JSON text in `thinkingSignature`. Thinking Anthropic redacted (pi 0.55+: `redacted`, a
+    placeholder text, the encrypted payload as its signature) goes back as the `redacted_thinking`
+    block it came as: sent as signed thinking, the API refuses its signature."""
     signature = block.get("thinkingSignature")
     if not wire or not isinstance(signature, str) or not signature:
         return None
+    if wire == "anthropic-messages" and block.get("redacted") is True:
+        return wire, {"type": "redacted_thinking", "data": signature}
     if wire == "anthropic-messages":
         return wire, {"type": "thinking", "thinking": block.get("thinking") or "", "signature": signature}
     try:
