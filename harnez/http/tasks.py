@@ -18,7 +18,7 @@ from harnez.http.inputs import check_lists, optional_flag, optional_int, optiona
 from harnez.http.payloads import json_body, response_facts
 from harnez.http.principals import principal
 from harnez.http.translate import TaskStream, response_object, terminal_event
-from harnez.server.uhp import HarnessHost, TaskRequest, container_ref
+from harnez.server.uhp import HarnessHost, TaskRequest, container_ref, inline_file
 
 KEEPALIVE_SECONDS = 15.0
 """A comment line is sent when a stream has been quiet this long (UHP asks for at least every 30 s)."""
@@ -68,15 +68,17 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
     harness_id = metadata.get("harness_id")
     if harness_id is not None and not isinstance(harness_id, str):
         raise ApiError.invalid("metadata.harness_id must be text.", "metadata.harness_id")
-    for inline in parsed.inline:
-        upload = await host.upload(inline.filename, inline.media_type, inline.content, owner)
-        parsed.file_ids.append(upload.id)
-        parsed.items[inline.where[0]]["content"][inline.where[1]]["file_id"] = upload.id
+    inline = []
+    for sent in parsed.inline:  # stored by the host once the task is accepted, never before
+        upload = inline_file(sent.filename, sent.media_type, sent.content, owner)
+        inline.append((upload, sent.content))
+        parsed.items[sent.where[0]]["content"][sent.where[1]]["file_id"] = upload.id
     guidance = [*parsed.instructions, optional_text(body, "instructions") or ""]
     return TaskRequest(
         text=parsed.text,
         input_items=parsed.items,
         file_ids=parsed.file_ids,
+        inline=inline,
         model=optional_text(body, "model"),
         harness_id=harness_id,
         previous_response_id=optional_text(body, "previous_response_id"),

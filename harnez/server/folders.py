@@ -122,6 +122,14 @@ class SessionFolders:
         if self.owns(workspace):
             shutil.rmtree(workspace, ignore_errors=True)
 
+    def remove_inputs(self, workspace: Path, file_ids: list[str]) -> None:
+        """Delete the input folders `place_input` made for these files (a request refused after placing
+        them); a folder reached through a link out of the workspace is left alone."""
+        for file_id in file_ids:
+            folder = workspace / INPUTS_DIR / file_id
+            if _inside(workspace, folder) and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+
 
 def write_harness_skills(workspace: Path, harness: Harness, *, session_folder: bool = False) -> Path:
     """Write the harness's enabled skill folders whole under `<workspace>/.uhp-skills/<harness id>/`,

@@ -49,6 +49,9 @@ class TaskRequest:
     text: str
     input_items: list[Any]
     file_ids: list[str] = field(default_factory=list)
+    inline: list[tuple[UploadRow, bytes]] = field(default_factory=list)
+    """Files sent inside the request (`HarnessHost.inline_file`): stored only once the task is
+    accepted, so that a refused request leaves no upload behind."""
     model: str | None = None
     harness_id: str | None = None
     previous_response_id: str | None = None
@@ -232,6 +235,7 @@ class HarnessHost:
         current = None if previous is None else await self.server.session_model(session_id)
         model, requested, reason = self._choose_model(request.model, current, harness)
         uploads = [await self._upload_of(file_id, request.owner) for file_id in request.file_ids]
+        uploads += request.inline
         options = harness.task_options(request.max_step, request.timeout, request.instructions)
         submit = partial(
             self._submit, harness=harness, request=request, uploads=uploads, model=model, options=options
@@ -288,18 +292,33 @@ class HarnessHost:
         model: str,
         options: dict[str, Any],
     ) -> int:
-        """Place the inputs and skills, then start the task (shielded: a dropped request never halves it)."""
+        """Place the inputs and skills, keep the request's inline files, then start the task (shielded:
+        a dropped request never halves it). Refused on the way, it takes its inline files back."""
         workspace = Path(await self._workspace(session_id))
-        prompt = await self._prepare(workspace, request.text, uploads)
-        if harness.skills:  # offered to this task alone (its option), not to the folder's other tasks
-            written = await asyncio.to_thread(
-                write_harness_skills,
-                workspace,
-                harness,
-                session_folder=self.server.is_session_folder(workspace),
-            )
-            options = {**options, "skills_dir": str(written)}
-        return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
+        try:
+            prompt = await self._prepare(workspace, request.text, uploads)
+            if harness.skills:  # offered to this task alone (its option), not to the folder's other tasks
+                written = await asyncio.to_thread(
+                    write_harness_skills,
+                    workspace,
+                    harness,
+                    session_folder=self.server.is_session_folder(workspace),
+                )
+                options = {**options, "skills_dir": str(written)}
+            for upload, content in request.inline:
+                await self.tables.add_upload(upload, content)
+            return await asyncio.shield(self.server.submit(session_id, prompt, model=model, options=options))
+        except Exception:
+            await asyncio.shield(self._take_back(workspace, request.inline))
+            raise
+
+    async def _take_back(self, workspace: Path, inline: list[tuple[UploadRow, bytes]]) -> None:
+        """Forget the inline files of a request refused once they were placed: their rows, and their
+        folders under `.uhp-inputs/` (new ids, so no other task's)."""
+        ids = [upload.id for upload, _ in inline]
+        if ids:
+            await self.tables.delete_uploads(ids)
+            await asyncio.to_thread(self.folders.remove_inputs, workspace, ids)
 
     async def _check_idle(self, session_id: str) -> None:
         """Refuse a second task in a session; a task that has ended but is still closing is waited for."""
@@ -505,16 +524,7 @@ class HarnessHost:
         self, filename: str, media_type: str, content: bytes, owner: str = DEFAULT_PRINCIPAL
     ) -> UploadRow:
         """Keep a file of `owner`'s for use as task input; Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
-        if len(content) > MAX_UPLOAD_BYTES:
-            raise too_large()
-        row = UploadRow(
-            "file_" + uuid.uuid4().hex,
-            filename or "file",
-            media_type or "application/octet-stream",
-            len(content),
-            time.time(),
-            owner,
-        )
+        row = inline_file(filename, media_type, content, owner)
         await self.tables.add_upload(row, content)
         return row
 
@@ -594,6 +604,21 @@ class HarnessHost:
                 "harnez_share_not_found", f"No shared session {share_id!r}; it may have been revoked."
             )
         return record
+
+
+def inline_file(filename: str, media_type: str, content: bytes, owner: str = DEFAULT_PRINCIPAL) -> UploadRow:
+    """The upload row of a file of `owner`'s, not stored yet (a request's inline file is stored when
+    its task is accepted: `TaskRequest.inline`); Refusal `file_too_large` above MAX_UPLOAD_BYTES."""
+    if len(content) > MAX_UPLOAD_BYTES:
+        raise too_large()
+    return UploadRow(
+        "file_" + uuid.uuid4().hex,
+        filename or "file",
+        media_type or "application/octet-stream",
+        len(content),
+        time.time(),
+        owner,
+    )
 
 
 def too_large() -> Refusal:

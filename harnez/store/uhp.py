@@ -339,6 +339,10 @@ class UhpTables:
                 (row.id, row.filename, row.media_type, row.bytes, content, row.created_at, row.owner),
             )
 
+    async def delete_uploads(self, file_ids: list[str]) -> None:
+        async with self._db.transaction() as conn:
+            await conn.executemany("DELETE FROM uhp_uploads WHERE id = ?", [(i,) for i in file_ids])
+
     async def upload(self, file_id: str) -> tuple[UploadRow, bytes] | None:
         row = await self._db.fetchone(
             "SELECT id, filename, media_type, bytes, created_at, content, owner FROM uhp_uploads WHERE id = ?",

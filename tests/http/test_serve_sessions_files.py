@@ -5,8 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import json
+import shutil
+import sqlite3
 import time
 import zipfile
+from pathlib import Path
 
 import httpx
 
@@ -198,6 +201,65 @@ def test_an_uploaded_file_and_an_image_are_accepted_by_id(served: Served, client
     assert (
         client.get("/v1/sessions", params={"limit": 100}).json()["sessions"] == before
     )  # nothing was started
+
+
+def _uploads(served: Served) -> set[str]:
+    with sqlite3.connect(served.database) as db:
+        return {row[0] for row in db.execute("SELECT id FROM uhp_uploads")}
+
+
+def _with_inline_file(body: dict, text: str = "Read the attached note.") -> dict:
+    note = base64.b64encode(b"PLANTED-NOTE").decode()
+    part = {"type": "input_file", "filename": "note.txt", "file_data": f"data:text/plain;base64,{note}"}
+    return {**body, "input": [{"role": "user", "content": [{"type": "input_text", "text": text}, part]}]}
+
+
+def test_a_refused_request_keeps_none_of_its_inline_files(served: Served, client: httpx.Client) -> None:
+    # An inline file was stored before the harness, previous-response and busy checks: every refused
+    # request left an upload row (the file's bytes) that nothing would ever use or collect.
+    skill = {"name": "tidy", "content": "---\nname: tidy\ndescription: Tidy.\n---\n"}
+    harness = client.post("/v1/harnesses", json={"base": "harnez", "skills": [skill]}).json()
+    served.model.add(answer("first"), answer("held", hold="inline-busy"))
+    first = client.post("/v1/responses", json={"input": "a", "metadata": {"harness_id": harness["id"]}})
+    busy = client.post("/v1/responses", json={"input": "b", "background": True}).json()
+    before = _uploads(served)
+    refusals = [
+        ({"metadata": {"harness_id": "chrn_nope"}}, 404, "harness_not_found"),
+        ({"previous_response_id": "resp_nope"}, 404, "response_not_found"),
+        ({"previous_response_id": busy["id"]}, 409, "session_busy"),
+    ]
+    try:
+        for body, status, code in refusals:
+            refused = client.post("/v1/responses", json=_with_inline_file(body))
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code), refused.text
+    finally:
+        served.model.release("inline-busy")
+    assert _uploads(served) == before
+    # refused once the file was placed in the session's folder: its folder there goes too
+    with sqlite3.connect(served.database) as db:
+        workspace = Path(
+            db.execute(
+                "SELECT workspace FROM sessions WHERE id = ?", (first.json()["metadata"]["session_id"][5:],)
+            ).fetchone()[0]
+        )
+    skills = workspace / ".uhp-skills"
+    placed = set((workspace / ".uhp-inputs").iterdir()) if (workspace / ".uhp-inputs").exists() else set()
+    outside = workspace.parent / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(skills)
+    skills.symlink_to(outside)
+    unsafe = client.post(
+        "/v1/responses", json=_with_inline_file({"previous_response_id": first.json()["id"]})
+    )
+    assert unsafe.status_code == 409 and unsafe.json()["error"]["code"] == "harnez_workspace_unsafe"
+    assert _uploads(served) == before
+    after = set((workspace / ".uhp-inputs").iterdir()) if (workspace / ".uhp-inputs").exists() else set()
+    assert after == placed
+    # an accepted request keeps its file, under the id its stored input names
+    served.model.add(answer("kept"))
+    kept = client.post("/v1/responses", json=_with_inline_file({})).json()
+    items = client.get(f"/v1/responses/{kept['id']}/input_items").json()["data"]
+    assert _uploads(served) == before | {items[0]["content"][1]["file_id"]}
 
 
 def test_oversized_and_malformed_files_are_refused(served: Served, client: httpx.Client) -> None:
