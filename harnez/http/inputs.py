@@ -54,6 +54,10 @@ def parse_input(raw: Any) -> TaskInput:
         if "role" not in item and "content" not in item:
             item = _message([item])  # a bare content part
         role = item.get("role", "user")
+        if not isinstance(role, str):  # a role of no known name: its text was silently dropped
+            raise ApiError.invalid(
+                "A message's role must be text: user, system, developer or assistant.", f"input[{index}].role"
+            )
         content = item.get("content")
         parts = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
         if not isinstance(parts, list):
@@ -110,7 +114,9 @@ def _file_part(
     media_type, content = decode_data_url(data, param)
     default = "image" if kind == "input_image" else "file"
     given = part.get("filename")
-    filename = given if isinstance(given, str) else default
+    if given is not None and not isinstance(given, str):
+        raise ApiError.invalid("filename must be text (the file's name), or absent.", f"{param}.filename")
+    filename = default if given is None else given
     parsed.inline.append(InlineFile(filename, media_type, content, where))
     return {"type": kind, "filename": filename}
 

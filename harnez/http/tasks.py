@@ -62,9 +62,9 @@ async def create_response(request: Request) -> Response:
 
 async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None, owner: str) -> TaskRequest:
     parsed = parse_input(body["input"])
-    metadata = body.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise ApiError.invalid("metadata must be an object.", "metadata")
+    metadata = {} if body.get("metadata") is None else body["metadata"]
+    if not isinstance(metadata, dict):  # `false` or `[]` was read as no metadata
+        raise ApiError.invalid("metadata must be an object, or null for none.", "metadata")
     harness_id = metadata.get("harness_id")
     if harness_id is not None and not isinstance(harness_id, str):
         raise ApiError.invalid("metadata.harness_id must be text.", "metadata.harness_id")

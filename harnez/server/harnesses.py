@@ -167,7 +167,7 @@ class HarnessCatalog:
                 detail={"supported": list(BASES)},
             )
         config, skills = parse_config(body, {})
-        name = _text(body.get("name") or "Harness", "name")
+        name = _optional_text(body.get("name"), "name") or "Harness"
         created = int(time.time() * 1000)
         row = HarnessRow("chrn_" + uuid.uuid4().hex, name, base, config, False, created, owner)
         await self._tables.save_harness(row, skills)
@@ -277,24 +277,35 @@ def parse_config(
     if "default_model" in body:
         config["default_model"] = _model(body["default_model"])
     if "system_prompt" in body:
-        config["system_prompt"] = _text(body["system_prompt"] or "", "system_prompt")
+        config["system_prompt"] = _optional_text(body["system_prompt"], "system_prompt")
     for key in ("max_step", "timeout_seconds"):
         if key in body:
             config[key] = _budget(body[key], key)
+    # null counts as an empty list; any other value that is no list is refused, never read as empty
     if "disabled_tools" in body:
-        tools = body["disabled_tools"] or []
-        if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
+        tools = _list(body["disabled_tools"], "disabled_tools", "tool names")
+        if not all(isinstance(t, str) and t for t in tools):
             raise Refusal(
                 "invalid_input", "disabled_tools must be a list of tool names.", param="disabled_tools"
             )
         config["disabled_tools"] = tools
     if "mcp_servers" in body:
-        config["mcp_servers"] = [_mcp_server(entry, i) for i, entry in enumerate(body["mcp_servers"] or [])]
+        entries = _list(body["mcp_servers"], "mcp_servers", "MCP server objects")
+        config["mcp_servers"] = [_mcp_server(entry, i) for i, entry in enumerate(entries)]
     skills = None
     if "skills" in body:
-        metas, skills = parse_skills(body["skills"] or [], stored or [])
+        metas, skills = parse_skills(_list(body["skills"], "skills", "skill objects"), stored or [])
         config["skills"] = metas
     return config, skills
+
+
+def _list(value: Any, param: str, of: str) -> list[Any]:
+    """A list field of a harness body; null is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Refusal("invalid_input", f"{param} must be a list of {of}, or null for none.", param=param)
+    return value
 
 
 def parse_skills(raw: Any, stored: list[SkillFileRow]) -> tuple[list[dict[str, Any]], list[SkillFileRow]]:
@@ -337,7 +348,7 @@ def _skill_bundle(
 ) -> list[SkillFileRow]:
     if "files" not in skill and "content" not in skill:
         kept = [f for f in stored if f.skill == name]
-        if skill.get("blob") and kept:
+        if _optional_text(skill.get("blob"), f"{where}.blob") and kept:
             return kept  # a bundle handle passed back unchanged: keep the stored files
         raise Refusal("invalid_input", f"The skill {name!r} has neither `files` nor `content`.", param=where)
     if "files" not in skill:
@@ -348,7 +359,13 @@ def _skill_bundle(
         )
     bundle: dict[str, SkillFileRow] = {}
     for i, entry in enumerate(skill["files"]):
-        path = _skill_path(entry.get("path") if isinstance(entry, dict) else None, f"{where}.files[{i}].path")
+        if not isinstance(entry, dict):
+            raise Refusal(
+                "invalid_input",
+                "Each skill file must be an object {path, content | content_b64}.",
+                param=f"{where}.files[{i}]",
+            )
+        path = _skill_path(entry.get("path"), f"{where}.files[{i}].path")
         bundle[path] = SkillFileRow(name, path, *_skill_content(entry, f"{where}.files[{i}]"))
     return list(bundle.values())
 
@@ -370,9 +387,10 @@ def _skill_path(raw: Any, param: str) -> str:
 
 
 def _skill_content(entry: dict[str, Any], param: str) -> tuple[bytes, bool]:
-    if isinstance(entry.get("content_b64"), str):
+    if entry.get("content_b64") is not None:
+        encoded = _text(entry["content_b64"], f"{param}.content_b64")
         try:
-            return base64.b64decode(entry["content_b64"], validate=True), True
+            return base64.b64decode(encoded, validate=True), True
         except (binascii.Error, ValueError):
             raise Refusal(
                 "invalid_input", "content_b64 is not valid base64.", param=f"{param}.content_b64"
@@ -407,7 +425,7 @@ def _mcp_server(entry: Any, index: int) -> dict[str, Any]:
         "enabled": enabled,
     }
     if headers:
-        clean["headers"] = {str(k): str(v) for k, v in headers.items()}
+        clean["headers"] = dict(headers)
     if auth:
         clean["auth"] = auth
     return clean
@@ -423,18 +441,40 @@ def _mcp_credentials(entry: dict[str, Any], where: str) -> tuple[Any, dict[str, 
             "environment variable of the server, `env:NAME`.",
             param=f"{where}.auth",
         )
-    headers = entry.get("headers") or {}
-    if not isinstance(headers, dict) or any(_SECRET_HEADER.search(str(k)) for k in headers):
+    headers = entry.get("headers")
+    if headers is None:
+        return auth, {}
+    if not isinstance(headers, dict):
+        raise Refusal(
+            "invalid_input",
+            'headers must be an object of header names and text values ({"X-Team": "research"}).',
+            param=f"{where}.headers",
+        )
+    if any(_SECRET_HEADER.search(name) for name in headers):
         raise Refusal(
             "invalid_input",
             'MCP headers may not carry credentials; use `auth: "env:NAME"`.',
             param=f"{where}.headers",
         )
+    for name, value in headers.items():
+        if not isinstance(value, str):  # it was sent as str(value): 5 as "5", true as "True"
+            raise Refusal(
+                "invalid_input",
+                f'The value of the MCP header {name!r} must be text, as sent on the wire ("5", not 5).',
+                param=f"{where}.headers.{name}",
+            )
     return auth, headers
 
 
 def _model(value: Any) -> str | None:
-    if value in (None, ""):
+    if value is not None and not isinstance(value, str):
+        raise Refusal(
+            "invalid_input",
+            "default_model must be text: a model reference `<provider>/<model>[:<thinking>]` "
+            "(for example `openai/gpt-5:high`), or null for the server's model.",
+            param="default_model",
+        )
+    if not value:
         return None
     try:
         return str(parse_model_ref(value))
@@ -470,6 +510,11 @@ def _flag(entry: dict[str, Any], param: str) -> bool:
     if not isinstance(value, bool):
         raise Refusal("invalid_input", f"{param} must be true or false.", param=param)
     return value
+
+
+def _optional_text(value: Any, param: str) -> str:
+    """A text field where null means none (""); anything but text is refused, never read as empty."""
+    return "" if value is None else _text(value, param)
 
 
 def _text(value: Any, param: str) -> str:

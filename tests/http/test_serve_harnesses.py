@@ -156,6 +156,62 @@ def test_an_mcp_url_that_is_no_uri_and_an_enabled_that_is_no_boolean_are_refused
     assert kept["mcpServers"][0]["enabled"] is True
 
 
+def test_fields_of_the_wrong_type_are_refused_naming_them_never_read_loosely(client: httpx.Client) -> None:
+    # `default_model: 5` was refused as "The model reference is empty"; header values were stored as
+    # str(value); `false`, `0` or `{}` where a list or text belongs were read as empty, and a string
+    # where the MCP servers belong was read as a list of its characters.
+    before = client.get("/v1/harnesses").json()["harnesses"]
+    server = {"name": "vault", "url": "https://mcp.example.invalid/mcp"}
+    skill = {"name": "tidy", "files": [{"path": "SKILL.md", "content": "# tidy\n"}]}
+    cases = [
+        ({"default_model": 5}, "default_model", "must be text"),
+        ({"mcp_servers": [{**server, "headers": {"X-Team": 5}}]}, "mcp_servers[0].headers.X-Team", "text"),
+        ({"mcp_servers": [{**server, "headers": "X-Team: 5"}]}, "mcp_servers[0].headers", "object"),
+        ({"mcp_servers": "vault"}, "mcp_servers", "list"),
+        ({"mcp_servers": {}}, "mcp_servers", "list"),
+        ({"disabled_tools": False}, "disabled_tools", "list"),
+        ({"skills": False}, "skills", "list"),
+        ({"system_prompt": 0}, "system_prompt", "text"),
+        ({"name": 7}, "name", "text"),
+        ({"skills": [{**skill, "files": ["SKILL.md"]}]}, "skills[0].files[0]", "object"),
+        (
+            {"skills": [{**skill, "files": [*skill["files"], {"path": "a.bin", "content_b64": 5}]}]},
+            "skills[0].files[1].content_b64",
+            "text",
+        ),
+    ]
+    for body, param, expected in cases:
+        refused = client.post("/v1/harnesses", json={"base": "harnez", **body})
+        assert refused.status_code == 400, (body, refused.text)
+        error = refused.json()["error"]
+        assert (error["code"], error["param"]) == ("invalid_input", param), (body, error)
+        assert expected in error["message"], (body, error)
+    assert client.get("/v1/harnesses").json()["harnesses"] == before
+    made = _create(client, mcp_servers=[{**server, "headers": {"X-Team": "5"}}], system_prompt=None)
+    assert made["mcpServers"][0]["headers"] == {"X-Team": "5"} and made["systemPrompt"] == ""
+    changed = client.put(f"/v1/harnesses/{made['id']}", json={"default_model": 5})
+    assert changed.status_code == 400 and changed.json()["error"]["param"] == "default_model"
+
+
+def test_task_fields_of_the_wrong_type_are_refused_before_any_task(
+    served: Served, client: httpx.Client
+) -> None:
+    # `"metadata": false` ran the task as if no metadata were sent, a role that is no text dropped
+    # the message's words, and a filename that is no text was replaced by "file".
+    asked = len(served.model.requests)
+    file_part = {"type": "input_file", "file_data": "data:text/plain,hi", "filename": 5}
+    cases = [
+        ({"input": "hi", "metadata": False}, "metadata"),
+        ({"input": [{"role": 5, "content": "hi"}]}, "input[0].role"),
+        ({"input": [{"role": "user", "content": [file_part]}]}, "input[0].content[0].filename"),
+    ]
+    for body, param in cases:
+        refused = client.post("/v1/responses", json=body)
+        assert refused.status_code == 400, (body, refused.text)
+        assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == ("invalid_input", param)
+    assert len(served.model.requests) == asked
+
+
 def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
     served: Served, client: httpx.Client
 ) -> None:
