@@ -7,6 +7,11 @@ naming its `response_id` and numbered 0, 1, 2, … in the order they were made. 
 means the same event on every connection, `Last-Event-ID: N` (or `?starting_after=N`) resumes after
 event N exactly, as it does on a task's stream — including the events made while the client was
 away (the latest FEED_KEPT are kept).
+
+Only the links differ between connections: a cited file's `download_url` is kept relative in the
+feed and made absolute, as each event is sent, under the base URL of the connection's own request,
+so a client that reached the server under another name (`localhost`, a proxy) gets links it can
+follow.
 """
 
 from __future__ import annotations
@@ -36,10 +41,8 @@ class HarnessFeed:
     """The numbered events of one principal's responses with one harness, relayed from the moment
     it is made (a principal never sees another's work, with the built-in harness either)."""
 
-    def __init__(
-        self, host: HarnessHost, harness_id: str, owner: str, base_url: str, kept: int = FEED_KEPT
-    ) -> None:
-        self._host, self._base_url = host, base_url
+    def __init__(self, host: HarnessHost, harness_id: str, owner: str, kept: int = FEED_KEPT) -> None:
+        self._host = host
         self._events: deque[dict[str, Any]] = deque(maxlen=kept)
         self._next = 0
         self._running: dict[str, int] = {}
@@ -63,7 +66,8 @@ class HarnessFeed:
     async def _follow(self, row: Any) -> None:
         try:
             # `hide` False: following a `store: false` response here does not use up its one read
-            async for event in follow(self._host, row, self._base_url, hide=False):
+            # links relative (base ""): each connection makes them absolute under its own base URL
+            async for event in follow(self._host, row, "", hide=False):
                 self._append(row.id, event)
         except Exception:  # the server is closing, or a bug: the feed goes on without this response
             log.warning("the event feed stopped following response %s", row.id, exc_info=True)
@@ -87,18 +91,34 @@ class HarnessFeed:
             return after + 1
         return min(self._running.values(), default=self._next)
 
-    async def events(self, after: int | None) -> AsyncGenerator[dict[str, Any], None]:
-        """The feed from `start(after)` on, live, until the client leaves; events no longer kept are
-        skipped (the numbers show the gap)."""
+    async def events(self, after: int | None, base_url: str) -> AsyncGenerator[dict[str, Any], None]:
+        """The feed from `start(after)` on, live, until the client leaves, its links under `base_url`
+        (the connection's own); events no longer kept are skipped (the numbers show the gap)."""
         cursor = self.start(after)
+        base = base_url.rstrip("/")
         while True:
             oldest = self._next - len(self._events)
             cursor = max(cursor, oldest)
             if cursor < self._next:
-                yield self._events[cursor - oldest]
+                yield with_links(self._events[cursor - oldest], base)
                 cursor += 1
             else:
                 await self._changed.wait()
+
+
+def with_links(value: Any, base: str) -> Any:
+    """`value` (an event, or a part of one) with every relative `download_url` made absolute under
+    `base`; copied, since the feed's events are shared by its connections."""
+    if isinstance(value, dict):
+        return {
+            key: base + item
+            if key == "download_url" and isinstance(item, str) and item.startswith("/")
+            else with_links(item, base)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [with_links(item, base) for item in value]
+    return value
 
 
 def _feed(request: Request, harness_id: str) -> HarnessFeed:
@@ -106,7 +126,7 @@ def _feed(request: Request, harness_id: str) -> HarnessFeed:
     owner = principal(request)
     if (harness_id, owner) not in feeds:
         host = request.app.state.host
-        feeds[harness_id, owner] = HarnessFeed(host, harness_id, owner, str(request.base_url))
+        feeds[harness_id, owner] = HarnessFeed(host, harness_id, owner)
     return feeds[harness_id, owner]
 
 
@@ -118,7 +138,8 @@ async def harness_events(request: Request) -> Response:
     harness = await host.harnesses.get(request.path_params["harness_id"], owner=principal(request))
     after = resume_after(request)
     # the feed watches from now, before the answer's headers: a response started after them is in it
-    return numbered_stream(_feed(request, harness.id).events(after if after >= 0 else None))
+    feed = _feed(request, harness.id)
+    return numbered_stream(feed.events(after if after >= 0 else None, str(request.base_url)))
 
 
 routes = [Route("/v1/harnesses/{harness_id}/events", harness_events, methods=["GET"])]

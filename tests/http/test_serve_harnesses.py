@@ -10,7 +10,7 @@ import httpx
 
 from harnez.testing.scripted_model import ScriptedModel
 from tests.http.conftest import HARNEZ, serve_environ, start_serve, uhp_client
-from tests.http.helpers import Served, answer, validate
+from tests.http.helpers import Served, answer, sse_events, validate, writes
 
 SKILL = {
     "name": "vault-manual",
@@ -210,6 +210,45 @@ def test_task_fields_of_the_wrong_type_are_refused_before_any_task(
         assert refused.status_code == 400, (body, refused.text)
         assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == ("invalid_input", param)
     assert len(served.model.requests) == asked
+
+
+def _links_until_done(feed: httpx.Response) -> list[str]:
+    """Every `download_url` of a feed's events, up to its first terminal event."""
+    links: list[str] = []
+    for event in sse_events(feed):
+        text = json.dumps(event)
+        links += [part.split('"')[0] for part in text.split('"download_url": "')[1:]]
+        if event["type"] in ("response.completed", "response.failed", "response.incomplete"):
+            return links
+    raise AssertionError("the feed ended before its response")
+
+
+def test_each_feed_connection_gets_links_under_the_name_it_reached_the_server_by(
+    served: Served, client: httpx.Client
+) -> None:
+    # The feed is shared by a principal's connections, and its events were translated once with the
+    # first connection's base URL: a client that came through another name (localhost, a proxy) got
+    # links to 127.0.0.1, which may not reach the server from where it is.
+    made = _create(client, name="Linked")
+    path = f"/v1/harnesses/{made['id']}/events"
+    port = served.url.rsplit(":", 1)[1]
+    with (
+        uhp_client(served) as first,
+        uhp_client(served) as proxied,
+        first.stream("GET", path) as near,
+        proxied.stream("GET", path, headers={"Host": f"localhost:{port}"}) as far,
+    ):
+        served.model.add(*writes("report.txt", "linked"))
+        done = client.post(
+            "/v1/responses", json={"input": "write it", "metadata": {"harness_id": made["id"]}}
+        )
+        assert done.json()["status"] == "completed", done.text
+        near_links, far_links = _links_until_done(near), _links_until_done(far)
+    assert near_links and len(near_links) == len(far_links)
+    assert all(link.startswith(f"{served.url}/v1/containers/") for link in near_links), near_links
+    assert all(link.startswith(f"http://localhost:{port}/v1/containers/") for link in far_links), far_links
+    assert [link.split(port, 1)[1] for link in far_links] == [link.split(port, 1)[1] for link in near_links]
+    assert client.get(far_links[0].split(port, 1)[1]).content == b"linked"
 
 
 def test_a_harness_runs_with_its_skills_budget_and_disabled_tools(
