@@ -82,6 +82,8 @@ def harness_json(harness: Harness) -> dict[str, Any]:
         data["defaultModel"] = harness.default_model
     if harness.builtin:
         data["harnez_default"] = True
+    if harness.repairs:  # a configuration stored by an older version, repaired as it was read
+        data["harnez_warnings"] = [{"code": "stored-config-repaired", "message": m} for m in harness.repairs]
     return data
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import posixpath
 import re
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from harnez.errors import HarnezError, ModelConfigError, SettingsError
 from harnez.settings import Settings, parse_model_ref
@@ -86,6 +87,9 @@ class Harness:
     workspace: str | None = None
     """A fixed workspace every session of this harness works in (server configuration only)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    repairs: tuple[str, ...] = ()
+    """What was repaired in the stored configuration as it was read (`stored_mcp_servers`): said in
+    the harness's `harnez_warnings` until the client sends the fields again."""
 
     def task_options(
         self, max_step: int | None, timeout: int | None, instructions: str | None
@@ -235,14 +239,16 @@ async def assemble(tables: UhpTables, row: HarnessRow) -> Harness:
     """A stored harness with its skill files."""
     config = row.config
     files = await tables.skill_files(row.id)
+    repairs: list[str] = []
     skills = tuple(
         Skill(
             meta["name"],
-            bool(meta.get("enabled", True)),
+            _stored_flag(meta, f"the skill `{meta['name']}`", repairs),
             tuple(SkillFile(f.path, f.content, f.binary) for f in files if f.skill == meta["name"]),
         )
         for meta in config.get("skills", ())
     )
+    mcp_servers = stored_mcp_servers(config.get("mcp_servers", ()), repairs)
     return Harness(
         row.id,
         row.name,
@@ -250,14 +256,80 @@ async def assemble(tables: UhpTables, row: HarnessRow) -> Harness:
         row.created_at,
         config.get("default_model"),
         config.get("system_prompt") or "",
-        tuple(config.get("mcp_servers", ())),
+        mcp_servers,
         skills,
         tuple(config.get("disabled_tools", ())),
         config.get("max_step"),
         config.get("timeout_seconds"),
         row.builtin,
         config.get("workspace"),
+        repairs=tuple(repairs),
     )
+
+
+def stored_mcp_servers(entries: Any, repairs: list[str]) -> tuple[dict[str, Any], ...]:
+    """A stored harness's MCP servers as they may be served and run, whatever version stored them.
+
+    Older versions stored any url starting with `http://` as sent; a row may also have been edited
+    by hand. An `enabled` that is not a boolean switches the server off: `"false"` read as on would
+    connect the server the client meant to switch off. (Those versions stored `enabled` as a
+    boolean, `"false"` as true: nothing in such a row tells it, docs/uhp.md.) A url that is no URI is
+    percent-encoded where that makes it one (a space or `é` in its path, as it went on the wire);
+    one that cannot be (no host, a space in the host) is left out, since a client that checks
+    `format: uri` cannot read it and it never connected. Each repair is said in `repairs`."""
+    kept: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries if isinstance(entries, list) else ()):
+        where = f"mcpServers[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+            repairs.append(f"{where} is no MCP server object: left out; send mcp_servers again.")
+            continue
+        name = entry.get("name", "mcp")
+        url = entry["url"] if _is_http_url(entry["url"]) else _encoded_url(entry["url"])
+        if url is None:
+            repairs.append(
+                f"MCP server `{name}`: its stored url is no whole http(s) URL with a host: left out; "
+                "send mcp_servers again with its URL."
+            )
+            continue
+        if url != entry["url"]:
+            repairs.append(
+                f"MCP server `{name}`: its stored url held characters a URI may not: percent-encoded."
+            )
+        fixed = {**entry, "url": url, "enabled": _stored_flag(entry, f"MCP server `{name}`", repairs)}
+        kept.append(fixed)
+    return tuple(kept)
+
+
+def _stored_flag(entry: dict[str, Any], what: str, repairs: list[str]) -> bool:
+    """A stored `enabled`: true when absent or null; anything but a boolean is off, and said."""
+    value = entry.get("enabled")
+    if value is None or isinstance(value, bool):
+        return value is not False
+    repairs.append(
+        f"{what}: its stored `enabled` was {json.dumps(value)}, not true or false: switched off; "
+        "send it again with enabled true to switch it on."
+    )
+    return False
+
+
+def _encoded_url(url: str) -> str | None:
+    """`url` with its path, query and fragment percent-encoded where they hold characters a URI may
+    not, if that makes it a whole http(s) URL; None when its scheme or host is at fault."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    safe = "/?#[]@!$&'()*+,;=%:~"
+    encoded = urlunsplit(
+        (
+            parts.scheme,
+            parts.netloc,
+            quote(parts.path, safe=safe),
+            quote(parts.query, safe=safe),
+            quote(parts.fragment, safe=safe),
+        )
+    )
+    return encoded if _is_http_url(encoded) else None
 
 
 async def session_harness(tables: UhpTables, session_num: int) -> Harness | None:

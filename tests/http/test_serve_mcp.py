@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -321,3 +322,44 @@ def test_an_mcp_call_needs_approval_like_a_shell_command(
     result = [item for item in body["output"] if item["type"] == "function_call_output"][-1]["output"]
     assert "Denied automatically" in result and "mcp__vault__lookup" in result, result
     assert "tools/call" not in mcp_server.methods()  # `harnez serve --approve deny` (the default)
+
+
+def test_a_harness_stored_before_its_mcp_fields_were_checked_is_repaired_as_it_is_read(
+    served: Served, client: httpx.Client, mcp_server: McpServer
+) -> None:
+    # Stored by an older version (or edited by hand): a url that is no URI was served as it was and
+    # broke every client that checks `format: uri`, and `"enabled": "false"` connected the server.
+    skill = {"name": "tidy", "content": "---\nname: tidy\ndescription: Tidy up.\n---\n"}
+    made = client.post("/v1/harnesses", json={"base": "harnez", "skills": [skill]})
+    harness = made.json()["id"]
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    stored = [
+        {"name": "quiet", "url": mcp_server.url, "transport": "http", "enabled": "false"},
+        {"name": "spaced", "url": f"{closed}/mcp tools/données", "transport": "http", "enabled": True},
+        {"name": "hostless", "url": "http:///mcp", "transport": "http", "enabled": True},
+    ]
+    with sqlite3.connect(served.database, timeout=30) as db:
+        (config,) = db.execute("SELECT config FROM uhp_harnesses WHERE id = ?", (harness,)).fetchone()
+        skills = [{"name": "tidy", "enabled": "no"}]
+        config = json.dumps({**json.loads(config), "mcp_servers": stored, "skills": skills})
+        db.execute("UPDATE uhp_harnesses SET config = ? WHERE id = ?", (config, harness))
+    read = client.get(f"/v1/harnesses/{harness}").json()
+    assert [(s["name"], s["url"], s["enabled"]) for s in read["mcpServers"]] == [
+        ("quiet", mcp_server.url, False),
+        ("spaced", f"{closed}/mcp%20tools/donn%C3%A9es", True),
+    ]
+    warned = " ".join(w["message"] for w in read["harnez_warnings"])
+    assert all(f"`{name}`" in warned for name in ("quiet", "spaced", "hostless", "tidy")), warned
+    assert read["skills"][0]["enabled"] is False
+    listed = client.get("/v1/harnesses").json()["harnesses"]
+    assert [h for h in listed if h["id"] == harness] == [read]
+    served.model.add(answer("done anyway"))
+    body = client.post("/v1/responses", json={"input": "go", "metadata": {"harness_id": harness}}).json()
+    assert body["status"] == "completed", body
+    assert [w["message"].split("`")[1] for w in _warnings(body["output"])] == ["spaced"]
+    assert mcp_server.requests == []  # switched off: never contacted
+    again = client.put(
+        f"/v1/harnesses/{harness}",
+        json={"mcp_servers": [{"name": "quiet", "url": mcp_server.url}], "skills": [skill]},
+    ).json()
+    assert "harnez_warnings" not in again and again["mcpServers"][0]["enabled"] is True
