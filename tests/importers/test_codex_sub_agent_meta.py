@@ -1,0 +1,89 @@
+"""How a Codex rollout says it is a sub-agent's, in the shapes Codex wrote: older versions only in
+`session_meta.source.subagent.thread_spawn`; recent ones at the top of `session_meta` as well
+(`parent_thread_id`, `agent_nickname`, `agent_role`, `agent_path`), the spawn object's own fields
+then sometimes null, or no spawn object at all (`source` a plain string, `thread_source: subagent`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harnez.server import Server
+from tests.importers.test_record_kinds import _line, _rollout, _said, _token_count, read
+
+PARENT = "019a0000-0000-7000-8000-0000000000d1"
+CHILD = "019a0000-0000-7000-8000-0000000000d2"
+NAMES = {"agent_nickname": "Ramanujan", "agent_role": "explorer", "agent_path": "/root/explorer"}
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "spawn object only (older)": {
+        "source": {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, **NAMES}}}
+    },
+    "top level beside a spawn object of nulls": {
+        "source": {
+            "subagent": {
+                "thread_spawn": {
+                    "parent_thread_id": PARENT,
+                    "depth": 1,
+                    "agent_path": None,
+                    "agent_nickname": None,
+                    "agent_role": None,
+                }
+            }
+        },
+        "parent_thread_id": PARENT,
+        **NAMES,
+    },
+    "top level only": {"source": "exec", "thread_source": "subagent", "parent_thread_id": PARENT, **NAMES},
+    "top level, role as agent_type": {
+        "source": "cli",
+        "parent_thread_id": PARENT,
+        "agent_nickname": "Ramanujan",
+        "agent_type": "explorer",
+    },
+}
+
+
+def _session(home: Path, session: str, meta: dict[str, Any], prompt: str) -> Path:
+    return _rollout(
+        home,
+        session,
+        [
+            _line("session_meta", {"id": session, "cwd": "/w", **meta}, 0),
+            _line("turn_context", {"model": "gpt-5.5", "cwd": "/w"}, 1),
+            _line("event_msg", {"type": "user_message", "message": prompt}, 2),
+            _line("response_item", _said("assistant", "output_text", "Done."), 3),
+            _token_count(100, 4),
+        ],
+    )
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_a_codex_sub_agent_is_linked_to_its_parent_and_named_in_every_shape(
+    tmp_path: Path, workspace: Path, db_path: Path, shape: str
+) -> None:
+    home = tmp_path / "home"
+    _session(home, PARENT, {"source": "cli"}, "map the repository")
+    child = _session(home, CHILD, SHAPES[shape], "list the modules")
+
+    [summary] = read(tmp_path, child, "--summary")
+    assert (summary["agent_id"], summary["parent_session_id"]) == ("Ramanujan", PARENT)
+    assert summary["user_messages"] == 1  # the counting rules do not move
+
+    server = await Server.open(db_path)
+    try:
+        await server.import_sessions(home, workspace=workspace)
+        found = {}
+        for record in (await server.list_sessions(None, None)).sessions:
+            origin = await server.session_origin(record.id)
+            assert origin is not None
+            found[origin["original_id"]] = {**origin, "id": record.id, "title": record.title}
+        sub, mother = found[CHILD], found[PARENT]
+        assert sub["agent_id"] == "Ramanujan"
+        assert sub["title"] == "[explorer Ramanujan] list the modules"
+        assert (sub["parent_original_id"], sub["parent_session"]) == (PARENT, mother["id"])
+        assert mother["children"] == [sub["id"]]
+    finally:
+        await server.close()
