@@ -44,6 +44,8 @@ HARNESS = "codex"
 WIRE = "openai-responses"
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 """Response items that are tool calls, and the field holding their input."""
+DEFAULT_NAMESPACE = "functions"
+"""The namespace of Codex's own tools, which their names go without."""
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
 IMAGE_INPUTS = ("image", "local_image", "input_image")
@@ -295,7 +297,7 @@ class _Rollout:
             self._add(
                 ToolCall(
                     str(payload.get("call_id") or payload.get("id") or ""),
-                    str(name),
+                    tool_name(payload.get("namespace"), str(name)),
                     _arguments(payload.get(CALLS[kind])),
                 )
             )
@@ -476,6 +478,16 @@ def _spawned(info: SessionInfo, payload: dict[str, Any], *, spawn: bool) -> None
         info.agent_id or _str(payload.get("agent_nickname")) or _str(payload.get("agent_path")) or "sub-agent"
     )
     info.agent_type = info.agent_type or _str(payload.get("agent_role")) or _str(payload.get("agent_type"))
+
+
+def tool_name(namespace: Any, name: str) -> str:
+    """A call's tool as Codex names it where the namespace cannot travel apart: `mcp__github` and
+    `get_me` are `mcp__github__get_me` (one `__` between, however many underscores either side
+    brought), so two MCP servers' tools of one name stay apart; the default namespace, `functions`,
+    is left out, as Codex does."""
+    if not isinstance(namespace, str) or namespace in ("", DEFAULT_NAMESPACE):
+        return name
+    return f"{namespace.rstrip('_')}__{name.lstrip('_')}"
 
 
 def codex_usage(raw: dict[str, Any]) -> Usage:

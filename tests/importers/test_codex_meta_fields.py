@@ -1,4 +1,4 @@
-"""How a Codex rollout says it is a sub-agent's, in the shapes Codex wrote: older versions only in
+"""Codex `session_meta` and call fields the fixtures lack. How a rollout says it is a sub-agent's, in the shapes Codex wrote: older versions only in
 `session_meta.source.subagent.thread_spawn`; recent ones at the top of `session_meta` as well
 (`parent_thread_id`, `agent_nickname`, `agent_role`, `agent_path`), the spawn object's own fields
 then sometimes null, or no spawn object at all (`source` a plain string, `thread_source: subagent`)."""
@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from harnez.server import Server
-from tests.importers.test_record_kinds import _line, _rollout, _said, _token_count, read
+from harnez.testing.scripted_model import ScriptedModel
+from tests.importers.test_record_kinds import (
+    _line,
+    _rollout,
+    _said,
+    _token_count,
+    continued,
+    imported,
+    read,
+)
 
 PARENT = "019a0000-0000-7000-8000-0000000000d1"
 CHILD = "019a0000-0000-7000-8000-0000000000d2"
@@ -87,3 +96,56 @@ async def test_a_codex_sub_agent_is_linked_to_its_parent_and_named_in_every_shap
         assert mother["children"] == [sub["id"]]
     finally:
         await server.close()
+
+
+# A call's namespace ---------------------------------------------------------------------------------
+
+
+def _call(call_id: str, name: str, namespace: str | None, second: int) -> dict[str, Any]:
+    item = {"type": "function_call", "name": name, "arguments": "{}", "call_id": call_id}
+    return _line("response_item", {**item, "namespace": namespace} if namespace else item, second)
+
+
+def _output(call_id: str, text: str, second: int) -> dict[str, Any]:
+    return _line(
+        "response_item", {"type": "function_call_output", "call_id": call_id, "output": text}, second
+    )
+
+
+async def test_a_codex_call_keeps_its_namespace_in_its_tool_name(
+    tmp_path: Path, workspace: Path, db_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """Codex's MCP tools are offered in namespaces (`mcp__<server>`) and a call names its namespace
+    apart from its tool: two servers' `search` are two tools. Codex's own tools are in the default
+    namespace, `functions`, whose name Codex leaves out."""
+    home = tmp_path / "home"
+    session = "019a0000-0000-7000-8000-0000000000e7"
+    rollout = _rollout(
+        home,
+        session,
+        [
+            _line("event_msg", {"type": "user_message", "message": "find the issue on both"}, 2),
+            _call("c1", "search", "mcp__github", 3),
+            _call("c2", "search", "mcp__gitlab__", 3),
+            _call("c3", "exec_command", "functions", 3),
+            _token_count(100, 4),
+            _output("c1", "github #12", 5),
+            _output("c2", "gitlab !7", 5),
+            _output("c3", "ok", 5),
+            _line("response_item", _said("assistant", "output_text", "Both found."), 6),
+            _token_count(200, 7),
+        ],
+    )
+    named = ["mcp__github__search", "mcp__gitlab__search", "exec_command"]
+    [read_back] = read(tmp_path, rollout)
+    calls = [p for e in read_back["entries"] if e["type"] == "assistant" for p in e["parts"]]
+    assert [p["name"] for p in calls if p["type"] == "tool_call"] == named
+    events = imported(tmp_path, home)[1]
+    assert [e["name"] for e in events if e["kind"] == "tool-requested"] == named
+
+    request = await continued(home, workspace, db_path, scripted_model, "openai-responses")
+    items = request.body["input"]
+    sent = {i["call_id"]: i["name"] for i in items if i.get("type") == "function_call"}
+    assert sent == dict(zip(("c1", "c2", "c3"), named, strict=True))
+    answered = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+    assert answered == ["c1", "c2", "c3"]  # each call still paired with its output
