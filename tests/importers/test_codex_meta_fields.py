@@ -21,6 +21,7 @@ from tests.importers.test_record_kinds import (
     imported,
     read,
 )
+from tests.importers.test_session_links import origins
 
 PARENT = "019a0000-0000-7000-8000-0000000000d1"
 CHILD = "019a0000-0000-7000-8000-0000000000d2"
@@ -84,14 +85,10 @@ async def test_a_codex_sub_agent_is_linked_to_its_parent_and_named_in_every_shap
     server = await Server.open(db_path)
     try:
         await server.import_sessions(home, workspace=workspace)
-        found = {}
-        for record in (await server.list_sessions(None, None)).sessions:
-            origin = await server.session_origin(record.id)
-            assert origin is not None
-            found[origin["original_id"]] = {**origin, "id": record.id, "title": record.title}
+        found = await origins(server)
         sub, mother = found[CHILD], found[PARENT]
         assert sub["agent_id"] == "Ramanujan"
-        assert sub["title"] == "[explorer Ramanujan] list the modules"
+        assert (await server.get_session(sub["id"])).title == "[explorer Ramanujan] list the modules"
         assert (sub["parent_original_id"], sub["parent_session"]) == (PARENT, mother["id"])
         assert mother["children"] == [sub["id"]]
     finally:
