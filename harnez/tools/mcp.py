@@ -249,9 +249,10 @@ def full_name(server: str, tool: str) -> str:
 
 def tagged_name(server: str, tool: str) -> str:
     """A name for a tool whose whole name is too long for the providers or taken by another tool (two
-    names the same once cut, or once made of allowed characters): its first 55 characters, `_` and 8
-    hex digits of the SHA-256 of server and tool. 64 characters, another for every tool, and the same
-    in every task, so a child session continued later finds the tools its delegation gave it."""
+    names the same once cut, or once made of allowed characters): its first 55 characters (all of it
+    when shorter), `_` and 8 hex digits of the SHA-256 of server and tool. At most 64 characters,
+    another for every tool, and the same in every task, so a child session continued later finds the
+    tools its delegation gave it."""
     tag = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:TAG_CHARS]
     return f"{full_name(server, tool)[:STEM_CHARS]}_{tag}"
 

@@ -6,6 +6,7 @@ their names were cut to. Real MCP servers on loopback."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from harnez.server import Server
 from harnez.server.uhp import HarnessHost, TaskRequest
 from harnez.testing.scripted_model import ScriptedModel
+from harnez.tools.mcp import McpConnections, McpTool
 from tests.agent.agents_support import delegate, only_child, published_tools, write_agent
 from tests.agent.helpers import answer, make_settings, tool_call
 from tests.http.test_serve_mcp import McpServer, _mcp_server
@@ -91,3 +93,19 @@ async def test_mcp_tools_cut_alike_are_offered_apart_and_a_sub_agent_gets_the_se
     assert _mcp_tools(published_tools(scripted_model.requests[5])) == offered
     connected = {name: mcp.methods().count("initialize") for name, mcp in servers.items()}
     assert connected == {"vault": 4, ARCHIVE: 4, "quiet": 2}, "the child connected only its servers"
+
+
+async def test_mcp_tools_alike_once_made_of_allowed_characters_are_both_offered(
+    servers: dict[str, McpServer],
+) -> None:
+    """`get.me` and `get_me` are both `mcp__quiet__get_me` once the `.` a tool name may not hold is
+    made `_`: the second is tagged, not left out."""
+    servers["quiet"].tools = ["get.me", "get_me"]
+    connections = await McpConnections.open(({"name": "quiet", "url": servers["quiet"].url},))
+    try:
+        named = {tool.name: tool.tool for tool in connections.tools if isinstance(tool, McpTool)}
+    finally:
+        await connections.aclose()
+    assert named.pop("mcp__quiet__get_me") == "get.me"
+    [(tagged, tool)] = named.items()
+    assert tool == "get_me" and re.fullmatch(r"mcp__quiet__get_me_[0-9a-f]{8}", tagged), tagged
