@@ -34,7 +34,7 @@ from harnez.hooks import HookReview, HookTrust, TaskHooks
 from harnez.paths import settings_sources
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
-from harnez.tools.mcp import McpConnections
+from harnez.tools.mcp import McpConnections, McpTool
 from harnez.wires import (
     HttpClients,
     ResolvedModel,
@@ -196,7 +196,7 @@ class AgentWork:
         settings = settings or self.settings
         tools = [*builtin_tools(), *(extra or ())]
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
-        denied |= {tool.name for tool in tools if tool.name in disabled}
+        denied |= {tool.name for tool in tools if tool.name in disabled or _whole_name(tool) in disabled}
         offered = [tool for tool in tools if tool.name not in denied]
         return ToolRegistry(offered + ([answer] if answer else [])), sorted(denied)
 
@@ -293,7 +293,9 @@ class AgentWork:
         shared = agents.grants_session(run.session)
         if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
             self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
-        parent = ParentLimits(tuple(registry.names), run.model or settings.model, options.lent())
+        parent = ParentLimits(
+            tuple(registry.names), run.model or settings.model, options.lent(), mcp_servers(extra)
+        )
         registry = agents.offer(registry, withheld, run.delegate, parent)
         harness_skills = Path(options.skills_dir) if options.skills_dir else None
         offer = Offer.of(
@@ -395,6 +397,17 @@ class AgentWork:
             ending=ending,
             cache_key=prompt_cache_key(run.session.id),
         )
+
+
+def _whole_name(tool: Tool) -> str | None:
+    """An MCP tool's whole `mcp__<server>__<tool>` name, by which `disabled_tools` may block it too
+    (what it is offered as may be cut and tagged)."""
+    return tool.full_name if isinstance(tool, McpTool) else None
+
+
+def mcp_servers(tools: list[Tool]) -> dict[str, str]:
+    """The server of each of a task's MCP tools, by the name it is offered under."""
+    return {tool.name: tool.session.name for tool in tools if isinstance(tool, McpTool)}
 
 
 def mcp_unavailable(name: str, why: str) -> ev.WarningEvent:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +12,7 @@ from pydantic import Field
 from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition
 from harnez.errors import ToolError
 from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from harnez.tools.mcp import may_be_of
 
 INTRODUCTION = (
     "Hand a task to a sub-agent. It works in a session of its own, with its own tools, and its final "
@@ -39,6 +40,9 @@ class ParentLimits:
     options: dict[str, Any] = field(default_factory=dict)
     """The options the parent lends its children (`TaskOptions.lent`: its permission mode, approval
     policy, instructions, disabled tools, MCP servers, skills, turn budget, declared programs)."""
+    servers: Mapping[str, str] = field(default_factory=dict)
+    """The MCP server each of the parent's MCP tools comes from, by the name it is offered under (which
+    may be cut and tagged: `harnez.tools.mcp.tagged_name`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +84,22 @@ def child_tools(agent: AgentDefinition, offered: tuple[str, ...]) -> tuple[str, 
     return parent if agent.tools is None else tuple(tool for tool in agent.tools if tool in parent)
 
 
-def child_options(lent: dict[str, Any], tools: tuple[str, ...]) -> dict[str, Any]:
-    """A child task's options: those its parent lends, its MCP servers narrowed to those whose tools
-    (`mcp__<server>__…`) the child gets, so that a server none of them comes from is not contacted."""
+def child_options(
+    lent: dict[str, Any], tools: tuple[str, ...], servers: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A child task's options: those its parent lends, its MCP servers narrowed to those the child's
+    tools come from, so that a server none of them comes from is not contacted. `servers` (the
+    parent's tools: `ParentLimits.servers`) says it for each tool; without it (a child session
+    continued later) the names do (`may_be_of`)."""
     options = dict(lent)
-    servers = [
-        entry
-        for entry in options.pop("mcp_servers", ())
-        if any(tool.startswith(f"mcp__{entry.get('name')}__") for tool in tools)
-    ]
-    return {**options, "mcp_servers": servers} if servers else options
+
+    def serves(name: Any) -> bool:
+        if servers is not None:
+            return any(servers.get(tool) == name for tool in tools)
+        return isinstance(name, str) and any(may_be_of(tool, name) for tool in tools)
+
+    kept = [entry for entry in options.pop("mcp_servers", ()) if serves(entry.get("name"))]
+    return {**options, "mcp_servers": kept} if kept else options
 
 
 def describe(catalogue: AgentCatalogue) -> str:
@@ -134,6 +144,6 @@ class DelegateTool(Tool):
             ctx.call_id or uuid.uuid4().hex,
             tools,
             agent.model or self.parent.model,
-            child_options(self.parent.options, tools),
+            child_options(self.parent.options, tools, self.parent.servers),
         )
         return (await self.delegate(delegation)).tool_result()

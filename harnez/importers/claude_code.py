@@ -141,10 +141,16 @@ class _FileParse:
         self.titles: dict[str, str] = {}
         self.ids: dict[str, None] = {}
         """The `sessionId`s the records carry, in the order they first appear."""
+        self.starts: dict[str, int] = {}
+        """How many entries of the file's own conversation come before each `sessionId`'s first record."""
 
     def run(self, strict: bool) -> Iterator[tuple[StreamKey, Entry]]:
         integrity = self.main.integrity
+        main, yielded = self.streams[None], 0
         for record in records(self.ref.path, integrity, strict=strict):
+            session = record.get("sessionId")
+            if isinstance(session, str) and session not in self.ids:
+                self.starts[session] = yielded + main.pending()
             try:
                 key = self._stream_key(record)
                 conversation = self._conversation(key, record)
@@ -157,6 +163,7 @@ class _FileParse:
                 self.branches.see(record, entries)
             for entry in entries:
                 yield key, entry
+            yielded += len(entries) if key is None else 0
         for key, conversation in self.streams.items():
             for entry in conversation.finish():
                 yield key, entry
@@ -171,7 +178,8 @@ class _FileParse:
         their `sessionId` (and a file may go on under a newer one): the file is one session, the one
         its name gives (`<sessionId>.jsonl`, the id Claude Code resumes it by) when its records carry
         it, else the first recorded; the id recorded just before that one first appears is the
-        session it resumed, its parent."""
+        session it resumed, its parent, and the entries before its own first record the copy
+        (`SessionInfo.copied`)."""
         ids = list(self.ids)
         own = self.ref.path.stem if self.ref.path.stem in self.ids else (ids[0] if ids else None)
         if own is None:
@@ -179,6 +187,7 @@ class _FileParse:
         self.main.session_id = own
         at = ids.index(own)
         self.main.parent_session_id = ids[at - 1] if at > 0 else None
+        self.main.copied = self.starts.get(own, 0) if at > 0 else 0
         for info in self.infos.values():
             if info is not self.main:
                 info.parent_session_id = own
@@ -351,6 +360,12 @@ class _Conversation:
             yield from self._system(record)
         elif kind == "attachment":
             yield from self._attachment(record)
+
+    def pending(self) -> int:
+        """How many entries read are still held back (the open response, what arrived meanwhile): they
+        come out before anything a later record adds."""
+        waiting = self.compaction is not None and self.open is None
+        return int(waiting) + int(self.open is not None) + len(self.held)
 
     def finish(self) -> Iterator[Entry]:
         yield from self._close()

@@ -44,6 +44,8 @@ HARNESS = "codex"
 WIRE = "openai-responses"
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 """Response items that are tool calls, and the field holding their input."""
+DEFAULT_NAMESPACE = "functions"
+"""The namespace of Codex's own tools, which their names go without."""
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 BARE_ITEMS = frozenset({"message", "reasoning", *CALLS, *OUTPUTS})
 IMAGE_INPUTS = ("image", "local_image", "input_image")
@@ -265,12 +267,11 @@ class _Rollout:
             spawn = agent.get("thread_spawn")
             if isinstance(spawn, dict):
                 info.parent_session_id = _str(spawn.get("parent_thread_id"))
-                info.agent_id = (
-                    _str(spawn.get("agent_nickname")) or _str(spawn.get("agent_path")) or "sub-agent"
-                )
+                info.agent_id = _str(spawn.get("agent_nickname")) or _str(spawn.get("agent_path"))
                 info.agent_type = _str(spawn.get("agent_role"))
             else:
                 info.agent_id = info.agent_type = next(iter(agent), "sub-agent")
+        _spawned(info, payload, spawn=isinstance(agent, dict))
         if info.parent_session_id is None:  # a fork (`/fork`, `codex fork`): the thread it was copied from
             info.parent_session_id = _str(payload.get("forked_from_id"))
 
@@ -296,7 +297,7 @@ class _Rollout:
             self._add(
                 ToolCall(
                     str(payload.get("call_id") or payload.get("id") or ""),
-                    str(name),
+                    tool_name(payload.get("namespace"), str(name)),
                     _arguments(payload.get(CALLS[kind])),
                 )
             )
@@ -462,6 +463,31 @@ class _Rollout:
             self.out.append(self._closed_turn(None))
         self.out.extend(self.held)
         self.held = []
+
+
+def _spawned(info: SessionInfo, payload: dict[str, Any], *, spawn: bool) -> None:
+    """A spawned sub-agent as recent Codex records it: `parent_thread_id`, `agent_nickname`,
+    `agent_role` (`agent_type` in the versions that named it so) and `agent_path` at the top of
+    `session_meta`, beside or instead of `source.subagent.thread_spawn` (whose `source` may then be
+    a plain string). What the spawn object left out is taken from there."""
+    parent = _str(payload.get("parent_thread_id"))
+    if not spawn and parent is None:
+        return
+    info.parent_session_id = info.parent_session_id or parent
+    info.agent_id = (
+        info.agent_id or _str(payload.get("agent_nickname")) or _str(payload.get("agent_path")) or "sub-agent"
+    )
+    info.agent_type = info.agent_type or _str(payload.get("agent_role")) or _str(payload.get("agent_type"))
+
+
+def tool_name(namespace: Any, name: str) -> str:
+    """A call's tool as Codex names it where the namespace cannot travel apart: `mcp__github` and
+    `get_me` are `mcp__github__get_me` (one `__` between, however many underscores either side
+    brought), so two MCP servers' tools of one name stay apart; the default namespace, `functions`,
+    is left out, as Codex does."""
+    if not isinstance(namespace, str) or namespace in ("", DEFAULT_NAMESPACE):
+        return name
+    return f"{namespace.rstrip('_')}__{name.lstrip('_')}"
 
 
 def codex_usage(raw: dict[str, Any]) -> Usage:

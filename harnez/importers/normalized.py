@@ -369,6 +369,10 @@ class SessionInfo:
     active_path: set[str] | None = None
     """For a harness whose entries form a tree (pi), the ids on the path to the last entry: what a
     continued session's context holds. None when every entry is on it. Only a full read fills it."""
+    copied: int = 0
+    """How many of the first entries are a copy of the session this one resumed (a Claude Code file
+    written by `--resume`/`--continue` starts with the resumed conversation's records): calls that
+    session made, not this one. Counted and shown all the same (the counting rules count records)."""
 
     def add_model(self, model: str | None) -> None:
         if model and model not in self.models:

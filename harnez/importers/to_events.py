@@ -53,10 +53,14 @@ class Replay:
 
 
 def replay(session: Session) -> Replay:
-    """Walk the session's entries once."""
+    """Walk the session's entries once. The copy a resumed session starts with (`SessionInfo.copied`)
+    is shown but not accounted: no `usage` or `cost` events, no ledger rows (those calls and tool runs
+    were made in the session it resumed, and are accounted there)."""
     walk = _Walk(session)
-    for entry in session.entries:
+    for index, entry in enumerate(session.entries):
+        walk.copy = index < session.info.copied
         walk.entry(entry)
+    walk.copy = False
     walk.end(STOPS[session.summary().tally.ending()])
     return walk.result
 
@@ -71,6 +75,8 @@ class _Walk:
         self.trouble: Stop | None = None
         """`failed` or `cancelled` when the current task's last step was an error or an interruption."""
         self.calls: dict[str, ToolCall] = {}
+        self.copy = False
+        """The entry walked is part of the copy a resumed session starts with: it is not accounted."""
 
     def emit(self, body: EventBody, search_text: str | None = None) -> None:
         self.result.events.append((Event(body, task=self.task, search_text=search_text), self.now))
@@ -126,6 +132,12 @@ class _Walk:
 
     def _account(self, call: Any) -> None:
         usage = call.usage
+        if self.task is not None:
+            current = self.result.tasks[self.task - 1]
+            current.turns += 1
+            current.model = current.model or call.model
+        if self.copy:
+            return
         if usage is not None:
             self.emit(
                 ev.Usage(
@@ -139,10 +151,6 @@ class _Walk:
             )
             if usage.cost is not None:
                 self.emit(ev.Cost(usd=usage.cost))
-        if self.task is not None:
-            current = self.result.tasks[self.task - 1]
-            current.turns += 1
-            current.model = current.model or call.model
         self.result.model_calls.append(
             {
                 "task": self.task,
@@ -169,6 +177,8 @@ class _Walk:
                 call_id=result.call_id, name=name, content=result.content, is_error=result.is_error
             )
         )
+        if self.copy:
+            return
         self.result.tool_executions.append(
             {
                 "task": self.task,

@@ -4,7 +4,8 @@ Streamable HTTP only: every JSON-RPC 2.0 message is a POST to the server's one e
 `application/json` or by a `text/event-stream` that carries the response; the `Mcp-Session-Id` the
 server gives at `initialize` goes on every later request, with the negotiated `MCP-Protocol-Version`.
 A task connects each enabled server (`initialize`, `notifications/initialized`, `tools/list`) and
-offers its tools as `mcp__<server>__<tool>`; a call is a `tools/call`. A server that cannot be
+offers its tools as `mcp__<server>__<tool>` (a name longer than the providers' 64 characters, or
+taken by another tool, cut and tagged: `tagged_name`); a call is a `tools/call`. A server that cannot be
 reached or answers badly is left out with the reason (the task warns and goes on); a failing call is
 a tool error. `auth: "env:NAME"` is read from the environment when connecting and sent as a bearer
 token: it is kept in no event, message or store.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import json
 import os
@@ -39,6 +41,12 @@ MAX_TOOL_PAGES = 20
 MAX_RESULT_CHARS = 100_000
 """A tool result longer than this is cut (the model is told how much was left out)."""
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+MAX_NAME_CHARS = 64
+"""The longest tool name the providers take (OpenAI's and Anthropic's limit)."""
+TAG_CHARS = 8
+STEM_CHARS = MAX_NAME_CHARS - TAG_CHARS - 1
+"""How much of a tagged name is the start of its whole name (then `_` and the tag)."""
+_TAGGED = re.compile(rf".{{{STEM_CHARS}}}_[0-9a-f]{{{TAG_CHARS}}}")
 _CLIENT_INFO = {"name": "harnez", "version": "1"}
 
 
@@ -203,6 +211,8 @@ class McpTool(Tool):
     """A tool of an MCP server; calls go to the server. Not read-only: it asks like a shell command."""
 
     name: ClassVar[str] = "mcp"
+    full_name: ClassVar[str] = "mcp"
+    """`mcp__<server>__<tool>` uncut, the name a person may give it (`name` is what the model sees)."""
     description: ClassVar[str] = "A tool of an MCP server."
     parameters: ClassVar[type[ToolParams]] = McpParams
     kind: ClassVar[ToolKind] = "remote"
@@ -232,9 +242,41 @@ class McpTool(Tool):
         return ToolResult(text, {"server": self.session.name, "tool": self.tool})
 
 
-def mcp_tool(session: McpSession, spec: dict[str, Any]) -> Tool:
-    """The tool a listed MCP tool becomes: `mcp__<server>__<tool>` with the server's schema."""
-    public = f"mcp__{_NAME_CHARS.sub('_', session.name)}__{_NAME_CHARS.sub('_', spec['name'])}"[:64]
+def full_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, uncut (characters a tool name may not hold made `_`)."""
+    return f"mcp__{_NAME_CHARS.sub('_', server)}__{_NAME_CHARS.sub('_', tool)}"
+
+
+def tagged_name(server: str, tool: str) -> str:
+    """A name for a tool whose whole name is too long for the providers or taken by another tool (two
+    names the same once cut, or once made of allowed characters): its first 55 characters (all of it
+    when shorter), `_` and 8 hex digits of the SHA-256 of server and tool. At most 64 characters,
+    another for every tool, and the same in every task, so a child session continued later finds the
+    tools its delegation gave it."""
+    tag = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:TAG_CHARS]
+    return f"{full_name(server, tool)[:STEM_CHARS]}_{tag}"
+
+
+def public_name(server: str, tool: str) -> str:
+    """The name the model is offered: the whole name when it fits the providers' 64 characters."""
+    whole = full_name(server, tool)
+    return whole if len(whole) <= MAX_NAME_CHARS else tagged_name(server, tool)
+
+
+def may_be_of(tool: str, server: str) -> bool:
+    """Whether TOOL, an offered name, can be one of SERVER's tools, from the name alone (a child session
+    continued later keeps only its tools' names): it starts `mcp__<server>__`, or, tagged, with as
+    much of that as its 55 characters hold. (Its delegation had the tools: `child_options`.)"""
+    prefix = f"mcp__{_NAME_CHARS.sub('_', server)}__"
+    if len(prefix) > STEM_CHARS and _TAGGED.fullmatch(tool):
+        return prefix.startswith(tool[:STEM_CHARS])
+    return tool.startswith(prefix)
+
+
+def mcp_tool(session: McpSession, spec: dict[str, Any], public: str | None = None) -> McpTool:
+    """The tool a listed MCP tool becomes: `public` (else `public_name`) with the server's schema."""
+    whole = full_name(session.name, spec["name"])
+    public = public or public_name(session.name, spec["name"])
     schema = spec.get("inputSchema")
     if not isinstance(schema, dict) or schema.get("type") != "object":
         schema = {"type": "object", "properties": {}}
@@ -242,7 +284,7 @@ def mcp_tool(session: McpSession, spec: dict[str, Any]) -> Tool:
     described = SECRETS.redact(
         f"{description}\n\n(Tool `{spec['name']}` of the MCP server `{session.name}`.)".strip()
     )
-    kind = type("McpServerTool", (McpTool,), {"name": public, "description": described})
+    kind = type("McpServerTool", (McpTool,), {"name": public, "full_name": whole, "description": described})
     return kind(session, spec["name"], schema)
 
 
@@ -318,15 +360,19 @@ class McpConnections:
             if isinstance(entry, Unavailable):
                 connections.unavailable.append(entry)
                 continue
-            for tool in entry:
-                if tool.name not in names:
-                    names.add(tool.name)
-                    connections.tools.append(tool)
+            session, listed = entry
+            for spec in listed:
+                name = public_name(session.name, spec["name"])
+                if name in names:  # another tool's: the same once cut or made of allowed characters
+                    name = tagged_name(session.name, spec["name"])
+                if name not in names:
+                    names.add(name)
+                    connections.tools.append(mcp_tool(session, spec, name))
         return connections
 
     async def _connect(
         self, server: dict[str, Any], env: Callable[[str], str | None]
-    ) -> list[Tool] | Unavailable:
+    ) -> tuple[McpSession, list[dict[str, Any]]] | Unavailable:
         name = str(server["name"])
         if server.get("transport", "http") != "http":
             return Unavailable(
@@ -355,7 +401,7 @@ class McpConnections:
             return Unavailable(name, _why(exc))
         except Exception as exc:  # a broken server or address never fails the task
             return Unavailable(name, f"it could not be used ({type(exc).__name__})")
-        return [mcp_tool(session, spec) for spec in listed]
+        return session, listed
 
     async def aclose(self) -> None:
         """End the servers' sessions and close the client."""

@@ -35,11 +35,13 @@ class McpServer:
 
     `initialize` answers JSON with a session id; `tools/list` answers as an event stream; the tool
     `lookup` tells the code of a key, `jammed` fails (`isError`). `broken` makes `initialize` a 500.
+    `tools` lists other tools instead, each answering a call with its own name.
     """
 
     url: str
     requests: list[Recorded] = field(default_factory=list)
     broken: bool = False
+    tools: list[str] | None = None
 
     def methods(self) -> list[str]:
         return [r.body["method"] if isinstance(r.body, dict) else r.method for r in self.requests]
@@ -72,7 +74,11 @@ def _answer(record: McpServer, message: dict[str, Any]) -> tuple[int, str, Any]:
             {"name": "lookup", "description": "The code of a door.", "inputSchema": LOOKUP_SCHEMA},
             {"name": "jammed", "inputSchema": {"type": "object", "properties": {}}},
         ]
+        if record.tools is not None:
+            tools = [{"name": name, "inputSchema": {"type": "object"}} for name in record.tools]
         return 200, "text/event-stream", {"jsonrpc": "2.0", "id": number, "result": {"tools": tools}}
+    elif method == "tools/call" and record.tools is not None:
+        result = {"content": [{"type": "text", "text": f"{message['params']['name']} answered."}]}
     elif method == "tools/call" and message["params"].get("arguments", {}).get("key") == "echo":
         said = record.requests[-1].headers.get("authorization", "")  # a hostile server: its token back
         result = {"content": [{"type": "text", "text": f"You sent {said}."}], "isError": False}

@@ -214,6 +214,69 @@ async def test_a_resumed_claude_session_is_its_own_session_linked_to_the_one_it_
         await server.close()
 
 
+def claude_tool_turn(session: str) -> list[dict]:
+    """A prompt whose answer runs a tool (`Bash`), its result, and the answer after it."""
+    common = {"sessionId": session, "cwd": "/home/user/proj", "version": "1.0.65"}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
+    said = {
+        "model": "claude-sonnet-4",
+        "role": "assistant",
+        "usage": {"input_tokens": 50, "output_tokens": 7},
+    }
+    return [
+        {**common, "timestamp": "2026-05-01T09:00:00.000Z", "type": "user", "uuid": "t0"}
+        | {"message": {"role": "user", "content": "list the files"}},
+        {**common, "timestamp": "2026-05-01T09:00:01.000Z", "type": "assistant", "uuid": "t1"}
+        | {"requestId": "req_1", "message": {**said, "id": "msg_1", "content": [use]}},
+        {**common, "timestamp": "2026-05-01T09:00:02.000Z", "type": "user", "uuid": "t2"}
+        | {"message": {"role": "user", "content": [result]}},
+        {**common, "timestamp": "2026-05-01T09:00:03.000Z", "type": "assistant", "uuid": "t3"}
+        | {
+            "requestId": "req_2",
+            "message": {**said, "id": "msg_2", "content": [{"type": "text", "text": "a.txt"}]},
+        },
+    ]
+
+
+async def test_a_resumed_claude_sessions_copy_is_shown_but_accounted_once(
+    tmp_path: Path, workspace: Path, db_path: Path
+) -> None:
+    """The calls and tool runs a resumed session's file starts with were made by the session it
+    resumed: imported with both, they counted twice (tokens, cost, the ledger)."""
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-home-user-proj"
+    first, resumed = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+    write_lines(folder / f"{first}.jsonl", claude_tool_turn(first))
+    own = claude_lines(resumed, [("now count them", "1")], 1)
+    write_lines(folder / f"{resumed}.jsonl", claude_tool_turn(first) + own)
+
+    with Readers() as readers:
+        reader = readers["claude-code"]
+        [later] = reader.read(reader.refs_for(folder / f"{resumed}.jsonl")[0])
+    counted = later.summary().to_json()
+    assert (counted["user_messages"], counted["model_calls"], counted["tool_calls"]) == (2, 3, 1)
+
+    server = await Server.open(db_path)
+    try:
+        await server.import_sessions(home, workspace=workspace)
+        ids = {origin["original_id"]: origin["id"] for origin in (await origins(server)).values()}
+        spent = {}
+        for original, session in ids.items():
+            record = await server.get_session(session)
+            totals = await server.session_totals(session)
+            calls = await server.store.ledger.model_calls(record.num)
+            runs = await server.store.ledger.tool_executions(record.num)
+            said = [e.body.text for e in await server.events_after(session) if e.kind == "user-message"]
+            spent[original] = (totals.input, totals.output, len(calls), len(runs), said)
+        assert spent == {
+            first: (100, 14, 2, 1, ["list the files"]),
+            resumed: (4, 0, 1, 0, ["list the files", "now count them"]),  # the copy shown, not accounted
+        }
+    finally:
+        await server.close()
+
+
 REVIEW_EXCERPTS = "codex/agtrace-0.77.0-excerpts"
 REVIEW_PARENT = "019b88e0-0b0f-7bb0-a9ba-5cc2d8dffde9"
 REVIEW_CHILD = "019b88e5-a2e4-7b90-8953-38fce393c653"
