@@ -23,9 +23,13 @@ from tests.wires.sse_bodies import (
     call,
     chunk,
     events,
+    garbled,
     json_delta,
+    llmock_anthropic,
+    llmock_chat,
     message_end,
     message_start,
+    mockllm_anthropic,
     raw,
     search_result,
     server_tool_use,
@@ -1181,6 +1185,22 @@ CASES: dict[str, Case] = {
         {"type": "message_stop"},
         usage=(12, 6),
     ),
+    # Public mock servers (docs/wires.md, "Mock servers run"), each as it answers a stream request.
+    "mockllm-anthropic-is-no-anthropic-stream": Case(
+        "anthropic-messages",
+        raw(mockllm_anthropic("Hel", "lo.")),
+        text="",
+        stop=None,
+        failure="a stream that is not a anthropic-messages answer",
+    ),
+    "anthropic-stream-on-the-chat-wire": Case(  # a provider given the wrong wire
+        "openai-chat",
+        raw(llmock_anthropic("Hel", "lo.")),
+        text="",
+        stop=None,
+        failure="a stream that is not a openai-chat answer",
+        warnings={"unknown-stream-event"},
+    ),
 }
 
 
@@ -1201,6 +1221,49 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+GARBLED = {
+    "openai-chat": garbled(llmock_chat("Hel", "lo."), 2),
+    "anthropic-messages": garbled(llmock_anthropic("Hel", "lo."), 4),
+    "openai-responses": garbled(
+        events(
+            {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hel"},
+            {"type": "response.output_text.delta", "item_id": "m1", "delta": "lo."},
+            completed(HELLO_ITEM),
+            named=True,
+        ),
+        1,
+    ),
+}
+"""A stream whose item carrying "lo." is cut short (llmock's `malformed` fault), per wire."""
+WHOLE = {
+    "openai-chat": llmock_chat("Hel", "lo."),
+    "anthropic-messages": llmock_anthropic("Hel", "lo."),
+    "openai-responses": events(
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(HELLO_ITEM),
+        named=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("wire", list(GARBLED))
+async def test_a_stream_item_cut_short_is_asked_again_whole(scripted_model, make_wire, wire) -> None:
+    """An item that opens as JSON but does not parse lost what it carried (here a piece of the text):
+    skipping it would give the answer without it, unsaid; the call is tried again and comes whole."""
+    scripted_model.add(raw(GARBLED[wire]), raw(WHOLE[wire]))
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and not turn.warnings
+    [retry] = turn.retries
+    assert "not valid JSON" in retry.reason and len(scripted_model.requests) == 2
+
+
+async def test_a_stream_garbled_every_time_fails_saying_so(scripted_model, make_wire) -> None:
+    scripted_model.add(*[raw(GARBLED["openai-chat"])] * 3)
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and "not valid JSON" in turn.failure.message
+    assert "gave up after 3 attempts" in turn.failure.message
 
 
 @pytest.mark.parametrize(
