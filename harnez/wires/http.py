@@ -374,6 +374,12 @@ class HttpWire:
                 f"the request to {url} took longer than retry.request_timeout "
                 f"({self.request_timeout:g} s) and was stopped"
             )
+        elif isinstance(exc, httpx.ReadTimeout):
+            text = (
+                f"the request to {url} timed out (ReadTimeout): the server sent nothing for "
+                f"retry.read_timeout ({self.read_timeout:g} s); raise it in settings.json for a model "
+                f"that stays silent longer"
+            )
         elif isinstance(exc, httpx.TimeoutException):
             text = f"the request to {url} timed out ({type(exc).__name__})"
         elif isinstance(exc, httpx.ConnectError):

@@ -1350,6 +1350,7 @@ async def test_a_stalled_stream_ends_at_the_read_timeout(scripted_model, make_wi
     wire = make_wire("openai-chat", max_attempts=1, read_timeout=0.2)
     turn, _ = await collect(wire.stream(request()))
     assert turn.failure is not None and "timed out (ReadTimeout)" in turn.failure.message
+    assert "sent nothing for retry.read_timeout (0.2 s)" in turn.failure.message  # what to change
     scripted_model.release("never")
 
 
