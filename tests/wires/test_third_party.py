@@ -19,6 +19,7 @@ from tests.wires.sse_bodies import (
     CITATION,
     TEXT_BLOCK,
     USAGE,
+    ai_mock_chat,
     block,
     call,
     chunk,
@@ -30,6 +31,7 @@ from tests.wires.sse_bodies import (
     message_end,
     message_start,
     mockllm_anthropic,
+    mockllm_chat,
     raw,
     search_result,
     server_tool_use,
@@ -1186,12 +1188,65 @@ CASES: dict[str, Case] = {
         usage=(12, 6),
     ),
     # Public mock servers (docs/wires.md, "Mock servers run"), each as it answers a stream request.
+    "mockllm-chat-stream": Case("openai-chat", raw(mockllm_chat("Hel", "lo."))),
+    "mockllm-chat-whole-answer": Case(  # what it answers a request without `stream`, byte for byte
+        "openai-chat",
+        raw(
+            '{"id":"mock-1","object":"chat.completion","created":1,"model":"gpt-4","choices":[{"index":0,'
+            '"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],'
+            '"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}',
+            headers={"content-type": "application/json"},
+            framing="length",
+        ),
+        usage=(11, 7),
+    ),
+    "mockllm-anthropic-whole-answer": Case(
+        "anthropic-messages",
+        raw(
+            '{"id":"mock-1","type":"message","role":"assistant","model":"claude-3-haiku-20240307",'
+            '"content":[{"type":"text","text":"Hello."}],"stop_reason":"end_turn","stop_sequence":null,'
+            '"usage":{"input_tokens":11,"output_tokens":7,"total_tokens":18}}',
+            headers={"content-type": "application/json"},
+            framing="length",
+        ),
+        usage=(11, 7),
+    ),
     "mockllm-anthropic-is-no-anthropic-stream": Case(
         "anthropic-messages",
         raw(mockllm_anthropic("Hel", "lo.")),
         text="",
         stop=None,
         failure="a stream that is not a anthropic-messages answer",
+    ),
+    "ai-mock-chat-stream-without-finish-reason-or-content-type": Case(
+        "openai-chat", raw(ai_mock_chat("Hello."), headers={"content-type": None})
+    ),
+    "ai-mock-chat-call-without-index-one-character-a-chunk": Case(
+        "openai-chat",
+        raw(ai_mock_chat(call=("5065f4e5", "read", A_ARGS)), headers={"content-type": None}),
+        text="",
+        calls=[("5065f4e5", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "ai-mock-anthropic-stream-without-content-type": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                {"type": "ping"},
+                *block(
+                    0, {"type": "text", "text": ""}, *({"type": "text_delta", "text": c} for c in "Hello.")
+                ),
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 0},
+                },
+                {"type": "message_stop"},
+                named=True,
+            ),
+            headers={"content-type": None},
+        ),
     ),
     "anthropic-stream-on-the-chat-wire": Case(  # a provider given the wrong wire
         "openai-chat",
@@ -1200,6 +1255,9 @@ CASES: dict[str, Case] = {
         stop=None,
         failure="a stream that is not a openai-chat answer",
         warnings={"unknown-stream-event"},
+    ),
+    "llmock-chat-stream-usage-null-on-every-chunk": Case(
+        "openai-chat", raw(llmock_chat("Hel", "lo.")), usage=(11, 7)
     ),
 }
 
