@@ -39,6 +39,13 @@ from harnez.wires.conversation import Conversation, Opaque
 from harnez.wires.sse import SseMalformed, iter_sse
 
 RETRYABLE_STATUSES = frozenset((408, 409, 425, 429, 500, 502, 503, 504, 529))
+TOO_LONG = re.compile(
+    r"context_length_exceeded|maximum context length|context (?:length|window)|prompt is too long"
+    r"|exceeds the maximum number of tokens|too many (?:input )?tokens",
+    re.IGNORECASE,
+)
+"""How servers refuse a request longer than the model's window (OpenAI and its compatible servers,
+vLLM, Anthropic, Gemini, mocks that copy them): Harnez's own estimate of the window was too big."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -465,6 +472,12 @@ class HttpWire:
             message = f"{ep.provider} answered {status} ({label}): {said}"
         else:
             message = f"{ep.provider} rejected the request ({status}): {said}"
+            if TOO_LONG.search(response.text):
+                message = message.rstrip(".") + (
+                    f". The conversation is longer than the model's window as the server counts it: "
+                    f'set models."{ep.provider}/{model}".context_window in settings.json to what the '
+                    f"server allows (Harnez then compacts before reaching it), or /compact the session"
+                )
         retryable = status in RETRYABLE_STATUSES
         return Failure(message, status, retryable, parse_retry_after(response.headers) if retryable else None)
 

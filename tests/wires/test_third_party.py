@@ -1541,6 +1541,45 @@ async def test_stream_options_refused_once_are_sent_by_no_later_wire_of_that_ser
     assert "stream_options" not in scripted_model.requests[-1].body
 
 
+@pytest.mark.parametrize(
+    ("wire", "body"),
+    [
+        (  # llmock 0.2.2's --context-window, as OpenAI words it
+            "openai-chat",
+            {
+                "error": {
+                    "message": "This model's maximum context length is 660 tokens. However, your "
+                    "messages resulted in 677 tokens.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+        (
+            "anthropic-messages",
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 677 tokens > 660 maximum",
+                },
+            },
+        ),
+    ],
+)
+async def test_a_request_over_the_servers_window_says_which_setting_to_lower(
+    scripted_model, make_wire, wire, body
+) -> None:
+    """The server's window is smaller than the one Harnez compacts for (an unknown model's 32k, a
+    local server started with less): the refusal says so and names the setting, not only the number."""
+    scripted_model.add({"status": 400, "body": body})
+    turn, _ = await collect(make_wire(wire).stream(request(model="m")))
+    assert turn.failure is not None and not turn.failure.retryable and len(scripted_model.requests) == 1
+    assert "677 tokens" in turn.failure.message and ".." not in turn.failure.message
+    assert 'set models."scripted/m".context_window in settings.json' in turn.failure.message
+
+
 async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
     scripted_model.add({"status": 400, "body": {"error": {"message": "messages: too many"}}})
     turn, _ = await collect(make_wire("openai-chat").stream(request()))
