@@ -85,6 +85,13 @@ def chat_answer(message: dict[str, Any], **expected: Any) -> Case:
     )
 
 
+def json_body(wire: str, body: str) -> Case:
+    """A whole answer sent byte for byte (200, JSON, content-length) saying "Hello." for 11 and 7 tokens."""
+    return Case(
+        wire, raw(body, headers={"content-type": "application/json"}, framing="length"), usage=(11, 7)
+    )
+
+
 def chat_calls(
     *fragments: list[dict[str, Any]], calls: list[Any] | None = None, finish: str = "tool_calls"
 ) -> Case:
@@ -1189,27 +1196,17 @@ CASES: dict[str, Case] = {
     ),
     # Public mock servers (docs/wires.md, "Mock servers run"), each as it answers a stream request.
     "mockllm-chat-stream": Case("openai-chat", raw(mockllm_chat("Hel", "lo."))),
-    "mockllm-chat-whole-answer": Case(  # what it answers a request without `stream`, byte for byte
+    "mockllm-chat-whole-answer": json_body(  # what it answers a request without `stream`
         "openai-chat",
-        raw(
-            '{"id":"mock-1","object":"chat.completion","created":1,"model":"gpt-4","choices":[{"index":0,'
-            '"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],'
-            '"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}',
-            headers={"content-type": "application/json"},
-            framing="length",
-        ),
-        usage=(11, 7),
+        '{"id":"mock-1","object":"chat.completion","created":1,"model":"gpt-4","choices":[{"index":0,'
+        '"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],'
+        '"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}',
     ),
-    "mockllm-anthropic-whole-answer": Case(
+    "mockllm-anthropic-whole-answer": json_body(
         "anthropic-messages",
-        raw(
-            '{"id":"mock-1","type":"message","role":"assistant","model":"claude-3-haiku-20240307",'
-            '"content":[{"type":"text","text":"Hello."}],"stop_reason":"end_turn","stop_sequence":null,'
-            '"usage":{"input_tokens":11,"output_tokens":7,"total_tokens":18}}',
-            headers={"content-type": "application/json"},
-            framing="length",
-        ),
-        usage=(11, 7),
+        '{"id":"mock-1","type":"message","role":"assistant","model":"claude-3-haiku-20240307",'
+        '"content":[{"type":"text","text":"Hello."}],"stop_reason":"end_turn","stop_sequence":null,'
+        '"usage":{"input_tokens":11,"output_tokens":7,"total_tokens":18}}',
     ),
     "mockllm-anthropic-is-no-anthropic-stream": Case(
         "anthropic-messages",
