@@ -62,7 +62,8 @@ class Turn:
     model: str | None = None
     status: int | None = None
     body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str | None] = field(default_factory=dict)
+    """Response headers to add or replace; one given as null is not sent."""
     cut_after_chunks: int | None = None
     delay_per_chunk: float = 0.0
     malformed_line: str | None = None

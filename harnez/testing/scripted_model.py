@@ -8,6 +8,7 @@ import gzip
 import json
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -346,9 +347,11 @@ async def _read_request(reader: asyncio.StreamReader, peer: str) -> RecordedRequ
     return RecordedRequest(method, target, headers, body, peer)
 
 
-def _head(status: int, headers: dict[str, str]) -> bytes:
+def _head(status: int, headers: Mapping[str, str | None]) -> bytes:
+    """A response's status line and headers; a header given as None is not sent (a server that
+    labels its stream with no content-type)."""
     lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"] + [
-        f"{k}: {v}" for k, v in headers.items()
+        f"{k}: {v}" for k, v in headers.items() if v is not None
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -358,10 +361,14 @@ def _chunk(data: bytes) -> bytes:
 
 
 async def _send_json(
-    writer: asyncio.StreamWriter, status: int, body: Any, headers: dict[str, str] | None = None
+    writer: asyncio.StreamWriter, status: int, body: Any, headers: Mapping[str, str | None] | None = None
 ) -> None:
     data = (body if isinstance(body, str) else json.dumps(body)).encode()
-    head = {"content-type": "application/json", "content-length": str(len(data)), **(headers or {})}
+    head: dict[str, str | None] = {
+        "content-type": "application/json",
+        "content-length": str(len(data)),
+        **(headers or {}),
+    }
     writer.write(_head(status, head) + data)
     await writer.drain()
 

@@ -298,6 +298,7 @@ class AnthropicTranslator(Translator):
         return handler(self, payload)
 
     def _message_start(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.opened = True
         message = payload.get("message") or {}
         self.model = message.get("model")
         self.usage.update(message.get("usage") or {})
@@ -309,6 +310,7 @@ class AnthropicTranslator(Translator):
             self.container = container
 
     def _block_start(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.opened = True  # a server that leaves out message_start still streams a message
         block = dict(payload.get("content_block") or {})
         if block.get("type") == "tool_use":
             start = ToolCallStart(block["id"], block["name"])  # a call without them is skipped whole
@@ -435,6 +437,7 @@ class AnthropicTranslator(Translator):
         ]
 
     def _ping(self, payload: dict[str, Any]) -> list[WireEvent]:
+        self.opened = True  # Anthropic's own keep-alive: a stream cut after it is a cut one
         return []
 
     def as_stream(self, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -39,6 +39,13 @@ from harnez.wires.conversation import Conversation, Opaque
 from harnez.wires.sse import SseMalformed, iter_sse
 
 RETRYABLE_STATUSES = frozenset((408, 409, 425, 429, 500, 502, 503, 504, 529))
+TOO_LONG = re.compile(
+    r"context_length_exceeded|maximum context length|context (?:length|window)|prompt is too long"
+    r"|exceeds the maximum number of tokens|too many (?:input )?tokens",
+    re.IGNORECASE,
+)
+"""How servers refuse a request longer than the model's window (OpenAI and its compatible servers,
+vLLM, Anthropic, Gemini, mocks that copy them): Harnez's own estimate of the window was too big."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -89,6 +96,11 @@ class Translator:
     """Turns one call's decoded stream items into wire events; one instance per call."""
 
     finished = False
+    opened = False
+    """Whether an item of this wire's own answer was read (a chat chunk with `choices`, Anthropic's
+    `message_start` or a content block, a Responses `response.*` event): a stream that ends without
+    one is no answer of this wire at all (a wrong wire or base URL, a mock that only looks alike), not
+    a cut one, and is reported as such instead of being tried again."""
     where = "mid-stream"
     """Where an error the provider reports came: in its stream, or `in its answer` (`whole`)."""
 
@@ -343,19 +355,22 @@ class HttpWire:
         events = translator.whole(body) if isinstance(body, dict) else []
         if translator.finished:
             return events + translator.finish()
+        return [self._not_an_answer("a JSON body", text)]
+
+    def _not_an_answer(self, what: str, text: str) -> Failure:
+        """What a body that holds no answer of this wire says (`what` it was, `text` its start), and
+        where to look: it comes from a wrong base URL or wire, so it is not tried again."""
         origin = self.endpoint.base_url_origin
         check = (
             "the provider's base_url and wire in settings.json"
             if origin == BASE_URL_IN_SETTINGS
             else f"{origin} and the wire it is used with"  # `harnez run --base-url` gave the URL
         )
-        return [
-            Failure(
-                f"{self.endpoint.provider} answered with a JSON body that is not a {self.name} answer "
-                f"(it starts {self._redact(text[:80])!r}); check {check}",
-                retryable=False,
-            )
-        ]
+        return Failure(
+            f"{self.endpoint.provider} answered with {what} that is not a {self.name} answer "
+            f"(it starts {self._redact(text[:80])!r}); check {check}",
+            retryable=False,
+        )
 
     def _transport_failure(self, url: str, exc: BaseException) -> Failure:
         """A request that never completed, as a retryable failure saying what went wrong (the URL
@@ -365,6 +380,12 @@ class HttpWire:
             text = (
                 f"the request to {url} took longer than retry.request_timeout "
                 f"({self.request_timeout:g} s) and was stopped"
+            )
+        elif isinstance(exc, httpx.ReadTimeout):
+            text = (
+                f"the request to {url} timed out (ReadTimeout): the server sent nothing for "
+                f"retry.read_timeout ({self.read_timeout:g} s); raise it in settings.json for a model "
+                f"that stays silent longer"
             )
         elif isinstance(exc, httpx.TimeoutException):
             text = f"the request to {url} timed out ({type(exc).__name__})"
@@ -380,6 +401,8 @@ class HttpWire:
     async def _events(
         self, response: httpx.Response, translator: Translator, deadline: float
     ) -> AsyncGenerator[WireEvent, None]:
+        first: str | None = None  # the first item's data: quoted when the stream is no answer of this wire
+        failed = False  # an error the server reported in its stream says what went wrong itself
         async for item in iter_sse(_lines_before(response.aiter_text(), deadline, self.read_timeout)):
             if isinstance(item, SseMalformed):
                 yield WireWarning(
@@ -388,21 +411,39 @@ class HttpWire:
                 continue
             if not item.data.strip():  # an event with empty data (a keep-alive): nothing to read
                 continue
+            first = item.data if first is None else first
             if item.data.strip() == "[DONE]":
                 events = translator.done()
             else:
                 try:
                     payload = provider_json(item.data)
                 except json.JSONDecodeError:
+                    if item.data.lstrip().startswith(("{", "[")):
+                        yield self._broken_item(item.data)
+                        return
                     yield WireWarning(
                         "malformed-sse-data", "a stream item was not valid JSON; skipped", item.data
                     )
                     continue
                 events = translator.read(item.event, payload)
             for event in events:
+                failed = failed or isinstance(event, Failure)
                 yield event
+        if first is not None and not (translator.opened or translator.finished or failed):
+            yield self._not_an_answer("a stream", first)
+            return
         for event in translator.finish():
             yield event
+
+    def _broken_item(self, data: str) -> Failure:
+        """A stream item that opens as JSON but does not parse (cut short or garbled on the way):
+        what it carried (text, a piece of a call's arguments) is lost, so the answer would miss it
+        unsaid; the call fails in passing and is asked again whole."""
+        return Failure(
+            f"{self.endpoint.provider} sent a stream item that is not valid JSON (it starts "
+            f"{self._redact(data[:80])!r}): what it carried is lost, so the answer is asked again",
+            retryable=True,
+        )
 
     def _status_failure(self, response: httpx.Response, model: str) -> Failure:
         status = response.status_code
@@ -431,6 +472,12 @@ class HttpWire:
             message = f"{ep.provider} answered {status} ({label}): {said}"
         else:
             message = f"{ep.provider} rejected the request ({status}): {said}"
+            if TOO_LONG.search(response.text):
+                message = message.rstrip(".") + (
+                    f". The conversation is longer than the model's window as the server counts it: "
+                    f'set models."{ep.provider}/{model}".context_window in settings.json to what the '
+                    f"server allows (Harnez then compacts before reaching it), or /compact the session"
+                )
         retryable = status in RETRYABLE_STATUSES
         return Failure(message, status, retryable, parse_retry_after(response.headers) if retryable else None)
 

@@ -268,6 +268,7 @@ class ChatTranslator(Translator):
                     "unknown-stream-event", "an unknown chat stream item was kept, not understood", payload
                 )
             ]
+        self.opened = True
         self.model = payload.get("model") or self.model
         out: list[WireEvent] = []
         for choice in (payload["choices"] or ())[:1]:  # `null` or `[]` in a usage-only last chunk

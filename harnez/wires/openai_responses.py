@@ -177,8 +177,10 @@ class ResponsesTranslator(Translator):
         kind = payload.get("type", event)
         handler = self._handlers.get(kind)
         if handler is not None:
+            self.opened = True
             return handler(self, payload)
         if kind in QUIET_EVENTS:
+            self.opened = True
             return []
         return [
             WireWarning(

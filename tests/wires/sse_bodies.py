@@ -160,3 +160,114 @@ RESUMED = anthropic(
     *message_end("end_turn"),
 )
 """The continuation of `PAUSED`: the answer, citing what was found."""
+
+
+# -- public mock servers, byte for byte (docs/wires.md, "Mock servers run") -----------------------
+
+
+def compact(item: dict[str, Any]) -> str:
+    """JSON without blanks, as pydantic's `model_dump_json` and llmock write it."""
+    return json.dumps(item, separators=(",", ":"))
+
+
+def mockllm_chat(*texts: str) -> str:
+    """mockllm 0.0.8's chat stream: a role chunk whose content is null, a chunk per piece with
+    `role: null` (every chunk its own id), a last chunk of nulls finishing `stop`, then `[DONE]`."""
+
+    def piece(role: str | None, content: str | None, finish: str | None = None) -> str:
+        delta = {"role": role, "content": content}
+        choice = {"delta": delta, "index": 0, "finish_reason": finish}
+        return compact(
+            {
+                "id": "mock-1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "gpt-4",
+                "choices": [choice],
+            }
+        )
+
+    return events(
+        piece("assistant", None), *(piece(None, t) for t in texts), piece(None, None, "stop"), "[DONE]"
+    )
+
+
+def mockllm_anthropic(*texts: str) -> str:
+    """mockllm 0.0.8's "Anthropic" stream: no event names, no message_start or message_stop, each
+    piece a `message_delta` whose delta is a content_block_delta of `{"text": …}`, then `[DONE]`."""
+    deltas = (
+        {
+            "type": "message_delta",
+            "id": "mock-1",
+            "delta": {"type": "content_block_delta", "index": 0, "delta": {"text": t}},
+            "usage": None,
+        }
+        for t in texts
+    )
+    return events(*(compact(d) for d in deltas), "[DONE]")
+
+
+def ai_mock_chat(*texts: str, call: tuple[str, str, str] | None = None) -> str:
+    """ai-mock 0.3.1's chat stream: every chunk repeats `role: assistant` and, for a call, its id, type
+    and name (no `index`), the text or arguments one character a chunk, no `finish_reason` at all, then
+    `[DONE]`; served without a content-type."""
+
+    def piece(content: str | None, args: str | None) -> dict[str, Any]:
+        calls = None
+        if call is not None:
+            calls = [{"id": call[0], "type": "function", "function": {"name": call[1], "arguments": args}}]
+        delta = {"role": "assistant", "content": content, "tool_calls": calls}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "gpt-4o",
+            "system_fingerprint": "mock",
+            "choices": [choice],
+        }
+
+    pieces = [piece(c, None) for c in "".join(texts)] if call is None else [piece(None, a) for a in call[2]]
+    return events(*pieces, "[DONE]")
+
+
+def llmock_chat(*texts: str, usage: bool = True) -> str:
+    """llmock 0.2.2's chat stream: `usage: null` on every chunk when usage was asked for, a first chunk
+    with empty content, the pieces, the finish, a usage chunk with no choices, then `[DONE]`."""
+
+    def piece(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        return compact({**head, "system_fingerprint": None, "choices": [choice], "usage": None})
+
+    tail = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    counts = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    usage_chunk = compact({**tail, "system_fingerprint": None, "choices": [], "usage": counts})
+    pieces = [piece({"role": "assistant", "content": ""}), *(piece({"content": t}) for t in texts)]
+    return events(*pieces, piece({}, "stop"), *([usage_chunk] if usage else []), "[DONE]")
+
+
+def llmock_anthropic(*texts: str) -> str:
+    """llmock 0.2.2's Anthropic stream: named events, JSON without blanks, a ping after the text block
+    starts, the text a piece an event."""
+    items = [
+        message_start(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "ping"},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+            for t in texts
+        ),
+        {"type": "content_block_stop", "index": 0},
+        *message_end(),
+    ]
+    return "".join(f"event: {item['type']}\ndata: {compact(item)}\n\n" for item in items)
+
+
+def garbled(body: str, index: int) -> str:
+    """`body` with the JSON of its event `index` cut in half, its framing kept: llmock's `malformed`
+    stream fault (a chunk garbled or cut short on the way)."""
+    parts = body.split("\n\n")
+    head, _, data = parts[index].rpartition("data: ")
+    parts[index] = f"{head}data: {data[: len(data) // 2]}"
+    return "\n\n".join(parts)

@@ -119,10 +119,10 @@ async def test_a_slow_stream_arrives_whole(scripted_model, make_wire, wire) -> N
 
 @pytest.mark.parametrize("wire", ALL_WIRES)
 async def test_a_malformed_line_is_a_warning_not_a_crash(scripted_model, make_wire, wire) -> None:
-    scripted_model.add({**HELLO, "malformed_line": "data: {this is not json"})
+    scripted_model.add({**HELLO, "malformed_line": "data: this is not json"})
     scripted_model.add({**HELLO, "malformed_line": "garbage without a field"})
     for code, raw in (
-        ("malformed-sse-data", "{this is not json"),
+        ("malformed-sse-data", "this is not json"),
         ("malformed-sse-line", "garbage without a field"),
     ):
         turn, _ = await collect(make_wire(wire).stream(request()))

@@ -43,6 +43,15 @@ async def test_turns_bound_to_a_path_wait_for_that_path(scripted_model) -> None:
     assert messages.json()["content"][0]["text"] == "anthropic"
 
 
+async def test_a_header_given_as_null_is_not_sent(scripted_model) -> None:
+    """A server that labels its stream with no content-type (ai-mock) is reproduced as it is."""
+    scripted_model.add({"raw": "data: [DONE]\n\n", "headers": {"content-type": None, "x-mock": "1"}})
+    async with httpx.AsyncClient() as client:
+        response = await post(client, scripted_model.url + "/v1/chat/completions", {"stream": True})
+    assert "content-type" not in response.headers and response.headers["x-mock"] == "1"
+    assert response.text == "data: [DONE]\n\n"
+
+
 async def test_an_exhausted_script_answers_400_and_records_every_request(scripted_model) -> None:
     async with httpx.AsyncClient() as client:
         response = await post(

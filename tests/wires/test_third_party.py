@@ -19,13 +19,19 @@ from tests.wires.sse_bodies import (
     CITATION,
     TEXT_BLOCK,
     USAGE,
+    ai_mock_chat,
     block,
     call,
     chunk,
     events,
+    garbled,
     json_delta,
+    llmock_anthropic,
+    llmock_chat,
     message_end,
     message_start,
+    mockllm_anthropic,
+    mockllm_chat,
     raw,
     search_result,
     server_tool_use,
@@ -76,6 +82,13 @@ def chat_answer(message: dict[str, Any], **expected: Any) -> Case:
         "openai-chat",
         {"status": 200, "headers": {"content-type": "application/json"}, "body": body},
         **expected,
+    )
+
+
+def json_body(wire: str, body: str) -> Case:
+    """A whole answer sent byte for byte (200, JSON, content-length) saying "Hello." for 11 and 7 tokens."""
+    return Case(
+        wire, raw(body, headers={"content-type": "application/json"}, framing="length"), usage=(11, 7)
     )
 
 
@@ -1181,6 +1194,68 @@ CASES: dict[str, Case] = {
         {"type": "message_stop"},
         usage=(12, 6),
     ),
+    # Public mock servers (docs/wires.md, "Mock servers run"), each as it answers a stream request.
+    "mockllm-chat-stream": Case("openai-chat", raw(mockllm_chat("Hel", "lo."))),
+    "mockllm-chat-whole-answer": json_body(  # what it answers a request without `stream`
+        "openai-chat",
+        '{"id":"mock-1","object":"chat.completion","created":1,"model":"gpt-4","choices":[{"index":0,'
+        '"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],'
+        '"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}',
+    ),
+    "mockllm-anthropic-whole-answer": json_body(
+        "anthropic-messages",
+        '{"id":"mock-1","type":"message","role":"assistant","model":"claude-3-haiku-20240307",'
+        '"content":[{"type":"text","text":"Hello."}],"stop_reason":"end_turn","stop_sequence":null,'
+        '"usage":{"input_tokens":11,"output_tokens":7,"total_tokens":18}}',
+    ),
+    "mockllm-anthropic-is-no-anthropic-stream": Case(
+        "anthropic-messages",
+        raw(mockllm_anthropic("Hel", "lo.")),
+        text="",
+        stop=None,
+        failure="a stream that is not a anthropic-messages answer",
+    ),
+    "ai-mock-chat-stream-without-finish-reason-or-content-type": Case(
+        "openai-chat", raw(ai_mock_chat("Hello."), headers={"content-type": None})
+    ),
+    "ai-mock-chat-call-without-index-one-character-a-chunk": Case(
+        "openai-chat",
+        raw(ai_mock_chat(call=("5065f4e5", "read", A_ARGS)), headers={"content-type": None}),
+        text="",
+        calls=[("5065f4e5", "read", {"path": "a.py"})],
+        stop="tool_use",
+    ),
+    "ai-mock-anthropic-stream-without-content-type": Case(
+        "anthropic-messages",
+        raw(
+            events(
+                message_start(),
+                {"type": "ping"},
+                *block(
+                    0, {"type": "text", "text": ""}, *({"type": "text_delta", "text": c} for c in "Hello.")
+                ),
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 0},
+                },
+                {"type": "message_stop"},
+                named=True,
+            ),
+            headers={"content-type": None},
+        ),
+    ),
+    "anthropic-stream-on-the-chat-wire": Case(  # a provider given the wrong wire
+        "openai-chat",
+        raw(llmock_anthropic("Hel", "lo.")),
+        text="",
+        stop=None,
+        failure="a stream that is not a openai-chat answer",
+        warnings={"unknown-stream-event"},
+    ),
+    "llmock-chat-stream-usage-null-on-every-chunk": Case(
+        "openai-chat", raw(llmock_chat("Hel", "lo.")), usage=(11, 7)
+    ),
 }
 
 
@@ -1201,6 +1276,49 @@ async def test_a_third_party_variation_is_read(scripted_model, make_wire, name) 
     assert {w.code for w in turn.warnings} == case.warnings, turn.warnings
     if case.usage is not None:
         assert turn.usage is not None and (turn.usage.input, turn.usage.output) == case.usage
+
+
+GARBLED = {
+    "openai-chat": garbled(llmock_chat("Hel", "lo."), 2),
+    "anthropic-messages": garbled(llmock_anthropic("Hel", "lo."), 4),
+    "openai-responses": garbled(
+        events(
+            {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hel"},
+            {"type": "response.output_text.delta", "item_id": "m1", "delta": "lo."},
+            completed(HELLO_ITEM),
+            named=True,
+        ),
+        1,
+    ),
+}
+"""A stream whose item carrying "lo." is cut short (llmock's `malformed` fault), per wire."""
+WHOLE = {
+    "openai-chat": llmock_chat("Hel", "lo."),
+    "anthropic-messages": llmock_anthropic("Hel", "lo."),
+    "openai-responses": events(
+        {"type": "response.output_text.delta", "item_id": "m1", "delta": "Hello."},
+        completed(HELLO_ITEM),
+        named=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("wire", list(GARBLED))
+async def test_a_stream_item_cut_short_is_asked_again_whole(scripted_model, make_wire, wire) -> None:
+    """An item that opens as JSON but does not parse lost what it carried (here a piece of the text):
+    skipping it would give the answer without it, unsaid; the call is tried again and comes whole."""
+    scripted_model.add(raw(GARBLED[wire]), raw(WHOLE[wire]))
+    turn, _ = await collect(make_wire(wire).stream(request()))
+    assert turn.text == "Hello." and turn.failure is None and not turn.warnings
+    [retry] = turn.retries
+    assert "not valid JSON" in retry.reason and len(scripted_model.requests) == 2
+
+
+async def test_a_stream_garbled_every_time_fails_saying_so(scripted_model, make_wire) -> None:
+    scripted_model.add(*[raw(GARBLED["openai-chat"])] * 3)
+    turn, _ = await collect(make_wire("openai-chat").stream(request()))
+    assert turn.failure is not None and "not valid JSON" in turn.failure.message
+    assert "gave up after 3 attempts" in turn.failure.message
 
 
 @pytest.mark.parametrize(
@@ -1287,6 +1405,7 @@ async def test_a_stalled_stream_ends_at_the_read_timeout(scripted_model, make_wi
     wire = make_wire("openai-chat", max_attempts=1, read_timeout=0.2)
     turn, _ = await collect(wire.stream(request()))
     assert turn.failure is not None and "timed out (ReadTimeout)" in turn.failure.message
+    assert "sent nothing for retry.read_timeout (0.2 s)" in turn.failure.message  # what to change
     scripted_model.release("never")
 
 
@@ -1417,6 +1536,45 @@ async def test_stream_options_refused_once_are_sent_by_no_later_wire_of_that_ser
     turn, _ = await collect(make_wire("openai-chat").stream(request("next task")))
     assert turn.text == "Hello." and turn.failure is None and len(scripted_model.requests) == 3
     assert "stream_options" not in scripted_model.requests[-1].body
+
+
+@pytest.mark.parametrize(
+    ("wire", "body"),
+    [
+        (  # llmock 0.2.2's --context-window, as OpenAI words it
+            "openai-chat",
+            {
+                "error": {
+                    "message": "This model's maximum context length is 660 tokens. However, your "
+                    "messages resulted in 677 tokens.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
+        (
+            "anthropic-messages",
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 677 tokens > 660 maximum",
+                },
+            },
+        ),
+    ],
+)
+async def test_a_request_over_the_servers_window_says_which_setting_to_lower(
+    scripted_model, make_wire, wire, body
+) -> None:
+    """The server's window is smaller than the one Harnez compacts for (an unknown model's 32k, a
+    local server started with less): the refusal says so and names the setting, not only the number."""
+    scripted_model.add({"status": 400, "body": body})
+    turn, _ = await collect(make_wire(wire).stream(request(model="m")))
+    assert turn.failure is not None and not turn.failure.retryable and len(scripted_model.requests) == 1
+    assert "677 tokens" in turn.failure.message and ".." not in turn.failure.message
+    assert 'set models."scripted/m".context_window in settings.json' in turn.failure.message
 
 
 async def test_a_400_naming_no_optional_field_fails_at_once(scripted_model, make_wire) -> None:
