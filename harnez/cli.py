@@ -40,6 +40,20 @@ def _per_minute(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 to 65535 (0 picks a free one). A larger number was passed on and
+    the system took it modulo 65536: `--port 99999` listened on 34463 without a word."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port from 0 to 65535 (0 picks a free one), got {text!r}"
+        )
+    return value
+
+
 def _seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0."""
     try:
@@ -305,7 +319,9 @@ def _add_serve(commands: Any) -> None:
     """`harnez serve`."""
     serve = commands.add_parser("serve", help="serve the Unified Harness Protocol over HTTP (docs/uhp.md)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=3000, help="port to listen on (default 3000; 0 picks one)")
+    serve.add_argument(
+        "--port", type=_port, default=3000, help="port to listen on (default 3000; 0 picks one)"
+    )
     serve.add_argument(
         "--token-env",
         default="HARNEZ_SERVE_TOKEN",
