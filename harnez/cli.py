@@ -180,7 +180,9 @@ def _add_headless(commands: Any) -> None:
     ):
         sub = commands.add_parser(name, help=text)
         if name == "run":
-            sub.add_argument("prompt", nargs="?", help="the prompt (or --input TEXT; default: read stdin)")
+            sub.add_argument(
+                "prompt", nargs="?", help="the prompt (or --input TEXT); `-` or none: read stdin"
+            )
             sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
         _add_answers_and_hooks(sub, name)
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
@@ -748,7 +750,11 @@ def _headless(args: argparse.Namespace) -> int:
             'Give the prompt once: as an argument (`harnez run "fix the test"`) or with --input, not both.'
         )
     given = args.prompt if args.prompt is not None else args.input
-    prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
+    if args.prompt == "-":
+        # stdin, as `cat -` reads it: sent as the prompt "-", it was a paid request for nothing
+        prompt = _stdin_text()
+    else:
+        prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
 
 
