@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.helpers import HeadlessWorkspace, json_lines
@@ -36,3 +38,23 @@ def test_a_dash_for_the_prompt_reads_it_from_stdin(headless: HeadlessWorkspace) 
     empty = headless.harnez("run", "-", input="")
     assert empty.returncode == 2 and empty.stderr.startswith("harnez: Nothing to run"), empty.stderr
     assert len(headless.model.requests) == 1
+
+
+def test_a_reader_that_stops_at_finished_leaves_the_exit_code_the_tasks(headless: HeadlessWorkspace) -> None:
+    """docs/headless.md: a consumer after the task's result reads until `finished`. One that then left
+    (`sed '/"finished"/q'`) made the title printed after it a broken pipe, and a completed task exit 1:
+    a failed CI step under `set -o pipefail`."""
+    headless.model.add({"reply": [{"text": "Done quickly."}]})
+    process = headless.popen("run", "--json", "summarise the build log")
+    assert process.stdout is not None and process.stdin is not None
+    process.stdin.close()
+    read: list[dict] = []
+    for line in iter(process.stdout.readline, ""):
+        read.append(json.loads(line))
+        if read[-1]["kind"] == "finished":
+            break
+    process.stdout.close()
+    assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    stored = json_lines(headless.harnez("events", "--session", read[-1]["session"]).stdout)
+    assert [e["kind"] for e in stored[-2:]] == ["finished", "title-changed"], "the title came after the end"
+    assert stored[-2]["stop"] == "completed"
