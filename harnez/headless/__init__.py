@@ -207,9 +207,14 @@ class TaskPrinter:
                 self.out.write(printable(text))
                 self.out.flush()
                 self._printed_in_turn = True
-            case TurnRetried(attempt=attempt, reason=reason):
+            case TurnRetried(attempt=attempt, delay=delay, reason=reason):
+                # The wait is said (as the app says it): a 429's Retry-After can hold the run for
+                # `retry.max_delay` (30 s) a time with nothing else on the screen.
                 void = "; the partial answer above is void" if self._printed_in_turn else ""
-                self._say(f"retrying (attempt {attempt}): {reason}{void}", new_line=self._printed_in_turn)
+                self._say(
+                    f"retrying (attempt {attempt}, in {delay:.1f} s): {reason}{void}",
+                    new_line=self._printed_in_turn,
+                )
                 self._printed_in_turn = False
             case TurnStarted() | TurnCompleted():
                 if isinstance(body, TurnCompleted) and self._printed_in_turn:

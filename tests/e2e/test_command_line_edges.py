@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -58,3 +59,17 @@ def test_a_reader_that_stops_at_finished_leaves_the_exit_code_the_tasks(headless
     stored = json_lines(headless.harnez("events", "--session", read[-1]["session"]).stdout)
     assert [e["kind"] for e in stored[-2:]] == ["finished", "title-changed"], "the title came after the end"
     assert stored[-2]["stop"] == "completed"
+
+
+def test_a_retry_notice_says_how_long_the_run_waits(headless: HeadlessWorkspace) -> None:
+    """A 429's Retry-After holds the run up to `retry.max_delay` (30 s) a time; the notice said only
+    `retrying (attempt 2): …`, then nothing for that long (the app says `in 30.0 s`)."""
+    headless.model.add(
+        {"status": 429, "headers": {"retry-after": "1"}}, {"reply": [{"text": "Served after the wait."}]}
+    )
+    done = headless.harnez("run", "try again later")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Served after the wait.\n"
+    (notice,) = [line for line in done.stderr.splitlines() if "retrying" in line]
+    # The workspace's settings cap the wait (`retry.max_delay`) far below the second asked for.
+    assert re.fullmatch(r"harnez: retrying \(attempt 2, in 0\.\d s\): chat answered 429 .*", notice), notice
