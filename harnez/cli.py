@@ -84,6 +84,16 @@ def _session_to_resume(text: str) -> str:
     return text.strip()
 
 
+def _session_id(text: str) -> str:
+    """An argparse type: a session id or a unique prefix of one. An empty value (`--session "$ID"` with
+    ID unset) is refused as `--resume`'s is, instead of looked up in every project as the prefix ''."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a session id (a unique prefix is enough), got an empty value"
+        )
+    return text.strip()
+
+
 class _Version(argparse.Action):
     """`--version`: the installed version, looked up only when asked (it costs an import)."""
 
@@ -167,7 +177,7 @@ def _add_sessions(commands: Any) -> None:
     _session_dir(sessions)
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
     show = shown.add_parser("show", help="print a session's transcript")
-    show.add_argument("id")
+    show.add_argument("id", type=_session_id, help="the session's id (a unique prefix is enough)")
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
     _session_dir(show)
 
@@ -375,7 +385,13 @@ def _add_serve(commands: Any) -> None:
 def _add_events(commands: Any) -> None:
     """`harnez events`."""
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
-    events.add_argument("--session", required=True, metavar="ID")
+    events.add_argument(
+        "--session",
+        required=True,
+        type=_session_id,
+        metavar="ID",
+        help="the session's id (a unique prefix is enough)",
+    )
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
     events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
     _session_dir(events)
