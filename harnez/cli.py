@@ -446,7 +446,15 @@ def _open_closed_standard_streams() -> None:
 
 
 def _workspace() -> Path:
-    return Path.cwd().resolve()
+    """The current folder, the workspace of every command without `--workspace`."""
+    try:
+        return Path.cwd().resolve()
+    except FileNotFoundError:
+        # A folder removed under the shell (a cleaned CI checkout, `git worktree remove`): a traceback before.
+        raise UsageError(
+            "The current folder no longer exists (it was deleted or moved after this shell entered it): "
+            "cd to a folder that exists, or name the workspace with --workspace DIR (run, chat)."
+        ) from None
 
 
 def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --help` light

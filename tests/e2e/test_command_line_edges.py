@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
-from tests.e2e.helpers import HeadlessWorkspace, json_lines
+from tests.e2e.helpers import HARNEZ, HeadlessWorkspace, json_lines
 
 
 @pytest.mark.parametrize("port", ["99999", "65536", "-1"])
@@ -73,3 +74,28 @@ def test_a_retry_notice_says_how_long_the_run_waits(headless: HeadlessWorkspace)
     (notice,) = [line for line in done.stderr.splitlines() if "retrying" in line]
     # The workspace's settings cap the wait (`retry.max_delay`) far below the second asked for.
     assert re.fullmatch(r"harnez: retrying \(attempt 2, in 0\.\d s\): chat answered 429 .*", notice), notice
+
+
+def test_a_current_folder_deleted_under_the_shell_is_a_clear_error(headless: HeadlessWorkspace) -> None:
+    """A shell left in a removed folder (a cleaned CI checkout, `git worktree remove`) got a traceback
+    ending in `os.getcwd()`'s FileNotFoundError, exit 1; `--workspace` names a folder that exists."""
+    gone = headless.path / "removed"
+
+    def in_the_removed_folder(*args: str) -> subprocess.CompletedProcess[str]:
+        script = 'mkdir "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"'
+        return subprocess.run(
+            ["sh", "-c", script, "sh", str(gone), str(HARNEZ), *args],
+            env=headless.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    for args in (("run", "go"), ("sessions",), ("events", "--session", "0a1b")):
+        done = in_the_removed_folder(*args)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.startswith("harnez: The current folder no longer exists"), (args, done.stderr)
+        assert len(done.stderr.splitlines()) == 1, (args, done.stderr)
+    headless.model.add({"reply": [{"text": "Worked elsewhere."}]})
+    elsewhere = in_the_removed_folder("run", "--workspace", str(headless.path), "go")
+    assert elsewhere.returncode == 0 and elsewhere.stdout == "Worked elsewhere.\n", elsewhere.stderr
