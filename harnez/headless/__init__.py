@@ -132,8 +132,7 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
     try:
-        yield server
-        await server.wait_for_titles(NAMING_GRACE)
+        yield server  # each task's run waited for its naming (`run_task`)
     finally:
         await server.close()
         if scratch is not None:
@@ -282,7 +281,7 @@ async def run_task(
             raise
         with _cancel_on_interrupt(server, session_id):
             end = await _print_task(events, await pending, task_id, printer)
-        await server.wait_for_titles(NAMING_GRACE)
+        await _wait_for_naming(server)
         newest, printed = await server.last_seq(session_id), end.seq
         try:
             while printed < newest:  # a title chosen after the end, a naming warning
@@ -331,10 +330,33 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
     def cancel() -> None:
         pending.append(loop.create_task(server.cancel(session_id)))
 
+    with _on_interrupt(cancel):
+        yield
+
+
+async def _wait_for_naming(server: Server) -> None:
+    """Wait up to NAMING_GRACE seconds for the session's title. A signal ends the wait, not the process:
+    the task has ended, and the run exits with its code (Ctrl-C there was exit 130, as if the completed
+    task had been cancelled, and SIGTERM, its handler gone, killed the process)."""
+    stop = asyncio.Event()
+    waits = [asyncio.ensure_future(server.wait_for_titles(NAMING_GRACE)), asyncio.ensure_future(stop.wait())]
+    with _on_interrupt(stop.set):
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+
+
+@contextlib.contextmanager
+def _on_interrupt(act: Callable[[], None]) -> Any:
+    """Ctrl-C (SIGINT), SIGTERM and a hang-up of the terminal (SIGHUP) call `act` while in the block."""
+    loop = asyncio.get_running_loop()
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, cancel)
+            loop.add_signal_handler(sig, act)
             installed.append(sig)
     try:
         yield

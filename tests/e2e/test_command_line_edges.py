@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -99,3 +101,36 @@ def test_a_current_folder_deleted_under_the_shell_is_a_clear_error(headless: Hea
     headless.model.add({"reply": [{"text": "Worked elsewhere."}]})
     elsewhere = in_the_removed_folder("run", "--workspace", str(headless.path), "go")
     assert elsewhere.returncode == 0 and elsewhere.stdout == "Worked elsewhere.\n", elsewhere.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_while_the_run_waits_for_the_title_keeps_the_tasks_exit_code(
+    headless: HeadlessWorkspace, sig: signal.Signals
+) -> None:
+    """After `finished` the run waits up to 10 s for the session's title. Ctrl-C there raised
+    KeyboardInterrupt (exit 130, as if the completed task had been cancelled), and SIGTERM, whose
+    handler was gone, killed the process outright (-15); both stop the wait and exit with the task's code."""
+    settings_file = headless.path / ".harnez" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    settings["session"] = {"title": {"source": "model/claude/namer"}}
+    settings_file.write_text(json.dumps(settings))
+    headless.model.add(
+        {"path": "/messages", "reply": [{"text": "A late title"}], "hold": "title"},
+        {"path": "/chat/completions", "reply": [{"text": "Done."}]},
+    )
+    process = headless.popen("run", "--json", "name me later")
+    assert process.stdout is not None and process.stdin is not None
+    process.stdin.close()
+    try:
+        for line in iter(process.stdout.readline, ""):
+            if json.loads(line)["kind"] == "finished":
+                break
+        time.sleep(0.3)  # in the wait for the title, its request held
+        process.send_signal(sig)
+        code = process.wait(timeout=5)
+    finally:
+        headless.model.release("title")
+        process.kill()
+        process.wait()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert code == 0 and "Traceback" not in stderr, stderr
