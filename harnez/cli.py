@@ -768,7 +768,7 @@ def _headless(args: argparse.Namespace) -> int:
         fixed_workspace=args.workspace is not None,
     )
     if args.command == "chat":
-        return asyncio.run(headless.chat(opts, _stdin_line))
+        return asyncio.run(headless.chat(opts, _StdinLines(sys.stdin.fileno())))
     if args.prompt is not None and args.input is not None:
         raise UsageError(
             'Give the prompt once: as an argument (`harnez run "fix the test"`) or with --input, not both.'
@@ -806,9 +806,23 @@ def _stdin_text() -> str:
     return sys.stdin.buffer.read().decode("utf-8", errors="replace")
 
 
-def _stdin_line() -> str:
-    """One line of stdin ("" at its end), decoded like `_stdin_text`."""
-    return sys.stdin.buffer.readline().decode("utf-8", errors="replace")
+class _StdinLines:
+    """Lines of stdin ("" at its end), decoded like `_stdin_text`, read from its descriptor without
+    Python's buffer: `harnez chat` reads them in a daemon thread that a signal may leave blocked, and a
+    thread blocked in `sys.stdin.buffer` holds a lock the interpreter's shutdown takes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._pending = b""
+        self._ended = False
+
+    def __call__(self) -> str:
+        while b"\n" not in self._pending and not self._ended:
+            chunk = os.read(self.fd, 65536)
+            self._ended = not chunk
+            self._pending += chunk
+        line, newline, self._pending = self._pending.partition(b"\n")
+        return (line + newline).decode("utf-8", errors="replace")
 
 
 def _tui(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -401,7 +402,10 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
         printer = TaskPrinter(out, opts.json)
         stop: Stop = "completed"
         while True:
-            line = await asyncio.to_thread(lines)
+            line = await _next_line(lines)
+            if line is None:  # Ctrl-C, SIGTERM or a hang-up while it waited for a line
+                stop = "cancelled"
+                break
             if not line or line.strip() == "exit":
                 break
             if not line.strip():
@@ -411,3 +415,38 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             if stop == "cancelled":
                 break
     return EXIT_BY_STOP.get(stop, 1)
+
+
+async def _next_line(lines: Callable[[], str]) -> str | None:
+    """The next line of `chat`'s input, or None when a signal comes first. The line is read in a daemon
+    thread: read in the loop's executor, a Ctrl-C at the prompt was held until a line or the end of
+    input came (the executor's threads are joined at exit), so Ctrl-C needed Enter after it."""
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def settle(text: str, error: BaseException | None) -> None:  # in the loop
+        if line.done():
+            return
+        if error is not None:
+            line.set_exception(error)
+        else:
+            line.set_result(text)
+
+    def read() -> None:  # in the thread
+        text, error = "", None
+        try:
+            text = lines()
+        except (OSError, ValueError) as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the chat ended without this line
+            loop.call_soon_threadsafe(settle, text, error)
+
+    threading.Thread(target=read, name="harnez-chat-input", daemon=True).start()
+    stop = asyncio.Event()
+    waits: list[asyncio.Future[Any]] = [line, asyncio.ensure_future(stop.wait())]
+    with _on_interrupt(stop.set):
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waits[1].cancel()
+    return line.result() if line.done() else None

@@ -134,3 +134,31 @@ def test_a_signal_while_the_run_waits_for_the_title_keeps_the_tasks_exit_code(
         process.wait()
     stderr = process.stderr.read() if process.stderr else ""
     assert code == 0 and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_at_the_chats_prompt_ends_it_at_once(
+    headless: HeadlessWorkspace, sig: signal.Signals
+) -> None:
+    """`harnez chat` read its lines in the loop's executor: Ctrl-C at the prompt waited for a line or the
+    end of input (Enter after Ctrl-C in a terminal), and SIGTERM killed it; both end it at once, 130."""
+    headless.model.add({"reply": [{"text": "First answer."}]})
+    process = headless.popen("chat", "--json")
+    assert process.stdout is not None and process.stdin is not None
+    process.stdin.write("first question\n")
+    process.stdin.flush()
+    try:
+        for line in iter(process.stdout.readline, ""):
+            if json.loads(line)["kind"] == "title-changed":  # after `finished`: the chat waits for a line
+                break
+        time.sleep(0.3)
+        process.send_signal(sig)
+        code = process.wait(timeout=10)
+    finally:
+        process.kill()
+        process.wait()
+        process.stdin.close()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert code == 130 and "Traceback" not in stderr, stderr
+    (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert saved["status"] == "completed"
