@@ -448,13 +448,28 @@ def _open_closed_standard_streams() -> None:
 def _workspace() -> Path:
     """The current folder, the workspace of every command without `--workspace`."""
     try:
-        return Path.cwd().resolve()
+        folder = Path.cwd().resolve()
     except FileNotFoundError:
         # A folder removed under the shell (a cleaned CI checkout, `git worktree remove`): a traceback before.
         raise UsageError(
             "The current folder no longer exists (it was deleted or moved after this shell entered it): "
             "cd to a folder that exists, or name the workspace with --workspace DIR (run, chat)."
         ) from None
+    return _text_path(folder)
+
+
+def _text_path(folder: Path) -> Path:
+    """A workspace whose path is text: a session stores its workspace as UTF-8, and a folder named with
+    other bytes (Latin-1 from an old archive: `caf\xe9`) failed with a traceback at the first write,
+    after the database was made."""
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"The path of the folder {folder} is not UTF-8 text, and a session stores its workspace as "
+            "text: rename the folder (convmv -f latin1 -t utf8 converts such names), or work in another."
+        ) from None
+    return folder
 
 
 def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --help` light
@@ -798,7 +813,7 @@ def _run_workspace(given: Path | None) -> Path:
     folder = given.expanduser().resolve()
     if not folder.is_dir():
         raise UsageError(f"--workspace {folder} is not a folder: create it, or name another.")
-    return folder
+    return _text_path(folder)
 
 
 def _stdin_text() -> str:

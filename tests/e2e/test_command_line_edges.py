@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -162,3 +163,30 @@ def test_a_signal_at_the_chats_prompt_ends_it_at_once(
     assert code == 130 and "Traceback" not in stderr, stderr
     (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
     assert saved["status"] == "completed"
+
+
+def test_a_workspace_whose_path_is_not_utf8_is_refused_before_anything_is_made(
+    headless: HeadlessWorkspace,
+) -> None:
+    """A folder named in Latin-1 (`café` from an old archive) failed with a traceback at the session's
+    first write (`surrogates not allowed`), exit 1, after its database was made."""
+    latin1 = os.path.join(os.fsencode(headless.path), b"caf\xe9")
+    os.makedirs(os.path.join(latin1, b".harnez"))
+    settings = headless.path / ".harnez" / "settings.json"
+    os.link(settings, os.path.join(latin1, b".harnez", b"settings.json"))
+    for args, cwd in (
+        (("run", "go"), latin1),
+        (("sessions",), latin1),
+        (("run", "--workspace", os.fsdecode(latin1), "go"), os.fsencode(headless.path)),
+    ):
+        done = subprocess.run(
+            [str(HARNEZ), *args], cwd=cwd, env=headless.env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr == (
+            f"harnez: The path of the folder {headless.path}/caf\\udce9 is not UTF-8 text, and a session "
+            "stores its workspace as text: rename the folder (convmv -f latin1 -t utf8 converts such "
+            "names), or work in another.\n"
+        ), args
+    assert os.listdir(os.path.join(latin1, b".harnez")) == [b"settings.json"]
+    assert headless.model.requests == []
