@@ -190,3 +190,17 @@ def test_a_workspace_whose_path_is_not_utf8_is_refused_before_anything_is_made(
         ), args
     assert os.listdir(os.path.join(latin1, b".harnez")) == [b"settings.json"]
     assert headless.model.requests == []
+
+
+def test_a_database_folder_whose_path_is_not_utf8_is_listed_like_any(headless: HeadlessWorkspace) -> None:
+    """A database opened for reading is opened by URI, and the URI was quoted from the path as text:
+    under `--session-dir` named in Latin-1 the run worked, then `sessions` there failed with a traceback
+    (`surrogates not allowed`), and so did `sessions --all`, for every project, once it was indexed."""
+    folder = os.fsdecode(os.path.join(os.fsencode(headless.path), b"sessions-caf\xe9"))
+    headless.model.add({"reply": [{"text": "Kept in the Latin-1 folder."}]})
+    assert headless.harnez("run", "--session-dir", folder, "keep it there").returncode == 0
+    for args in (("sessions", "--json", "--session-dir", folder), ("sessions", "--all", "--json")):
+        done = headless.harnez(*args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        (listed,) = json_lines(done.stdout)
+        assert listed["title"] == "keep it there" and listed["status"] == "completed", args
