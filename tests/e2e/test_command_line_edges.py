@@ -204,3 +204,20 @@ def test_a_database_folder_whose_path_is_not_utf8_is_listed_like_any(headless: H
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
         (listed,) = json_lines(done.stdout)
         assert listed["title"] == "keep it there" and listed["status"] == "completed", args
+
+
+def test_a_byte_order_mark_before_settings_or_a_schema_is_skipped(headless: HeadlessWorkspace) -> None:
+    """Notepad and PowerShell's `Set-Content -Encoding UTF8` start a UTF-8 file with a byte order mark,
+    which JSON allows a reader to ignore; the settings file was refused (exit 2, 'not valid JSON …
+    Fix the syntax there'), and so was an output schema."""
+    settings = headless.path / ".harnez" / "settings.json"
+    settings.write_bytes(b"\xef\xbb\xbf" + settings.read_bytes())
+    schema = headless.path / "verdict.schema.json"
+    schema.write_bytes(b'\xef\xbb\xbf{"type": "object", "properties": {"ok": {"type": "boolean"}}}')
+    headless.model.add(
+        {"reply": [{"tool_call": {"id": "a1", "name": "answer", "arguments": {"ok": True}}}]},
+        {"reply": [{"text": "Answered."}]},
+    )
+    done = headless.harnez("run", "--output-schema", str(schema), "did it pass?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"ok":true}\n'
