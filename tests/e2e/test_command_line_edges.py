@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.e2e.helpers import HARNEZ, HeadlessWorkspace, json_lines
+from tests.e2e.helpers import HARNEZ, SECRET, HeadlessWorkspace, json_lines
 
 
 @pytest.mark.parametrize("port", ["99999", "65536", "-1"])
@@ -221,3 +221,23 @@ def test_a_byte_order_mark_before_settings_or_a_schema_is_skipped(headless: Head
     done = headless.harnez("run", "--output-schema", str(schema), "did it pass?")
     assert done.returncode == 0, done.stderr
     assert done.stdout == '{"ok":true}\n'
+
+
+def test_white_space_around_an_api_key_is_dropped_and_a_bad_character_refused(
+    headless: HeadlessWorkspace,
+) -> None:
+    """A key pasted into a CI secret with its line break, or read from an .env file written on Windows
+    (`\\r`), was sent as it was: every attempt failed with 'the connection … broke: Illegal header
+    value', retried four times, exit 1."""
+    headless.model.add({"reply": [{"text": "Authorised."}]})
+    headless.env["HARNEZ_TEST_KEY"] = f"{SECRET}\r\n"
+    done = headless.harnez("run", "hello")
+    assert done.returncode == 0 and done.stdout == "Authorised.\n", done.stderr
+    assert headless.model.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
+    headless.env["HARNEZ_TEST_KEY"] = f"{SECRET[:8]}\u201d{SECRET[8:]}"  # a typographic quote pasted in
+    refused = headless.harnez("run", "hello")
+    assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+    assert refused.stderr.startswith(
+        "harnez: the API key in HARNEZ_TEST_KEY (provider 'chat') holds a character no request header can carry"
+    )
+    assert SECRET[8:] not in refused.stderr and len(headless.model.requests) == 1
