@@ -580,6 +580,12 @@ async def _list_sessions(database: Path | None, workspace: Path, settings, args:
         if server is not None:
             await server.close()
     _print_listing(page, args)
+    if page.sessions and page.next_cursor:
+        # The listing stopped at --limit (50 unless given) without a word: older sessions looked absent.
+        print(
+            f"harnez: note: there are more sessions than --limit {args.limit} lists: raise it to see them.",
+            file=sys.stderr,
+        )
     if not page.sessions and not args.json:
         scope = "any project" if args.all else str(workspace)
         print(

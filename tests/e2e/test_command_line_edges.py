@@ -241,3 +241,22 @@ def test_white_space_around_an_api_key_is_dropped_and_a_bad_character_refused(
         "harnez: the API key in HARNEZ_TEST_KEY (provider 'chat') holds a character no request header can carry"
     )
     assert SECRET[8:] not in refused.stderr and len(headless.model.requests) == 1
+
+
+def test_a_listing_cut_at_its_limit_says_there_are_more(headless: HeadlessWorkspace) -> None:
+    """`harnez sessions` stops at --limit (50 unless given), and said nothing when more were left:
+    the older sessions looked absent, to a person and to a script counting lines."""
+    for n in range(3):
+        headless.model.add({"reply": [{"text": f"Answer {n}."}]})
+        assert headless.harnez("run", f"question {n}").returncode == 0
+    note = "harnez: note: there are more sessions than --limit 2 lists: raise it to see them.\n"
+    for args in (
+        ("sessions", "--limit", "2"),
+        ("sessions", "--limit", "2", "--json"),
+        ("sessions", "--all", "--limit", "2"),
+    ):
+        cut = headless.harnez(*args)
+        assert cut.returncode == 0 and len(cut.stdout.splitlines()) == 2, args
+        assert cut.stderr == note, (args, cut.stderr)
+    whole = headless.harnez("sessions", "--limit", "3")
+    assert len(whole.stdout.splitlines()) == 3 and whole.stderr == ""
