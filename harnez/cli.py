@@ -40,6 +40,20 @@ def _per_minute(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 to 65535 (0 picks a free one). A larger number was passed on and
+    the system took it modulo 65536: `--port 99999` listened on 34463 without a word."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port from 0 to 65535 (0 picks a free one), got {text!r}"
+        )
+    return value
+
+
 def _seconds(text: str) -> float:
     """An argparse type: a finite number of seconds above 0."""
     try:
@@ -66,6 +80,16 @@ def _session_to_resume(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(
             "expected `latest` or a session id (a unique prefix is enough), got an empty value"
+        )
+    return text.strip()
+
+
+def _session_id(text: str) -> str:
+    """An argparse type: a session id or a unique prefix of one. An empty value (`--session "$ID"` with
+    ID unset) is refused as `--resume`'s is, instead of looked up in every project as the prefix ''."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a session id (a unique prefix is enough), got an empty value"
         )
     return text.strip()
 
@@ -153,7 +177,7 @@ def _add_sessions(commands: Any) -> None:
     _session_dir(sessions)
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
     show = shown.add_parser("show", help="print a session's transcript")
-    show.add_argument("id")
+    show.add_argument("id", type=_session_id, help="the session's id (a unique prefix is enough)")
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
     _session_dir(show)
 
@@ -166,7 +190,9 @@ def _add_headless(commands: Any) -> None:
     ):
         sub = commands.add_parser(name, help=text)
         if name == "run":
-            sub.add_argument("prompt", nargs="?", help="the prompt (or --input TEXT; default: read stdin)")
+            sub.add_argument(
+                "prompt", nargs="?", help="the prompt (or --input TEXT); `-` or none: read stdin"
+            )
             sub.add_argument("--input", metavar="TEXT", help="the prompt, as an option")
         _add_answers_and_hooks(sub, name)
         sub.add_argument("--model", dest="run_model", metavar="M", help="<provider>/<model>[:<thinking>]")
@@ -305,7 +331,9 @@ def _add_serve(commands: Any) -> None:
     """`harnez serve`."""
     serve = commands.add_parser("serve", help="serve the Unified Harness Protocol over HTTP (docs/uhp.md)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=3000, help="port to listen on (default 3000; 0 picks one)")
+    serve.add_argument(
+        "--port", type=_port, default=3000, help="port to listen on (default 3000; 0 picks one)"
+    )
     serve.add_argument(
         "--token-env",
         default="HARNEZ_SERVE_TOKEN",
@@ -357,7 +385,13 @@ def _add_serve(commands: Any) -> None:
 def _add_events(commands: Any) -> None:
     """`harnez events`."""
     events = commands.add_parser("events", help="a session's stored event log as JSON Lines")
-    events.add_argument("--session", required=True, metavar="ID")
+    events.add_argument(
+        "--session",
+        required=True,
+        type=_session_id,
+        metavar="ID",
+        help="the session's id (a unique prefix is enough)",
+    )
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
     events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
     _session_dir(events)
@@ -412,7 +446,30 @@ def _open_closed_standard_streams() -> None:
 
 
 def _workspace() -> Path:
-    return Path.cwd().resolve()
+    """The current folder, the workspace of every command without `--workspace`."""
+    try:
+        folder = Path.cwd().resolve()
+    except FileNotFoundError:
+        # A folder removed under the shell (a cleaned CI checkout, `git worktree remove`): a traceback before.
+        raise UsageError(
+            "The current folder no longer exists (it was deleted or moved after this shell entered it): "
+            "cd to a folder that exists, or name the workspace with --workspace DIR (run, chat)."
+        ) from None
+    return _text_path(folder)
+
+
+def _text_path(folder: Path) -> Path:
+    """A workspace whose path is text: a session stores its workspace as UTF-8, and a folder named with
+    other bytes (Latin-1 from an old archive: `caf\xe9`) failed with a traceback at the first write,
+    after the database was made."""
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"The path of the folder {folder} is not UTF-8 text, and a session stores its workspace as "
+            "text: rename the folder (convmv -f latin1 -t utf8 converts such names), or work in another."
+        ) from None
+    return folder
 
 
 def _settings(workspace: Path):  # -> Settings; imported here to keep `harnez --help` light
@@ -523,6 +580,12 @@ async def _list_sessions(database: Path | None, workspace: Path, settings, args:
         if server is not None:
             await server.close()
     _print_listing(page, args)
+    if page.sessions and page.next_cursor:
+        # The listing stopped at --limit (50 unless given) without a word: older sessions looked absent.
+        print(
+            f"harnez: note: there are more sessions than --limit {args.limit} lists: raise it to see them.",
+            file=sys.stderr,
+        )
     if not page.sessions and not args.json:
         scope = "any project" if args.all else str(workspace)
         print(
@@ -726,13 +789,17 @@ def _headless(args: argparse.Namespace) -> int:
         fixed_workspace=args.workspace is not None,
     )
     if args.command == "chat":
-        return asyncio.run(headless.chat(opts, _stdin_line))
+        return asyncio.run(headless.chat(opts, _StdinLines(sys.stdin.fileno())))
     if args.prompt is not None and args.input is not None:
         raise UsageError(
             'Give the prompt once: as an argument (`harnez run "fix the test"`) or with --input, not both.'
         )
     given = args.prompt if args.prompt is not None else args.input
-    prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
+    if args.prompt == "-":
+        # stdin, as `cat -` reads it: sent as the prompt "-", it was a paid request for nothing
+        prompt = _stdin_text()
+    else:
+        prompt = given if given is not None else ("" if sys.stdin.isatty() else _stdin_text())
     return asyncio.run(headless.run(opts, prompt))
 
 
@@ -752,7 +819,7 @@ def _run_workspace(given: Path | None) -> Path:
     folder = given.expanduser().resolve()
     if not folder.is_dir():
         raise UsageError(f"--workspace {folder} is not a folder: create it, or name another.")
-    return folder
+    return _text_path(folder)
 
 
 def _stdin_text() -> str:
@@ -760,9 +827,23 @@ def _stdin_text() -> str:
     return sys.stdin.buffer.read().decode("utf-8", errors="replace")
 
 
-def _stdin_line() -> str:
-    """One line of stdin ("" at its end), decoded like `_stdin_text`."""
-    return sys.stdin.buffer.readline().decode("utf-8", errors="replace")
+class _StdinLines:
+    """Lines of stdin ("" at its end), decoded like `_stdin_text`, read from its descriptor without
+    Python's buffer: `harnez chat` reads them in a daemon thread that a signal may leave blocked, and a
+    thread blocked in `sys.stdin.buffer` holds a lock the interpreter's shutdown takes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._pending = b""
+        self._ended = False
+
+    def __call__(self) -> str:
+        while b"\n" not in self._pending and not self._ended:
+            chunk = os.read(self.fd, 65536)
+            self._ended = not chunk
+            self._pending += chunk
+        line, newline, self._pending = self._pending.partition(b"\n")
+        return (line + newline).decode("utf-8", errors="replace")
 
 
 def _tui(args: argparse.Namespace) -> int:

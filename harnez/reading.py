@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harnez.errors import SessionFormatError
-from harnez.importers import Readers, SourceRef, check_harness
+from harnez.importers import Readers, SourceRef, check_harness, detect
 from harnez.importers.importer import ImportReport
 from harnez.importers.jsonl import MAX_RECORD_BYTES
 from harnez.importers.normalized import (
@@ -66,6 +66,10 @@ def read_command(request: ReadRequest, out: TextIO = sys.stdout, err: TextIO = s
                     raise SessionFormatError(f"Cannot read {ref.label}: {exc}") from exc
                 print(printable(f"harnez: skipped {ref.label}: {exc}", one_line=True), file=err)
                 continue
+            if request.harness and _not_of_the_harness(ref, items):
+                if single:
+                    raise SessionFormatError(_why_not_of_the_harness(ref))
+                continue  # in a folder walked with --harness: a file of another kind, as detection skips
             for item in items:
                 if _wanted(item.info.session_id, item.info.agent_id, request.session):
                     _print(item, request, out)
@@ -81,6 +85,36 @@ def _items(readers: Readers, ref: SourceRef, request: ReadRequest) -> list[Summa
     if request.summary:
         return reader.summarize(ref, strict=request.strict)
     return reader.read(ref, strict=request.strict)
+
+
+def _not_of_the_harness(ref: SourceRef, items: list[Summary] | list[Session]) -> bool:
+    """Whether a file read as the harness `--harness` named is not one of its sessions: it is not
+    recognised as that harness's, and reading gave nothing of it (no session id, not one prompt, model
+    call, tool call, result or compaction). Any file of lines read that way was a session: `/etc/passwd`
+    a "completed" codex session of 24 unparsed records, a Claude Code session an empty pi one, exit 0.
+    A line too long to read may be the harness's: it is shown."""
+    if ref.key is not None or detect(ref.path) == ref.harness:
+        return False
+    for item in items:
+        figures = (item if isinstance(item, Summary) else item.summary()).to_json()
+        found = figures["user_messages"] + figures["model_calls"] + figures["tool_calls"]
+        found += figures["tool_results"] + figures["compactions"]
+        if figures["session_id"] or found or figures["integrity"]["oversized_lines"]:
+            return False
+    return True
+
+
+def _why_not_of_the_harness(ref: SourceRef) -> str:
+    """Why a file named with `--harness` is refused, and what would read it."""
+    if ref.path.stat().st_size == 0:
+        return f"{ref.path} is empty: there is no session in it to read."
+    found = detect(ref.path)
+    hint = (
+        f" It reads as a {found} session file: name that with --harness, or leave --harness out."
+        if found is not None
+        else " Is it a session file?"
+    )
+    return f"{ref.path} holds no {ref.harness} session: no record in it is one {ref.harness} writes.{hint}"
 
 
 def _wanted(session_id: str | None, agent_id: str | None, wanted: str | None) -> bool:

@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,8 +133,7 @@ async def open_headless_server(opts: RunOptions) -> AsyncIterator[Server]:
     for notice in server.notices:
         print(f"harnez: note: {notice}", file=sys.stderr)
     try:
-        yield server
-        await server.wait_for_titles(NAMING_GRACE)
+        yield server  # each task's run waited for its naming (`run_task`)
     finally:
         await server.close()
         if scratch is not None:
@@ -207,9 +207,14 @@ class TaskPrinter:
                 self.out.write(printable(text))
                 self.out.flush()
                 self._printed_in_turn = True
-            case TurnRetried(attempt=attempt, reason=reason):
+            case TurnRetried(attempt=attempt, delay=delay, reason=reason):
+                # The wait is said (as the app says it): a 429's Retry-After can hold the run for
+                # `retry.max_delay` (30 s) a time with nothing else on the screen.
                 void = "; the partial answer above is void" if self._printed_in_turn else ""
-                self._say(f"retrying (attempt {attempt}): {reason}{void}", new_line=self._printed_in_turn)
+                self._say(
+                    f"retrying (attempt {attempt}, in {delay:.1f} s): {reason}{void}",
+                    new_line=self._printed_in_turn,
+                )
                 self._printed_in_turn = False
             case TurnStarted() | TurnCompleted():
                 if isinstance(body, TurnCompleted) and self._printed_in_turn:
@@ -277,12 +282,17 @@ async def run_task(
             raise
         with _cancel_on_interrupt(server, session_id):
             end = await _print_task(events, await pending, task_id, printer)
-        await server.wait_for_titles(NAMING_GRACE)
+        await _wait_for_naming(server)
         newest, printed = await server.last_seq(session_id), end.seq
-        while printed < newest:  # a title chosen after the end, a naming warning
-            event = await anext(events)
-            printer.show(event)
-            printed = event.seq
+        try:
+            while printed < newest:  # a title chosen after the end, a naming warning
+                event = await anext(events)
+                printer.show(event)
+                printed = event.seq
+        except BrokenPipeError:
+            # A reader that took the task's result (`sed '/"finished"/q'`, as the contract allows) and
+            # left: the rest goes nowhere, and the exit code stays the task's, not 1.
+            write_nowhere(printer.out)
         assert isinstance(end.body, Finished)
         return end.body.stop
     finally:
@@ -301,6 +311,16 @@ async def _print_task(
     return event
 
 
+def write_nowhere(out: TextIO) -> None:
+    """Send what is still written to `out` (its unflushed rest included) to /dev/null: its reader went
+    away, and a later write or the flush at exit would raise again."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, out.fileno())
+    finally:
+        os.close(null)
+
+
 @contextlib.contextmanager
 def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
     """Ctrl-C (SIGINT), SIGTERM or a hang-up of the terminal (SIGHUP) cancels the running task cleanly
@@ -311,10 +331,33 @@ def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
     def cancel() -> None:
         pending.append(loop.create_task(server.cancel(session_id)))
 
+    with _on_interrupt(cancel):
+        yield
+
+
+async def _wait_for_naming(server: Server) -> None:
+    """Wait up to NAMING_GRACE seconds for the session's title. A signal ends the wait, not the process:
+    the task has ended, and the run exits with its code (Ctrl-C there was exit 130, as if the completed
+    task had been cancelled, and SIGTERM, its handler gone, killed the process)."""
+    stop = asyncio.Event()
+    waits = [asyncio.ensure_future(server.wait_for_titles(NAMING_GRACE)), asyncio.ensure_future(stop.wait())]
+    with _on_interrupt(stop.set):
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+
+
+@contextlib.contextmanager
+def _on_interrupt(act: Callable[[], None]) -> Any:
+    """Ctrl-C (SIGINT), SIGTERM and a hang-up of the terminal (SIGHUP) call `act` while in the block."""
+    loop = asyncio.get_running_loop()
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, cancel)
+            loop.add_signal_handler(sig, act)
             installed.append(sig)
     try:
         yield
@@ -359,7 +402,10 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
         printer = TaskPrinter(out, opts.json)
         stop: Stop = "completed"
         while True:
-            line = await asyncio.to_thread(lines)
+            line = await _next_line(lines)
+            if line is None:  # Ctrl-C, SIGTERM or a hang-up while it waited for a line
+                stop = "cancelled"
+                break
             if not line or line.strip() == "exit":
                 break
             if not line.strip():
@@ -369,3 +415,38 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             if stop == "cancelled":
                 break
     return EXIT_BY_STOP.get(stop, 1)
+
+
+async def _next_line(lines: Callable[[], str]) -> str | None:
+    """The next line of `chat`'s input, or None when a signal comes first. The line is read in a daemon
+    thread: read in the loop's executor, a Ctrl-C at the prompt was held until a line or the end of
+    input came (the executor's threads are joined at exit), so Ctrl-C needed Enter after it."""
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def settle(text: str, error: BaseException | None) -> None:  # in the loop
+        if line.done():
+            return
+        if error is not None:
+            line.set_exception(error)
+        else:
+            line.set_result(text)
+
+    def read() -> None:  # in the thread
+        text, error = "", None
+        try:
+            text = lines()
+        except (OSError, ValueError) as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the chat ended without this line
+            loop.call_soon_threadsafe(settle, text, error)
+
+    threading.Thread(target=read, name="harnez-chat-input", daemon=True).start()
+    stop = asyncio.Event()
+    waits: list[asyncio.Future[Any]] = [line, asyncio.ensure_future(stop.wait())]
+    with _on_interrupt(stop.set):
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waits[1].cancel()
+    return line.result() if line.done() else None

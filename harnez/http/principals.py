@@ -32,8 +32,9 @@ def read_principals(token_env: str, specs: Sequence[str], environ: Mapping[str, 
     is not a plain word, a variable that is not set, a name or a token given twice.
     """
     principals: dict[str, str] = {}
-    if environ.get(token_env):
-        principals[DEFAULT_PRINCIPAL] = environ[token_env]
+    default = _token_in(token_env, environ)
+    if default:
+        principals[DEFAULT_PRINCIPAL] = default
     for spec in specs:
         name, equals, variable = spec.partition("=")
         if not equals or not variable:
@@ -46,7 +47,7 @@ def read_principals(token_env: str, specs: Sequence[str], environ: Mapping[str, 
                 f"--principal {spec!r}: the name {name!r} is not a plain word; use letters, digits, "
                 "'.', '_' or '-' (at most 64, starting with a letter or digit)."
             )
-        token = environ.get(variable)
+        token = _token_in(variable, environ)
         if not token:
             raise UsageError(
                 f"--principal {spec!r}: the variable {variable} is not set; export {name}'s token in "
@@ -65,3 +66,28 @@ def read_principals(token_env: str, specs: Sequence[str], environ: Mapping[str, 
             )
         principals[name] = token
     return principals
+
+
+def _token_in(variable: str, environ: Mapping[str, str]) -> str | None:
+    """The token a variable holds, without the white space around it (None when unset or empty).
+
+    A token kept with white space around it (a CI secret pasted with its line break, a carriage return
+    from a file written on Windows) was compared whole, and no client sends that: every request was
+    401, and nothing said why. White space only, or a character no header carries, is refused rather
+    than read as "no token" (which would serve openly on loopback).
+    """
+    value = environ.get(variable)
+    if not value:
+        return None
+    token = value.strip()
+    if not token:
+        raise UsageError(
+            f"{variable} holds only white space, which is no token: export the token in it, or unset it "
+            "to serve without one (on loopback only)."
+        )
+    if not (token.isascii() and token.isprintable()):
+        raise UsageError(
+            f"The token in {variable} holds a control character or a letter outside ASCII, which no "
+            f"Authorization header carries: export the token itself in {variable}."
+        )
+    return token

@@ -14,7 +14,7 @@ def load_output_schema(path: Path) -> dict[str, Any]:
     """The JSON Schema in `path`, checked against its draft; a UsageError (exit 2) says what is wrong."""
     where = f"The output schema {path}"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark is skipped, as for settings files
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"{where} cannot be read ({reason}); give --output-schema a JSON file.") from None

@@ -117,7 +117,9 @@ def _read_settings_file(path: Path, which: str) -> dict[str, Any]:
     """The JSON object in a settings file; {} when the file is missing or blank."""
     label = f"The {which} settings file {path}"
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (Notepad, PowerShell's `Set-Content -Encoding UTF8`) is skipped, as
+        # JSON allows; the file was refused as "not valid JSON … fix the syntax" for an invisible mark.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sqlite3
 import time
@@ -115,8 +116,8 @@ def _read_only_uri(path: Path) -> str:
     so everything committed is in the file itself: it is read as immutable, creating nothing. With a
     `-wal` present, it may hold commits, so it is read through it (both files exist already)."""
     if Path(f"{path}-wal").exists():
-        return f"file:{quote(str(path))}?mode=ro"
-    return f"file:{quote(str(path))}?mode=ro&immutable=1"
+        return f"file:{quote(os.fsencode(path))}?mode=ro"
+    return f"file:{quote(os.fsencode(path))}?mode=ro&immutable=1"
 
 
 def check_not_newer(path: Path, current: int, head: int) -> None:

@@ -11,6 +11,7 @@ read it with the same queries as the project's own database.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
@@ -89,7 +90,7 @@ class ReadOnlyDatabase:
             if not self.path.is_file():
                 raise DatabaseGone(f"{self.path} is gone (moved or deleted).")
             conn = sqlite3.connect(
-                f"file:{quote(str(self.path))}?mode=ro",
+                f"file:{quote(os.fsencode(self.path))}?mode=ro",
                 uri=True,
                 timeout=self.budget,
                 check_same_thread=False,

@@ -111,11 +111,7 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
     key = None
     if found.api_key_env is not None:
         SECRETS.learn(found.api_key_env)
-        key = os.environ.get(found.api_key_env)
-        if not key:
-            raise ModelConfigError(
-                f"provider {provider!r} needs an API key: set the environment variable {found.api_key_env}"
-            )
+        key = _key_in(provider, found.api_key_env)
     base = found.base_url.rstrip("/")
     return Endpoint(
         provider,
@@ -127,6 +123,24 @@ def endpoint_for(settings: Settings, provider: str) -> Endpoint:
         found.prompt_cache,
         found.base_url_origin,
     )
+
+
+def _key_in(provider: str, variable: str) -> str:
+    """The key a variable holds, without the white space around it: a line break pasted with it into a
+    CI secret, a carriage return from an .env file written on Windows. Sent as it was, the header was
+    refused on every attempt ("the connection … broke: Illegal header value"), retried four times."""
+    key = (os.environ.get(variable) or "").strip()
+    if not key:
+        raise ModelConfigError(
+            f"provider {provider!r} needs an API key: set the environment variable {variable}"
+        )
+    if not (key.isascii() and key.isprintable()):
+        raise ModelConfigError(
+            f"the API key in {variable} (provider {provider!r}) holds a character no request header can "
+            "carry (a control character, or a letter outside ASCII such as a typographic quote): put the "
+            "key in the variable again, exactly as the provider gave it"
+        )
+    return key
 
 
 def known_spec(model: str) -> ModelSpec | None:

@@ -48,7 +48,8 @@ def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
     headless: HeadlessWorkspace,
 ) -> None:
     """`--resume "$ID"` or `--session-dir "$DIR"` with the variable unset: refused, not the newest
-    session continued nor a database dropped in the current folder."""
+    session continued nor a database dropped in the current folder (nor, for `events --session` and
+    `sessions show`, every project searched for the id '')."""
     headless.model.add({"reply": [{"text": "The first session."}]})
     assert headless.harnez("run", "start one").returncode == 0
     before = len(headless.model.requests)
@@ -59,6 +60,8 @@ def test_an_empty_session_or_folder_option_is_a_usage_error_not_the_default(
         ("--session-dir", "", "sessions"),
         ("run", "--workspace", "", "go on"),
         ("import", "--home", ""),
+        ("events", "--session", ""),  # looked up in every project as the prefix ''
+        ("sessions", "show", " "),
     ):
         done = headless.harnez(*args, input="go on\n")
         assert done.returncode == 2, (args, done.stderr)

@@ -435,3 +435,40 @@ def test_a_database_from_before_owners_keeps_its_uhp_objects_as_the_default_prin
             load_migrations()
         )
         assert {row[0] for row in db.execute("SELECT owner FROM uhp_idempotency")} == {"default"}
+
+
+def test_white_space_around_a_token_is_dropped_and_a_blank_or_bad_one_refused(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    """A token exported with white space around it (a CI secret pasted with its line break) was
+    compared whole: every request with the token was 401, and nothing said why."""
+    served = start_serve(
+        tmp_path / "serve",
+        scripted_model,
+        *PRINCIPALS,
+        token=f"{TOKEN}\r\n",
+        env={**ENV, "ALICE_TOKEN": f" {ALICE}\n"},
+    )
+    try:
+        with uhp_client(served, TOKEN) as default, uhp_client(served, ALICE) as alice:
+            assert default.get("/v1/sessions").status_code == 200
+            assert alice.get("/v1/sessions").status_code == 200
+    finally:
+        served.stop()
+    for environ, says in (
+        ({"HARNEZ_SERVE_TOKEN": " \n"}, "HARNEZ_SERVE_TOKEN holds only white space"),
+        (
+            {"HARNEZ_SERVE_TOKEN": f"{TOKEN}\u201d"},
+            "The token in HARNEZ_SERVE_TOKEN holds a control character",
+        ),
+    ):
+        refused = subprocess.run(
+            [str(HARNEZ), "serve", "--port", "0"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=serve_environ(tmp_path, environ),
+            timeout=30,
+        )
+        assert refused.returncode == 2 and refused.stderr.startswith(f"harnez: {says}"), refused.stderr
+        assert TOKEN not in refused.stderr

@@ -124,6 +124,39 @@ def test_bad_input_is_one_clear_line_and_exit_code_2(tmp_path: Path) -> None:
         assert len(shown.stderr.strip().splitlines()) == 1 and "Traceback" not in shown.stderr
 
 
+def test_a_file_with_nothing_of_the_harness_named_is_refused_not_read_as_an_empty_session(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """The refusal of an unrecognised file says to name its format with --harness; doing so read any file
+    of lines as a session of that harness, exit 0: the notes below as a "completed" codex session of
+    two unparsed records, a Claude Code session as an empty pi one."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\nworld\n", encoding="utf-8")
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    refused = {
+        "notes": harnez("read", str(notes), "--harness", "codex"),
+        "claude": harnez("read", str(fixtures / CLAUDE), "--harness", "pi", "--summary", "--json"),
+        "empty": harnez("read", str(tmp_path / "empty.jsonl"), "--harness", "claude-code"),
+    }
+    for name, shown in refused.items():
+        assert shown.returncode == 2 and shown.stdout == "", name
+        assert len(shown.stderr.strip().splitlines()) == 1 and "Traceback" not in shown.stderr, name
+    assert refused["notes"].stderr == (
+        f"harnez: {notes} holds no codex session: no record in it is one codex writes. Is it a session file?\n"
+    )
+    assert refused["claude"].stderr.endswith(
+        "holds no pi session: no record in it is one pi writes. It reads as a claude-code session file: "
+        "name that with --harness, or leave --harness out.\n"
+    )
+    assert "is empty" in refused["empty"].stderr
+    walked = harnez(
+        "read", str(tmp_path), "--harness", "codex", "--summary"
+    )  # a folder: such files are passed by
+    assert walked.returncode == 2 and walked.stderr == f"harnez: Found no session at {tmp_path}.\n"
+    named = harnez("read", str(fixtures / CLAUDE), "--harness", "claude-code", "--summary", "--json")
+    assert named.returncode == 0 and json.loads(named.stdout)["harness"] == "claude-code"
+
+
 def test_the_fixtures_folder_is_a_place_to_search_too(fixtures: Path) -> None:
     shown = harnez("read", str(fixtures), "--summary", "--json")
     assert shown.returncode == 0, shown.stderr
