@@ -12,6 +12,7 @@ import time
 from harnez.server.server import Server
 from harnez.tui.app import HarnezApp
 from harnez.tui.screens.session import SessionScreen
+from harnez.tui.widgets.blocks import TaskEndBlock
 from harnez.tui.widgets.prompt import PromptInput
 from harnez.tui.widgets.status import StatusLine
 from tests.e2e.helpers import HeadlessWorkspace
@@ -21,6 +22,11 @@ from tests.tui.helpers import wait_for
 def _notified(app: HarnezApp, text: str) -> bool:
     """Whether a toast shown says `text` (whole: none of these is long enough to be cut)."""
     return any(text in str(n.message) for n in app._notifications)
+
+
+def _ends(app: HarnezApp) -> list[str]:
+    """How the tasks shown ended, in order."""
+    return [block.stop for block in app.screen.query(TaskEndBlock)]
 
 
 def _state(app: HarnezApp) -> str:
@@ -81,6 +87,55 @@ async def test_a_session_another_process_runs_says_so_until_that_task_ends(
             headless.model.release("later")
             await wait_for(pilot, lambda: _state(app) == "idle", "idle again")
             assert other.wait(timeout=30) == 0
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.communicate()
+        for server in opened:
+            await server.close()
+
+
+async def test_a_task_whose_process_is_killed_ends_interrupted_without_esc(
+    headless: HeadlessWorkspace,
+) -> None:
+    """kill -9 writes no `finished`: the status said 'running elsewhere' until Esc. The screen checks
+    that the process still lives and, once it is gone, closes its task as interrupted (one `finished`,
+    shown) and goes idle; a prompt sent then is taken."""
+    headless.model.add({"reply": [{"text": "first"}]})
+    first = headless.harnez("run", "--json", "--input", "start")
+    assert first.returncode == 0, first.stderr
+    session = json.loads(first.stdout.splitlines()[0])["session"]
+    headless.model.add({"reply": [{"text": "never"}], "hold": "never"})
+    other = headless.popen("run", "--resume", session, "--input", "a long task")
+    opened: list[Server] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(headless.model.requests) < 2:
+            assert other.poll() is None and time.monotonic() < deadline, "the other run never asked"
+            time.sleep(0.02)
+
+        async def open_server() -> Server:
+            opened.append(await Server.open(headless.database))
+            return opened[-1]
+
+        app = HarnezApp(open_server, headless.path, None, resume=session)
+        async with app.run_test(notifications=True) as pilot:
+            await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen), "opened")
+            await wait_for(pilot, lambda: _state(app) == "running elsewhere", "running elsewhere")
+            other.kill()
+            other.communicate(timeout=30)
+            await wait_for(pilot, lambda: _state(app) == "idle", "idle, no key pressed")
+            await wait_for(pilot, lambda: _ends(app) == ["completed", "interrupted"], "its end shown")
+            assert not _notified(app, "Nothing to stop")  # no Esc was needed
+
+            app.screen.query_one(PromptInput).load_text("are you there")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: len(_ends(app)) == 3, "the prompt's task ended")
+            events = await opened[0].events_after(session)
+            ends = [(e.body.stop, e.task) for e in events if e.body.kind == "finished"]
+            assert [stop for stop, _ in ends[:2]] == ["completed", "interrupted"]  # closed once
+            sent = next(e for e in events if getattr(e.body, "text", None) == "are you there")
+            assert sent.task == ends[2][1] and sent.task != ends[1][1]  # the prompt ran as a new task
     finally:
         if other.poll() is None:
             other.kill()

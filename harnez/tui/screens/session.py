@@ -43,6 +43,9 @@ SHOW_RUNNING_AFTER = 0.15
 """Seconds a `!command` runs before its live block shows (a quick one shows only its result)."""
 OLDER_PROMPTS = 100
 """What the person sent before the events a reopened session shows, read for Up (the newest ones)."""
+ELSEWHERE_RECHECK = 3.0
+"""Seconds between checks that the process running this session's task elsewhere still lives: one
+killed mid-task writes no `finished`."""
 OUTPUT_BELOW = "↓ new output below (Ctrl+End)"
 """Shown above the prompt while the transcript is scrolled up and output arrived since."""
 
@@ -177,6 +180,7 @@ class SessionScreen(Screen[None]):
             self._follow()
         else:
             status.state = "opening…"
+        self.set_interval(ELSEWHERE_RECHECK, self._recheck_elsewhere, name="running elsewhere")
 
     async def attach(self, session_id: str, title: str | None, model: str | None) -> None:
         """Show this session (the server is open now), then send what was typed meanwhile."""
@@ -256,6 +260,25 @@ class SessionScreen(Screen[None]):
         process's, and the session showed idle until that task's next event."""
         if await self.server.running_elsewhere(self.session_id) is not None:
             self.task_running, self.elsewhere = True, True
+            self._show_state()
+
+    async def _recheck_elsewhere(self) -> None:
+        """While the status says another process runs the task: whether it still lives. One killed
+        (kill -9, its terminal closed under it) writes no `finished`, and the session showed running
+        elsewhere, refusing nothing but stopping nothing, until Esc."""
+        if not (self.attached and self.elsewhere and self.is_attached):
+            return
+        # A busy or failing store: the next check tries again (a session deleted meanwhile: nothing to do).
+        with contextlib.suppress(HarnezError):
+            if await self.server.running_elsewhere(self.session_id) is None:
+                await self._elsewhere_ended()
+
+    async def _elsewhere_ended(self) -> None:
+        """The process that ran the task elsewhere is gone: its task is closed as interrupted (whose
+        `finished` shows like any other's) and the session is idle."""
+        await self.server.close_abandoned(self.session_id)
+        if self.elsewhere:  # unless a task of this process started meanwhile
+            self.task_running, self.elsewhere = False, False
             self._show_state()
 
     def _note(self, event: StoredEvent, live: bool) -> None:
@@ -479,8 +502,7 @@ class SessionScreen(Screen[None]):
         A process that has ended meanwhile (killed before its `finished`) leaves the session idle."""
         pid = await self.server.running_elsewhere(self.session_id)
         if pid is None:
-            self.task_running, self.elsewhere = False, False
-            self._show_state()
+            await self._elsewhere_ended()
             self.notify("Nothing to stop: the task another Harnez process ran here has ended.", timeout=4)
             return
         self.notify(
