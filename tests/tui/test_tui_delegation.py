@@ -108,3 +108,27 @@ async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
         await shown(pilot, app, child)
         await pilot.click(OriginLine)
         await shown(pilot, app, parent)
+
+
+async def test_a_childs_call_allowed_on_the_parents_screen_is_not_said_to_have_no_result(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The copy of the child's approval in the parent's log drew a block for the call, which the
+    parent's end marked 'No result: the task ended (completed)' although the command had run (its
+    result is in the child's session)."""
+    reviewer(workspace, tools="shell")
+    scripted_model.add(
+        delegate("d1", "reviewer", "Make the file"),
+        tool_call("shell", "s1", command="echo hi > out.txt"),
+        answer("Made out.txt."),
+        answer("The reviewer made out.txt."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40)) as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: prompt_shown(app, "d1/s1"), "the child's approval prompt")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        assert (workspace / "out.txt").read_text() == "hi\n"
+        shown = text_of(app)
+        assert "Allowed once" in shown and "No result" not in shown
