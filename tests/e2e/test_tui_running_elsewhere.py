@@ -1,7 +1,7 @@
 """A session whose task another Harnez process runs (here a real `harnez run --resume`), opened in the
 full-screen app: the status line says it runs elsewhere from the moment it opens, a prompt typed
-meanwhile is refused and kept, Esc says it cannot stop that task, and the other task's `finished`
-(read by polling) turns the status to idle. The busy check is per process (the task row's runner
+meanwhile is refused and kept, so are /model and /compact, Esc says it cannot stop that task, and
+the other task's `finished` (read by polling) turns the status to idle. The busy check is per process (the task row's runner
 pid), so a second Server inside the test process would not reproduce it."""
 
 from __future__ import annotations
@@ -73,12 +73,24 @@ async def test_a_session_another_process_runs_says_so_until_that_task_ends(
             assert not _notified(app, "Cancelling")
             assert other.poll() is None and _state(app) == "running elsewhere"
 
+            # /model wrote its change among the other task's events; /compact got the store's words.
+            for typed in ("/model chat/other-model", "/compact"):
+                prompt.load_text(typed)
+                await pilot.press("enter")
+                notice = f"then run {typed.split()[0]} again"
+                await wait_for(pilot, lambda notice=notice: _notified(app, notice), typed)
+                assert prompt.text == typed and app.screen.query_one(StatusLine).model != "chat/other-model"
+                prompt.clear()
+            assert not _notified(app, "its turns and yours would mix")
+
             headless.model.release("gate")
             await wait_for(pilot, lambda: _state(app) == "idle", "idle once the other task finished")
             out, err = other.communicate(timeout=30)
             assert other.returncode == 0, err
             assert "done there" in out  # Esc here stopped nothing
             assert len(headless.model.requests) == 2  # the refused prompt never reached the model
+            kinds = [e.body.kind for e in await opened[0].events_after(session)]
+            assert "model-changed" not in kinds and "compacted" not in kinds
 
             # A task another process starts while the session is shown: its live prompt says so too.
             headless.model.add({"reply": [{"text": "again"}], "hold": "later"})

@@ -497,6 +497,22 @@ class SessionScreen(Screen[None]):
         elif self.elsewhere:
             await self._cannot_cancel_elsewhere()
 
+    async def _free_of_elsewhere(self, command: SlashCommand) -> bool:
+        """Whether a command that writes into the session may run though it showed a task another
+        process runs: /model wrote its change among that task's events, and /compact was refused with
+        the store's words. True once that process is gone."""
+        pid = await self.server.running_elsewhere(self.session_id)
+        if pid is None:
+            await self._elsewhere_ended()
+            return True
+        self.notify(
+            f"{_other_process(pid)} runs a task in this session: wait for it to end (or stop it there), "
+            f"then run /{command.name} again.",
+            severity="warning",
+            timeout=6,
+        )
+        return False
+
     async def _cannot_cancel_elsewhere(self) -> None:
         """Esc on a task another process runs: say it cannot be stopped from here (nothing is sent).
         A process that has ended meanwhile (killed before its `finished`) leaves the session idle."""
@@ -641,6 +657,8 @@ class SessionScreen(Screen[None]):
                 severity="warning",
                 timeout=6,
             )
+            return False
+        if command.changes_session and self.elsewhere and not await self._free_of_elsewhere(command):
             return False
         match command.name:
             case "session-name":
