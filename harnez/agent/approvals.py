@@ -75,7 +75,8 @@ class ApprovalDesk:
         """Ask a session's calls in the session itself again."""
         self._forwarded.pop(session_id, None)
 
-    def _key(self, session_id: str, call_id: str) -> tuple[str, str]:
+    def key(self, session_id: str, call_id: str) -> tuple[str, str]:
+        """(session, call id) under which a session's call waits: its parent's for a sub-agent's."""
         to_session, prefix = self._forwarded.get(session_id, (session_id, ""))
         return to_session, prefix + call_id
 
@@ -83,10 +84,15 @@ class ApprovalDesk:
         """The call ids waiting for an answer in a session, oldest first."""
         return [call for (session, call) in self._pending if session == session_id]
 
+    def waits(self, session_id: str, call_id: str) -> bool:
+        """Whether a call of the session waits for an answer, asked there or, for a sub-agent's call,
+        in its parent session (either session's screen may answer it: `answer` forwards the same)."""
+        return self.key(session_id, call_id) in self._pending
+
     async def wait(self, session_id: str, call_id: str) -> Answer:
         """Wait for the answer to a call's prompt; cancelling the wait withdraws the prompt."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        key = self._key(session_id, call_id)
+        key = self.key(session_id, call_id)
         self._pending[key] = future
         try:
             return await future
@@ -96,7 +102,7 @@ class ApprovalDesk:
     def answer(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
         """Resolve a waiting prompt; raises ApprovalError when nothing waits under that id."""
         checked = check_verdict(verdict)
-        future = self._pending.get(self._key(session_id, call_id))
+        future = self._pending.get(self.key(session_id, call_id))
         if future is None or future.done():
             waiting = ", ".join(self.pending(session_id)) or "none"
             raise ApprovalError(

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harnez.testing.scripted_model import ScriptedModel
+from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
 from harnez.tui.widgets.delegation import DelegationPanel
@@ -132,3 +135,40 @@ async def test_a_childs_call_allowed_on_the_parents_screen_is_not_said_to_have_n
         assert (workspace / "out.txt").read_text() == "hi\n"
         shown = text_of(app)
         assert "Allowed once" in shown and "No result" not in shown
+
+
+@pytest.mark.parametrize("first_screen", [False, True])
+async def test_a_childs_approval_is_asked_once_on_its_own_screen_opened_from_the_panel(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path, first_screen: bool
+) -> None:
+    """The child's session opened from the parent's panel while the child worked: its call said
+    'Waiting for approval' and no prompt came, as it waits under the parent's session, whose screen
+    the child's had replaced (a parent that is not the first screen shown). Once, and only once, when
+    the parent's screen stays beneath (the first one shown)."""
+    reviewer(workspace, tools="shell")
+    held = tool_call("shell", "s1", command="echo hi > out.txt") | {"hold": "gate"}
+    scripted_model.add(
+        delegate("d1", "reviewer", "Make the file"),
+        held,
+        answer("Made out.txt."),
+        answer("The reviewer made out.txt."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40)) as pilot:
+        if not first_screen:
+            first = session_screen(app)
+            await send(pilot, "/new")
+            await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
+        parent = app.screen
+        await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+        child = app.screen
+        scripted_model.release("gate")
+        await wait_for(pilot, lambda: prompt_shown(app, "s1") or prompt_shown(app, "d1/s1"), "a prompt")
+        await pilot.pause(0.2)
+        assert sum(isinstance(screen, ApprovalScreen) for screen in app.screen_stack) == 1
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (workspace / "out.txt").exists(), "the command ran")
+        assert app.screen is child

@@ -390,17 +390,28 @@ class SessionScreen(Screen[None]):
             shown.withdraw()
 
     def _waiting(self, call_id: str) -> bool:
-        return call_id in self.server.approvals.pending(self.session_id)
+        # A sub-agent's call waits under its parent's session: its own screen asks it too, or the
+        # person who opened it from the parent's panel saw "Waiting for approval" and no prompt.
+        return self.server.approvals.waits(self.session_id, call_id)
+
+    def _asked_already(self, call_id: str) -> bool:
+        """Whether another screen's prompt asks the call: a sub-agent's is asked by its own screen and
+        by its parent's when that one stays beneath (the first screen shown), one answer for both."""
+        from harnez.tui.screens.approval import ApprovalScreen
+
+        waiting = self.server.approvals.key(self.session_id, call_id)
+        return any(isinstance(s, ApprovalScreen) and s.waiting == waiting for s in self.app.screen_stack)
 
     def _next_approval(self) -> None:
         if self._approval_screen is not None:
             return
         while self._approvals:
             request = self._approvals.pop(0)
-            if self._waiting(request.call_id):
+            if self._waiting(request.call_id) and not self._asked_already(request.call_id):
                 from harnez.tui.screens.approval import ApprovalScreen
 
-                self._approval_screen = ApprovalScreen(request)
+                waiting = self.server.approvals.key(self.session_id, request.call_id)
+                self._approval_screen = ApprovalScreen(request, waiting)
                 self.app.push_screen(self._approval_screen, partial(self._answered, request))
                 return
 
