@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +67,13 @@ class ApprovalDesk:
         self._pending: dict[tuple[str, str], asyncio.Future[Answer]] = {}
         self._forwarded: dict[str, tuple[str, str]] = {}
         """A child session's calls → (the session they are asked in, the prefix of their ids there)."""
+        self._watchers: list[Callable[[str, str], None]] = []
+
+    def watch(self, watcher: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call `watcher(session, call id)` (the `key`) each time a call starts waiting: a front end
+        showing another session still learns that one waits. Returns the function that stops it."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher)
 
     def forward(self, session_id: str, to_session: str, prefix: str) -> None:
         """Ask the calls of `session_id` in `to_session`, as `<prefix><call id>` (until `stop_forwarding`)."""
@@ -94,6 +102,8 @@ class ApprovalDesk:
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         key = self.key(session_id, call_id)
         self._pending[key] = future
+        for watcher in list(self._watchers):
+            watcher(*key)
         try:
             return await future
         finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harnez.testing.scripted_model import ScriptedModel
+from harnez.tui.notices import short_text
 from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
@@ -172,3 +173,41 @@ async def test_a_childs_approval_is_asked_once_on_its_own_screen_opened_from_the
         await pilot.press("y")
         await wait_for(pilot, lambda: (workspace / "out.txt").exists(), "the command ran")
         assert app.screen is child
+
+
+async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The person opened the sub-agent's session from the parent's panel; once the child had answered,
+    the parent's next call waited for approval under the parent's session, whose screen the child's
+    had replaced: nothing said so, and the task waited for nobody. A notice says where it waits;
+    /parent opens it and asks."""
+    reviewer(workspace)
+    scripted_model.add(
+        delegate("d1", "reviewer", "Review a.py"),
+        answer("a.py looks fine.", hold="gate"),
+        tool_call("shell", "c1", command="echo done > done.txt"),
+        answer("Done."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
+        first = session_screen(app)
+        await send(pilot, "/new")  # the parent's screen is then not the first one: the child's replaces it
+        await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
+        await send(pilot, "review, then mark it done")
+        await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
+        parent = app.screen
+        await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+        scripted_model.release("gate")
+
+        def said() -> bool:
+            return any("waits for your approval" in str(n.message) for n in app._notifications)
+
+        await wait_for(pilot, said, "the notice")
+        (notice,) = [n for n in app._notifications if "waits for your approval" in str(n.message)]
+        assert f"({parent.session_id[:8]})" in str(notice.message) and short_text(str(notice.message)) is None
+        await type_command(pilot, "/parent")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "the parent's prompt")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")
