@@ -303,6 +303,16 @@ class Server(SessionListing):
     def _listed_tables(self) -> tuple[SessionTable, FullTextSearch]:
         return self.store.sessions, self.store.search
 
+    async def reload_sessions(self, records: Iterable[SessionRecord]) -> dict[str, SessionRecord]:
+        """As `SessionListing.reload_sessions`, after closing the tasks of listed sessions that say
+        running whose process has died since this one opened (a picker kept open showed them running
+        for good: only an opening closed them)."""
+        records = list(records)
+        for record in records:
+            if record.status == "running" and self.chains.get(record.id) is None:
+                await self._close_abandoned(record.num)
+        return await super().reload_sessions(records)
+
     async def rename(self, session_id: str, title: str) -> str:
         """A person's title: saved at once, never overwritten by automatic naming; returns it as stored
         (one line, control characters dropped, at most 80 characters: `clean_title`)."""

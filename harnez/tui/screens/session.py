@@ -257,10 +257,13 @@ class SessionScreen(Screen[None]):
 
     async def _note_elsewhere(self) -> None:
         """Say so when another process runs a task in the session: `Server.running` knows only this
-        process's, and the session showed idle until that task's next event."""
+        process's, and the session showed idle until that task's next event. A task whose process
+        died since this one opened is closed now (its `interrupted` comes as a live event)."""
         if await self.server.running_elsewhere(self.session_id) is not None:
             self.task_running, self.elsewhere = True, True
             self._show_state()
+        else:
+            await self.server.close_abandoned(self.session_id)
 
     async def _recheck_elsewhere(self) -> None:
         """While the status says another process runs the task: whether it still lives. One killed
