@@ -579,7 +579,8 @@ class SessionScreen(Screen[None]):
                     await job
             if running is not None:
                 self._shell_lines -= 1
-                self._show_state()
+                if self.is_attached:  # not when the screen was left (another session opened)
+                    self._show_state()
                 if running.is_mounted:
                     await running.remove()
 
@@ -664,10 +665,13 @@ class SessionScreen(Screen[None]):
         if not self.attached and command.name not in ("help", "quit"):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
             return False
-        if not command.during_task and self.server.running(self.session_id) is not None:
-            # /new and /resume left the task running unseen, its approvals waiting for nobody.
+        task = self.server.running(self.session_id) is not None
+        if not command.during_task and (task or self._shell_lines):
+            # /new and /resume left the task running unseen, its approvals waiting for nobody (and
+            # stopped a `!` command: this screen's worker runs it).
             self.notify(
-                f"A task is running: Esc stops it, or wait for it to end, then run /{command.name} again.",
+                f"{'A task' if task else 'A command'} is running: Esc stops it, or wait for it to end, "
+                f"then run /{command.name} again.",
                 severity="warning",
                 timeout=6,
             )
