@@ -86,6 +86,10 @@ async def test_a_childs_approval_is_asked_on_the_parents_screen(
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         assert (workspace / "out.txt").read_text() == "hi\n"
         assert panels(app)[0].stop == "completed"
+        # The copy of the child's approval drew a block the parent's end marked 'No result: the task
+        # ended (completed)' although the command had run (its result is in the child's session).
+        shown = text_of(app)
+        assert "Allowed once" in shown and "No result" not in shown
 
 
 async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
@@ -114,28 +118,21 @@ async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
         await shown(pilot, app, parent)
 
 
-async def test_a_childs_call_allowed_on_the_parents_screen_is_not_said_to_have_no_result(
-    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    """The copy of the child's approval in the parent's log drew a block for the call, which the
-    parent's end marked 'No result: the task ended (completed)' although the command had run (its
-    result is in the child's session)."""
-    reviewer(workspace, tools="shell")
-    scripted_model.add(
-        delegate("d1", "reviewer", "Make the file"),
-        tool_call("shell", "s1", command="echo hi > out.txt"),
-        answer("Made out.txt."),
-        answer("The reviewer made out.txt."),
-    )
-    app = agent_app()
-    async with app.run_test(size=(110, 40)) as pilot:
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: prompt_shown(app, "d1/s1"), "the child's approval prompt")
-        await pilot.press("y")
-        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
-        assert (workspace / "out.txt").read_text() == "hi\n"
-        shown = text_of(app)
-        assert "Allowed once" in shown and "No result" not in shown
+async def child_opened_from_the_panel(pilot, prompt: str, first_screen: bool) -> SessionScreen:
+    """Send `prompt` (whose task delegates), then open the child session from the delegate call's
+    panel; the parent's screen. Unless `first_screen`, the parent is a second session (`/new`), whose
+    screen the child's replaces (the first one stays beneath)."""
+    app = pilot.app
+    if not first_screen:
+        first = session_screen(app)
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
+    await send(pilot, prompt)
+    await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
+    parent = app.screen
+    await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+    return parent
 
 
 @pytest.mark.parametrize("first_screen", [False, True])
@@ -156,15 +153,7 @@ async def test_a_childs_approval_is_asked_once_on_its_own_screen_opened_from_the
     )
     app = agent_app()
     async with app.run_test(size=(110, 40)) as pilot:
-        if not first_screen:
-            first = session_screen(app)
-            await send(pilot, "/new")
-            await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
-        await send(pilot, "make a file")
-        await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
-        parent = app.screen
-        await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+        await child_opened_from_the_panel(pilot, "make a file", first_screen)
         child = app.screen
         scripted_model.release("gate")
         await wait_for(pilot, lambda: prompt_shown(app, "s1") or prompt_shown(app, "d1/s1"), "a prompt")
@@ -191,14 +180,7 @@ async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
     )
     app = agent_app()
     async with app.run_test(size=(110, 40), notifications=True) as pilot:
-        first = session_screen(app)
-        await send(pilot, "/new")  # the parent's screen is then not the first one: the child's replaces it
-        await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
-        await send(pilot, "review, then mark it done")
-        await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
-        parent = app.screen
-        await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+        parent = await child_opened_from_the_panel(pilot, "review, then mark it done", first_screen=False)
         scripted_model.release("gate")
 
         def said() -> bool:
