@@ -80,6 +80,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 PICKER_KEYS: tuple[tuple[str, str], ...] = (
     ("type", "Search titles, workspaces, ids and conversation text."),
     ("Up / Down", "Move the selection."),
+    ("Page Up / Page Down", "Move the selection by the rows in view."),
     ("Enter", "Open the selected session."),
     ("Ctrl+T", "Toggle this workspace / all workspaces."),
     ("Ctrl+R", "Rename the selected session."),
