@@ -441,3 +441,29 @@ async def test_a_session_whose_runner_died_after_the_app_opened_ends_interrupted
             "the dead task's end shown",
         )
         assert (await app.server.get_session(opened)).status == "interrupted"
+
+
+async def test_a_session_deleted_by_another_process_while_shown_says_so_and_the_app_stays(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """Another terminal's picker deleted the session shown here: the app crashed with a traceback
+    (SessionNotFoundError from the events it follows) and exited 1."""
+    from tests.tui.helpers import seed_database
+
+    (session_id,) = await seed_database(db_path, workspace, [("hello", None)])
+    app = make_app(resume=session_id)
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        other = await Server.open(db_path)  # another process's server, as far as the store can tell
+        try:
+            await other.delete_session(session_id)
+        finally:
+            await other.close()
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.state == "deleted", "the status says so")
+        assert any("This session was deleted" in str(n.message) for n in app._notifications)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.load_text("still there?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("No session" in str(n.message) for n in app._notifications))
+        assert prompt.text == "still there?" and app.is_running

@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from harnez.errors import HarnezError, SessionBusyError, StoreError
+from harnez.errors import HarnezError, SessionBusyError, SessionNotFoundError, StoreError
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
@@ -233,6 +233,18 @@ class SessionScreen(Screen[None]):
             self.task_running = False
             self.query_one(StatusLine).state = "not saving"
             self.notify(exc.message, title="Harnez stopped saving", severity="error", timeout=60)
+        except SessionNotFoundError:
+            # Deleted while shown (another terminal's picker): the app crashed on it. What was shown
+            # stays; a prompt sent now is refused with the same error, kept in the box.
+            self.task_running = self.elsewhere = False
+            self.query_one(StatusLine).state = "deleted"
+            self.notify(
+                "This session was deleted (by another Harnez window?): what it shows stays here, but "
+                "nothing more can be sent to it. /new starts a new session.",
+                title="Session deleted",
+                severity="warning",
+                timeout=30,
+            )
 
     async def _follow_events(self) -> None:
         transcript = self.query_one(Transcript)
