@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +67,13 @@ class ApprovalDesk:
         self._pending: dict[tuple[str, str], asyncio.Future[Answer]] = {}
         self._forwarded: dict[str, tuple[str, str]] = {}
         """A child session's calls → (the session they are asked in, the prefix of their ids there)."""
+        self._watchers: list[Callable[[str, str], None]] = []
+
+    def watch(self, watcher: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call `watcher(session, call id)` (the `key`) each time a call starts waiting: a front end
+        showing another session still learns that one waits. Returns the function that stops it."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher)
 
     def forward(self, session_id: str, to_session: str, prefix: str) -> None:
         """Ask the calls of `session_id` in `to_session`, as `<prefix><call id>` (until `stop_forwarding`)."""
@@ -75,7 +83,8 @@ class ApprovalDesk:
         """Ask a session's calls in the session itself again."""
         self._forwarded.pop(session_id, None)
 
-    def _key(self, session_id: str, call_id: str) -> tuple[str, str]:
+    def key(self, session_id: str, call_id: str) -> tuple[str, str]:
+        """(session, call id) under which a session's call waits: its parent's for a sub-agent's."""
         to_session, prefix = self._forwarded.get(session_id, (session_id, ""))
         return to_session, prefix + call_id
 
@@ -83,11 +92,18 @@ class ApprovalDesk:
         """The call ids waiting for an answer in a session, oldest first."""
         return [call for (session, call) in self._pending if session == session_id]
 
+    def waits(self, session_id: str, call_id: str) -> bool:
+        """Whether a call of the session waits for an answer, asked there or, for a sub-agent's call,
+        in its parent session (either session's screen may answer it: `answer` forwards the same)."""
+        return self.key(session_id, call_id) in self._pending
+
     async def wait(self, session_id: str, call_id: str) -> Answer:
         """Wait for the answer to a call's prompt; cancelling the wait withdraws the prompt."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        key = self._key(session_id, call_id)
+        key = self.key(session_id, call_id)
         self._pending[key] = future
+        for watcher in list(self._watchers):
+            watcher(*key)
         try:
             return await future
         finally:
@@ -96,7 +112,7 @@ class ApprovalDesk:
     def answer(self, session_id: str, call_id: str, verdict: str, reason: str | None = None) -> None:
         """Resolve a waiting prompt; raises ApprovalError when nothing waits under that id."""
         checked = check_verdict(verdict)
-        future = self._pending.get(self._key(session_id, call_id))
+        future = self._pending.get(self.key(session_id, call_id))
         if future is None or future.done():
             waiting = ", ".join(self.pending(session_id)) or "none"
             raise ApprovalError(

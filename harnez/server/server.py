@@ -225,10 +225,25 @@ class Server(SessionListing):
             if command.boot_id == boot_id():
                 stop_orphaned_group(command.pgid, command.leader_start)
         await self.store.commands.forget([command.id for command in orphans])
-        for task_id, session_num in await self.store.tasks.abandoned():
-            await self.store.tasks.mark_interrupted(task_id)
-            rows = await self.store.sessions.by_nums([session_num])
-            record = rows[session_num]
+        await self._close_abandoned()
+
+    async def close_abandoned(self, session_id: str) -> bool:
+        """Close the session's tasks whose process died before they finished (killed mid-task, its
+        machine lost power): each ends `interrupted`, as at opening. A front end showing the task as
+        running elsewhere calls it once that process is gone; a prompt sent to the session closes them
+        first too, so their end comes before it in the log. Whether any was closed."""
+        if session_id in self._drafts:
+            return False
+        return await self._close_abandoned((await self.get_session(session_id)).num)
+
+    async def _close_abandoned(self, session_num: int | None = None) -> bool:
+        closed = False
+        for task_id, num in await self.store.tasks.abandoned(session_num):
+            if not await self.store.tasks.mark_interrupted(task_id):
+                continue  # another process closed it meanwhile
+            closed = True
+            rows = await self.store.sessions.by_nums([num])
+            record = rows[num]
             await self.delegations.recover(task_id, record)
             await self.store.events.append_now(
                 record.num,
@@ -243,6 +258,7 @@ class Server(SessionListing):
             await self.store.sessions.set_fields(record.num, status="interrupted")
             if record.naming_used and record.title is None and self.titles.settings.generated:
                 await self._title_by_excerpt(record)
+        return closed
 
     async def _title_by_excerpt(self, record: SessionRecord) -> None:
         """Name a session whose naming began but never ended (its process died first) by the excerpt of
@@ -286,6 +302,16 @@ class Server(SessionListing):
 
     def _listed_tables(self) -> tuple[SessionTable, FullTextSearch]:
         return self.store.sessions, self.store.search
+
+    async def reload_sessions(self, records: Iterable[SessionRecord]) -> dict[str, SessionRecord]:
+        """As `SessionListing.reload_sessions`, after closing the tasks of listed sessions that say
+        running whose process has died since this one opened (a picker kept open showed them running
+        for good: only an opening closed them)."""
+        records = list(records)
+        for record in records:
+            if record.status == "running" and self.chains.get(record.id) is None:
+                await self._close_abandoned(record.num)
+        return await super().reload_sessions(records)
 
     async def rename(self, session_id: str, title: str) -> str:
         """A person's title: saved at once, never overwritten by automatic naming; returns it as stored
@@ -667,6 +693,8 @@ class Server(SessionListing):
         if model and model != record.model:
             record = await self.select_model(record.id, model)
         options = await self._session_options(record, options or {})
+        if self.chains.get(record.id) is None:  # a task another process left: its end comes first
+            await self._close_abandoned(record.num)
         task = await self.store.tasks.create(record.num, prompt, record.model)
         # Decided after the last await: a task that ended meanwhile leaves the session idle.
         if self.chains.enqueue(record.id, task.id, prompt, dict(options)):

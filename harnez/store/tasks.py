@@ -291,20 +291,26 @@ class TaskTable:
         rows = await self._db.fetchall(_RUNNERS_ELSEWHERE, (session_num, os.getpid()))
         return _live_pid([(row[0], row[1]) for row in rows])
 
-    async def abandoned(self) -> list[tuple[int, int]]:
-        """(task id, session num) of tasks left queued or running by a process that is gone."""
-        rows = await self._db.fetchall(
-            "SELECT id, session, runner_pid, runner_start FROM tasks WHERE state IN ('queued', 'running')"
-        )
+    async def abandoned(self, session_num: int | None = None) -> list[tuple[int, int]]:
+        """(task id, session num) of tasks left queued or running by a process that is gone (in one
+        session when `session_num` is given)."""
+        sql = "SELECT id, session, runner_pid, runner_start FROM tasks WHERE state IN ('queued', 'running')"
+        if session_num is None:
+            rows = await self._db.fetchall(sql)
+        else:
+            rows = await self._db.fetchall(sql + " AND session = ?", (session_num,))
         return [(r[0], r[1]) for r in rows if not pid_alive(r[2], r[3])]
 
-    async def mark_interrupted(self, task_id: int) -> None:
-        """Close a dangling task as interrupted."""
+    async def mark_interrupted(self, task_id: int) -> bool:
+        """Close a dangling task as interrupted. False when it was closed already: two processes
+        noticing the same dead runner at once (one opening, one watching the session) must not both
+        say so in its log."""
         now = time.time()
-        await self._db.write(
+        cursor = await self._db.write(
             lambda conn: conn.execute(
                 "UPDATE tasks SET state = 'interrupted', stop_reason = 'interrupted', finished_at = ? "
                 "WHERE id = ? AND state IN ('queued', 'running')",
                 (now, task_id),
             )
         )
+        return cursor.rowcount == 1

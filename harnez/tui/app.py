@@ -336,10 +336,49 @@ class HarnezApp(NoticeKeepingApp):
         """Use a newly opened server (this project's, or another's) and show its notices."""
         self._server, self._server_closed = await opening, False
         self._server.watch_settings(self._follow_settings)
+        self._server.approvals.watch(self._call_waits)
         if self._settings_timer is None:  # one for the app's life, whichever server is open
             self._settings_timer = self.set_interval(SETTINGS_CHECK_EVERY, self._check_settings)
         for notice in self._server.notices:
             self.notify(notice, timeout=10)
+
+    def _call_waits(self, session_id: str, call_id: str) -> None:
+        """A call of a task of this process started waiting for an answer: the screen of its session
+        asks it; when none shows that session (the person opened a sub-agent's session, or another
+        one, meanwhile) it would wait for nobody, so a notice says where to answer it."""
+        self.set_timer(UNASKED_AFTER, partial(self._say_unasked, session_id, call_id))
+
+    async def _say_unasked(self, session_id: str, call_id: str) -> None:
+        from harnez.errors import HarnezError
+        from harnez.text import printable
+        from harnez.tui.screens.approval import ApprovalScreen
+        from harnez.tui.screens.session import SessionScreen
+
+        if (
+            self._server is None
+            or self._server_closed
+            or not self.server.approvals.waits(session_id, call_id)
+        ):
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, ApprovalScreen) and screen.waiting == (session_id, call_id):
+                return
+            if isinstance(screen, SessionScreen) and screen.session_id == session_id:
+                return  # it asks once the prompts before this one are answered
+        try:
+            record = await self.server.get_session(session_id)
+        except HarnezError:
+            return
+        title = printable(record.display_title, one_line=True)
+        if len(title) > UNASKED_TITLE_SHOWN:
+            title = title[: UNASKED_TITLE_SHOWN - 1].rstrip() + "…"
+        self.notify(  # short enough for a toast to show whole (what to do included)
+            f"«{title}» ({session_id[:RESUME_PREFIX]}) waits for your approval: /parent (from its "
+            "sub-agent) or /resume opens it. Its task waits until then.",
+            title="Approval needed",
+            severity="warning",
+            timeout=UNASKED_NOTICE_SECONDS,
+        )
 
     def _settings_loaded(self, settings: Settings) -> None:
         """Use settings read after the first frame: theme, permission mode, and their warnings."""
@@ -748,6 +787,16 @@ EARLY_KEYS_KEPT = 4096
 
 SETTINGS_CHECK_EVERY = 2.0
 """Seconds between two looks at the settings files while the app is open (two small reads)."""
+
+UNASKED_AFTER = 0.5
+"""Seconds a call may wait before the app says no screen shown asks it (the session's screen takes
+the live event at once)."""
+
+UNASKED_TITLE_SHOWN = 24
+"""Characters of the waiting session's title that notice shows (a longer one ends with "…")."""
+
+UNASKED_NOTICE_SECONDS = 60
+"""How long that notice stays: the task waits until the person answers."""
 
 RESUME_PREFIX = 8
 """Digits of a session id the resume line after quitting shows (as the transcript's links do)."""

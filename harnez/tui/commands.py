@@ -16,6 +16,9 @@ class SlashCommand:
     """Whether it runs while this process runs a task in the session. Those that would leave the task
     to run unseen (its approvals unanswered: /new, /resume) or change what it works with (/model,
     /compact) are refused until it ends, as Codex refuses them (`available_during_task`)."""
+    changes_session: bool = False
+    """Whether it writes into the session what its tasks work with (/model, /compact): refused too while
+    another process runs a task there, among whose events its own would land."""
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
@@ -32,12 +35,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "/model [<provider>/<model>[:<thinking>]]",
         "Change this session's model; without an argument, pick from a list.",
         during_task=False,
+        changes_session=True,
     ),
     SlashCommand(
         "compact",
         "/compact",
         "Summarise the older conversation now (the full history is kept).",
         during_task=False,
+        changes_session=True,
     ),
     SlashCommand("help", "/help", "List keys and commands."),
     SlashCommand("quit", "/quit", "Quit Harnez."),
@@ -75,6 +80,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 PICKER_KEYS: tuple[tuple[str, str], ...] = (
     ("type", "Search titles, workspaces, ids and conversation text."),
     ("Up / Down", "Move the selection."),
+    ("Page Up / Page Down", "Move the selection by the rows in view."),
     ("Enter", "Open the selected session."),
     ("Ctrl+T", "Toggle this workspace / all workspaces."),
     ("Ctrl+R", "Rename the selected session."),

@@ -305,3 +305,19 @@ async def test_rows_shown_before_are_reused_and_a_page_that_reads_the_same_stays
         await wait_for(pilot, lambda: len(shown) > count, "the page read again")
         assert all(new is old for new, old in zip(options.options, before, strict=True))  # not rebuilt
         assert options.highlighted == 1  # the highlighted session kept, as the page read anew does
+
+
+def test_help_lists_every_key_the_picker_binds() -> None:
+    """/help's picker section left out Page Up / Page Down, which the picker binds (and the README
+    lists)."""
+    from textual.binding import Binding
+
+    from harnez.tui.commands import help_markdown
+
+    section = help_markdown().split("# Resume picker")[1].split("# Approval prompt")[0]
+    names = {"pageup": "Page Up", "pagedown": "Page Down", "escape": "Esc", "up": "Up", "down": "Down"}
+    for binding in PickerScreen.BINDINGS:
+        key = binding.key if isinstance(binding, Binding) else binding[0]
+        if key == "ctrl+c":  # the prompt's key, listed with it
+            continue
+        assert names.get(key, key.replace("ctrl+", "Ctrl+")).lower() in section.lower(), key

@@ -395,3 +395,75 @@ async def test_a_prompt_refused_because_another_process_runs_the_session_stays_i
     finally:
         other.kill()
         other.wait()
+
+
+async def test_a_session_whose_runner_died_after_the_app_opened_ends_interrupted_when_listed_or_opened(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """A process killed mid-task after this app opened the database: the picker kept listing its
+    session 'running' (only an opening closed the task), and its screen, opened, showed it idle with
+    no end until a prompt was sent."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from harnez.tui.widgets.blocks import TaskEndBlock
+    from tests.tui.helpers import seed_database
+
+    shown, listed, opened = await seed_database(
+        db_path, workspace, [("hello", None), ("listed", None), ("opened", None)]
+    )
+    app = make_app(resume=shown)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        with sqlite3.connect(db_path) as db:  # each with a task its runner left when it was killed
+            for session_id in (listed, opened):
+                (num,) = db.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                db.execute(
+                    "INSERT INTO tasks (session, state, input, model, runner_pid, runner_start, created_at) "
+                    "VALUES (?, 'running', 'theirs', NULL, ?, NULL, 0)",
+                    (num, dead.pid),
+                )
+                db.execute("UPDATE sessions SET status = 'running' WHERE num = ?", (num,))
+        record = await app.server.get_session(listed)
+        assert record.status == "running"
+        assert (await app.server.reload_sessions([record]))[listed].status == "interrupted"  # as the picker
+
+        await app.open_session(opened)
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, SessionScreen)
+                and [b.stop for b in app.screen.query(TaskEndBlock)] == ["completed", "interrupted"]
+            ),
+            "the dead task's end shown",
+        )
+        assert (await app.server.get_session(opened)).status == "interrupted"
+
+
+async def test_a_session_deleted_by_another_process_while_shown_says_so_and_the_app_stays(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """Another terminal's picker deleted the session shown here: the app crashed with a traceback
+    (SessionNotFoundError from the events it follows) and exited 1."""
+    from tests.tui.helpers import seed_database
+
+    (session_id,) = await seed_database(db_path, workspace, [("hello", None)])
+    app = make_app(resume=session_id)
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready and isinstance(app.screen, SessionScreen))
+        other = await Server.open(db_path)  # another process's server, as far as the store can tell
+        try:
+            await other.delete_session(session_id)
+        finally:
+            await other.close()
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.state == "deleted", "the status says so")
+        assert any("This session was deleted" in str(n.message) for n in app._notifications)
+        prompt = app.screen.query_one(PromptInput)
+        prompt.load_text("still there?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("No session" in str(n.message) for n in app._notifications))
+        assert prompt.text == "still there?" and app.is_running

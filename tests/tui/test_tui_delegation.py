@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harnez.testing.scripted_model import ScriptedModel
+from harnez.tui.notices import short_text
+from harnez.tui.screens.approval import ApprovalScreen
 from harnez.tui.screens.session import SessionScreen
 from harnez.tui.widgets.blocks import AssistantBlock, ToolBlock
 from harnez.tui.widgets.delegation import DelegationPanel
@@ -82,6 +86,10 @@ async def test_a_childs_approval_is_asked_on_the_parents_screen(
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
         assert (workspace / "out.txt").read_text() == "hi\n"
         assert panels(app)[0].stop == "completed"
+        # The copy of the child's approval drew a block the parent's end marked 'No result: the task
+        # ended (completed)' although the command had run (its result is in the child's session).
+        shown = text_of(app)
+        assert "Allowed once" in shown and "No result" not in shown
 
 
 async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
@@ -108,3 +116,80 @@ async def test_a_sub_agents_session_names_its_parent_and_parent_opens_it(
         await shown(pilot, app, child)
         await pilot.click(OriginLine)
         await shown(pilot, app, parent)
+
+
+async def child_opened_from_the_panel(pilot, prompt: str, first_screen: bool) -> SessionScreen:
+    """Send `prompt` (whose task delegates), then open the child session from the delegate call's
+    panel; the parent's screen. Unless `first_screen`, the parent is a second session (`/new`), whose
+    screen the child's replaces (the first one stays beneath)."""
+    app = pilot.app
+    if not first_screen:
+        first = session_screen(app)
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
+    await send(pilot, prompt)
+    await wait_for(pilot, lambda: app.screen.query(DelegationPanel), "the delegate call's panel")
+    parent = app.screen
+    await pilot.click(parent.query_one(DelegationPanel).query_one("Button"))
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not parent)
+    return parent
+
+
+@pytest.mark.parametrize("first_screen", [False, True])
+async def test_a_childs_approval_is_asked_once_on_its_own_screen_opened_from_the_panel(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path, first_screen: bool
+) -> None:
+    """The child's session opened from the parent's panel while the child worked: its call said
+    'Waiting for approval' and no prompt came, as it waits under the parent's session, whose screen
+    the child's had replaced (a parent that is not the first screen shown). Once, and only once, when
+    the parent's screen stays beneath (the first one shown)."""
+    reviewer(workspace, tools="shell")
+    held = tool_call("shell", "s1", command="echo hi > out.txt") | {"hold": "gate"}
+    scripted_model.add(
+        delegate("d1", "reviewer", "Make the file"),
+        held,
+        answer("Made out.txt."),
+        answer("The reviewer made out.txt."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40)) as pilot:
+        await child_opened_from_the_panel(pilot, "make a file", first_screen)
+        child = app.screen
+        scripted_model.release("gate")
+        await wait_for(pilot, lambda: prompt_shown(app, "s1") or prompt_shown(app, "d1/s1"), "a prompt")
+        await pilot.pause(0.2)
+        assert sum(isinstance(screen, ApprovalScreen) for screen in app.screen_stack) == 1
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (workspace / "out.txt").exists(), "the command ran")
+        assert app.screen is child
+
+
+async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The person opened the sub-agent's session from the parent's panel; once the child had answered,
+    the parent's next call waited for approval under the parent's session, whose screen the child's
+    had replaced: nothing said so, and the task waited for nobody. A notice says where it waits;
+    /parent opens it and asks."""
+    reviewer(workspace)
+    scripted_model.add(
+        delegate("d1", "reviewer", "Review a.py"),
+        answer("a.py looks fine.", hold="gate"),
+        tool_call("shell", "c1", command="echo done > done.txt"),
+        answer("Done."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
+        parent = await child_opened_from_the_panel(pilot, "review, then mark it done", first_screen=False)
+        scripted_model.release("gate")
+
+        def said() -> bool:
+            return any("waits for your approval" in str(n.message) for n in app._notifications)
+
+        await wait_for(pilot, said, "the notice")
+        (notice,) = [n for n in app._notifications if "waits for your approval" in str(n.message)]
+        assert f"({parent.session_id[:8]})" in str(notice.message) and short_text(str(notice.message)) is None
+        await type_command(pilot, "/parent")
+        await wait_for(pilot, lambda: prompt_shown(app, "c1"), "the parent's prompt")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")

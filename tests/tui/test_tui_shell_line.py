@@ -290,3 +290,34 @@ async def test_a_part_added_while_a_tool_block_mounts_is_shown() -> None:
         await pilot.pause()
         assert [str(w.render()) for w in app.query("ToolBlock .tool-state")] == ["said while mounting"]
         assert [t.view().plain for t in app.query(LiveTail)] == ["first line"]  # none left under c2
+
+
+async def test_leaving_a_session_while_its_command_runs_neither_crashes_nor_is_done_by_a_slash_command(
+    make_app, db_path: Path, workspace: Path
+) -> None:
+    """/new while a `!command` ran (on a screen that is not the first one shown) stopped the command
+    and the app crashed: the command's worker, cancelled with its screen, updated the status line of
+    a screen no longer there (NoMatches). /new and /resume now wait for it like for a task; a session
+    opened another way (a delegate panel, /parent, the picker) stops it and shows."""
+    from tests.tui.helpers import seed_database
+
+    (other,) = await seed_database(db_path, workspace, [("hello", None)])
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        first = app.screen
+        await _send(app, pilot, "/new")
+        await wait_for(pilot, lambda: app.screen is not first and app.ready, "a second session")
+        await _send(app, pilot, f"!{WAIT_FOR_GO}")
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.state == "command running", "the command runs")
+        await _send(app, pilot, "/new")
+        await wait_for(
+            pilot, lambda: any("A command is running" in str(n.message) for n in app._notifications)
+        )
+        assert app.screen.query_one(PromptInput).text == "/new"
+
+        await app.open_session(other)
+        await wait_for(pilot, lambda: getattr(app.screen, "session_id", None) == other, "the other one")
+        await pilot.pause(0.3)
+        assert app.is_running and app.return_code is None

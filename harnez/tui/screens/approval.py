@@ -70,10 +70,13 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
         CTRL_C_QUITS,
     ]
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, request: ApprovalRequest, waiting: tuple[str, str] | None = None) -> None:
         super().__init__()
         self._shown_at = monotonic()
         self.request = request
+        self.waiting = waiting
+        """The call as it waits on the approval desk (`ApprovalDesk.key`): a sub-agent's is asked by its
+        own screen and its parent's, and one prompt is enough."""
         self.asking_reason = False
         """Whether the reason input is shown (the choice keys are off meanwhile)."""
 

@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
 
-from harnez.errors import HarnezError, SessionBusyError, StoreError
+from harnez.errors import HarnezError, SessionBusyError, SessionNotFoundError, StoreError
 from harnez.server.totals import SessionTotals
 from harnez.text import printable
 from harnez.tui import bridge
@@ -43,6 +43,9 @@ SHOW_RUNNING_AFTER = 0.15
 """Seconds a `!command` runs before its live block shows (a quick one shows only its result)."""
 OLDER_PROMPTS = 100
 """What the person sent before the events a reopened session shows, read for Up (the newest ones)."""
+ELSEWHERE_RECHECK = 3.0
+"""Seconds between checks that the process running this session's task elsewhere still lives: one
+killed mid-task writes no `finished`."""
 OUTPUT_BELOW = "↓ new output below (Ctrl+End)"
 """Shown above the prompt while the transcript is scrolled up and output arrived since."""
 
@@ -177,6 +180,7 @@ class SessionScreen(Screen[None]):
             self._follow()
         else:
             status.state = "opening…"
+        self.set_interval(ELSEWHERE_RECHECK, self._recheck_elsewhere, name="running elsewhere")
 
     async def attach(self, session_id: str, title: str | None, model: str | None) -> None:
         """Show this session (the server is open now), then send what was typed meanwhile."""
@@ -229,6 +233,18 @@ class SessionScreen(Screen[None]):
             self.task_running = False
             self.query_one(StatusLine).state = "not saving"
             self.notify(exc.message, title="Harnez stopped saving", severity="error", timeout=60)
+        except SessionNotFoundError:
+            # Deleted while shown (another terminal's picker): the app crashed on it. What was shown
+            # stays; a prompt sent now is refused with the same error, kept in the box.
+            self.task_running = self.elsewhere = False
+            self.query_one(StatusLine).state = "deleted"
+            self.notify(
+                "This session was deleted (by another Harnez window?): what it shows stays here, but "
+                "nothing more can be sent to it. /new starts a new session.",
+                title="Session deleted",
+                severity="warning",
+                timeout=30,
+            )
 
     async def _follow_events(self) -> None:
         transcript = self.query_one(Transcript)
@@ -253,9 +269,31 @@ class SessionScreen(Screen[None]):
 
     async def _note_elsewhere(self) -> None:
         """Say so when another process runs a task in the session: `Server.running` knows only this
-        process's, and the session showed idle until that task's next event."""
+        process's, and the session showed idle until that task's next event. A task whose process
+        died since this one opened is closed now (its `interrupted` comes as a live event)."""
         if await self.server.running_elsewhere(self.session_id) is not None:
             self.task_running, self.elsewhere = True, True
+            self._show_state()
+        else:
+            await self.server.close_abandoned(self.session_id)
+
+    async def _recheck_elsewhere(self) -> None:
+        """While the status says another process runs the task: whether it still lives. One killed
+        (kill -9, its terminal closed under it) writes no `finished`, and the session showed running
+        elsewhere, refusing nothing but stopping nothing, until Esc."""
+        if not (self.attached and self.elsewhere and self.is_attached):
+            return
+        # A busy or failing store: the next check tries again (a session deleted meanwhile: nothing to do).
+        with contextlib.suppress(HarnezError):
+            if await self.server.running_elsewhere(self.session_id) is None:
+                await self._elsewhere_ended()
+
+    async def _elsewhere_ended(self) -> None:
+        """The process that ran the task elsewhere is gone: its task is closed as interrupted (whose
+        `finished` shows like any other's) and the session is idle."""
+        await self.server.close_abandoned(self.session_id)
+        if self.elsewhere:  # unless a task of this process started meanwhile
+            self.task_running, self.elsewhere = False, False
             self._show_state()
 
     def _note(self, event: StoredEvent, live: bool) -> None:
@@ -367,17 +405,28 @@ class SessionScreen(Screen[None]):
             shown.withdraw()
 
     def _waiting(self, call_id: str) -> bool:
-        return call_id in self.server.approvals.pending(self.session_id)
+        # A sub-agent's call waits under its parent's session: its own screen asks it too, or the
+        # person who opened it from the parent's panel saw "Waiting for approval" and no prompt.
+        return self.server.approvals.waits(self.session_id, call_id)
+
+    def _asked_already(self, call_id: str) -> bool:
+        """Whether another screen's prompt asks the call: a sub-agent's is asked by its own screen and
+        by its parent's when that one stays beneath (the first screen shown), one answer for both."""
+        from harnez.tui.screens.approval import ApprovalScreen
+
+        waiting = self.server.approvals.key(self.session_id, call_id)
+        return any(isinstance(s, ApprovalScreen) and s.waiting == waiting for s in self.app.screen_stack)
 
     def _next_approval(self) -> None:
         if self._approval_screen is not None:
             return
         while self._approvals:
             request = self._approvals.pop(0)
-            if self._waiting(request.call_id):
+            if self._waiting(request.call_id) and not self._asked_already(request.call_id):
                 from harnez.tui.screens.approval import ApprovalScreen
 
-                self._approval_screen = ApprovalScreen(request)
+                waiting = self.server.approvals.key(self.session_id, request.call_id)
+                self._approval_screen = ApprovalScreen(request, waiting)
                 self.app.push_screen(self._approval_screen, partial(self._answered, request))
                 return
 
@@ -474,13 +523,28 @@ class SessionScreen(Screen[None]):
         elif self.elsewhere:
             await self._cannot_cancel_elsewhere()
 
+    async def _free_of_elsewhere(self, command: SlashCommand) -> bool:
+        """Whether a command that writes into the session may run though it showed a task another
+        process runs: /model wrote its change among that task's events, and /compact was refused with
+        the store's words. True once that process is gone."""
+        pid = await self.server.running_elsewhere(self.session_id)
+        if pid is None:
+            await self._elsewhere_ended()
+            return True
+        self.notify(
+            f"{_other_process(pid)} runs a task in this session: wait for it to end (or stop it there), "
+            f"then run /{command.name} again.",
+            severity="warning",
+            timeout=6,
+        )
+        return False
+
     async def _cannot_cancel_elsewhere(self) -> None:
         """Esc on a task another process runs: say it cannot be stopped from here (nothing is sent).
         A process that has ended meanwhile (killed before its `finished`) leaves the session idle."""
         pid = await self.server.running_elsewhere(self.session_id)
         if pid is None:
-            self.task_running, self.elsewhere = False, False
-            self._show_state()
+            await self._elsewhere_ended()
             self.notify("Nothing to stop: the task another Harnez process ran here has ended.", timeout=4)
             return
         self.notify(
@@ -527,7 +591,8 @@ class SessionScreen(Screen[None]):
                     await job
             if running is not None:
                 self._shell_lines -= 1
-                self._show_state()
+                if self.is_attached:  # not when the screen was left (another session opened)
+                    self._show_state()
                 if running.is_mounted:
                     await running.remove()
 
@@ -612,13 +677,18 @@ class SessionScreen(Screen[None]):
         if not self.attached and command.name not in ("help", "quit"):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
             return False
-        if not command.during_task and self.server.running(self.session_id) is not None:
-            # /new and /resume left the task running unseen, its approvals waiting for nobody.
+        task = self.server.running(self.session_id) is not None
+        if not command.during_task and (task or self._shell_lines):
+            # /new and /resume left the task running unseen, its approvals waiting for nobody (and
+            # stopped a `!` command: this screen's worker runs it).
             self.notify(
-                f"A task is running: Esc stops it, or wait for it to end, then run /{command.name} again.",
+                f"{'A task' if task else 'A command'} is running: Esc stops it, or wait for it to end, "
+                f"then run /{command.name} again.",
                 severity="warning",
                 timeout=6,
             )
+            return False
+        if command.changes_session and self.elsewhere and not await self._free_of_elsewhere(command):
             return False
         match command.name:
             case "session-name":

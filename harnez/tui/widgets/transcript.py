@@ -273,6 +273,11 @@ class BlockBuilder:
         block, change = self._tool(seq, body.call_id, body.name, None)
         text = VERDICTS.get(body.verdict, str(body.verdict))
         block.show_state(text + (f": {body.reason}" if body.reason else ""))
+        if body.call_id.partition("/")[0] in self.delegations:
+            # A sub-agent's call asked here (`<delegate call id>/<its id>`): it runs, and ends, in the
+            # child's session; nothing more of it comes here, and the task's end must not say it got no
+            # result.
+            block.has_result = True
         return change
 
     async def _on_tool_completed(self, seq: int, body: ev.ToolCompleted) -> Change:

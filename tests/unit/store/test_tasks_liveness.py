@@ -105,3 +105,45 @@ async def test_beginning_a_task_marks_it_and_its_session_running_together(db_pat
         await store.tasks.begin(cancelled.id, record.num)
     assert (await store.sessions.get(record.id)).status == "completed", "nothing of it was written"
     await store.close()
+
+
+async def test_a_task_whose_runner_died_under_an_open_server_ends_once_before_the_next_prompt(
+    db_path: Path, workspace: Path
+) -> None:
+    """A process killed mid-task after this one opened the database: its task was closed only at the
+    next opening, so a prompt sent meanwhile ran first and the log said 'interrupted' after its answer;
+    two processes noticing it at once would both have said so."""
+    from harnez.events import Event
+    from harnez.outcome import TaskOutcome
+    from harnez.server import Server
+
+    async def answer(run) -> TaskOutcome:
+        return TaskOutcome("completed", 1)
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    server, other = await Server.open(db_path), await Server.open(db_path)
+    try:
+        server.set_work(answer)
+        draft = server.create_session(workspace)
+        await server.append(draft.id, Event(ev.UserMessage(text="hi", mode="prompt")))
+        record = await server.get_session(draft.id)
+        task = await server.store.tasks.create(record.num, "hi", None, state="running")
+        with sqlite3.connect(db_path) as db:  # its runner is gone now
+            db.execute("UPDATE tasks SET runner_pid = ? WHERE id = ?", (dead.pid, task.id))
+
+        assert await other.close_abandoned(draft.id)
+        assert not await server.close_abandoned(draft.id)  # closed already: said once
+        assert (await server.store.tasks.get(task.id)).state == "interrupted"
+
+        left = await server.store.tasks.create(record.num, "again", None, state="running")
+        with sqlite3.connect(db_path) as db:  # another dead runner's task, and a prompt sent at once
+            db.execute("UPDATE tasks SET runner_pid = ? WHERE id = ?", (dead.pid, left.id))
+        next_task = await server.submit(draft.id, "next")
+        await server.wait(draft.id)
+        kinds = [(e.body.kind, e.task) for e in await server.events_after(draft.id)]
+        assert [t for kind, t in kinds if kind == "finished"] == [task.id, left.id, next_task]
+        assert kinds.index(("finished", left.id)) < kinds.index(("user-message", next_task))
+    finally:
+        await other.close()
+        await server.close()
