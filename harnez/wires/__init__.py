@@ -7,13 +7,6 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-# httpx's __init__ imports its command-line client (httpx._main: click, rich.progress, rich.syntax,
-# pygments' lexers) whenever click is installed, and offers a stub `httpx.main` when that import
-# fails. Harnez never runs httpx's command line, so a None entry makes that import fail at once:
-# ~25 ms less before a process's first answer (docs/performance.md, "Fewer imports before the first
-# answer"). Every module of harnez that imports httpx is in this package, so this line runs first.
-sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "not importable"
-
 # httpcore asks sniffio which async library runs, importing it each time it sets up a lock (four
 # times a request); anyio 4 no longer brings sniffio along, and a failed import searches every
 # folder of sys.path again (~85 µs each). When it is not installed, say so once.
