@@ -173,7 +173,8 @@ def _resume_under_flags(
 
 
 class TaskPrinter:
-    """Prints one task's events: JSON Lines, or the answer's text as it streams.
+    """Prints one task's events: JSON Lines, or the answer's text: as it streams to a terminal, a turn at
+    a time to a pipe or a file (a retried turn's partial text must not stay in what a script reads).
 
     Everything printed is made safe for a terminal first (`harnez.text`): a model, a tool or a
     provider's message cannot retitle, clear or reorder the screen.
@@ -187,6 +188,10 @@ class TaskPrinter:
         self.answer: Answered | None = None
         """The newest `answered` event of the task."""
         self._printed_in_turn = False
+        self._held: list[str] | None = None if _is_terminal(out) else []
+        """The text of the turn in progress, held when stdout is no terminal: written when the turn
+        completes (or the task ends), dropped when the turn is retried. A terminal shows it as it comes,
+        and a retry there starts on a line of its own, the partial one said void on stderr."""
 
     def show(self, event: StoredEvent) -> None:
         """Print one event."""
@@ -200,25 +205,34 @@ class TaskPrinter:
 
     def _show_text(self, body: EventBody) -> None:
         """The answer on stdout as it streams; what went wrong (and what the run decided) on stderr."""
+        if isinstance(body, Finished) and self._printed_in_turn:  # a turn cut short: what it said is kept
+            self._end_turn()
+            self._printed_in_turn = False
         match body:
             case Answered() as answered:
                 self.answer = answered
             case TextDelta(text=text) if not self.answer_only:
-                self.out.write(printable(text))
-                self.out.flush()
+                if self._held is None:
+                    self.out.write(printable(text))
+                    self.out.flush()
+                else:
+                    self._held.append(printable(text))
                 self._printed_in_turn = True
             case TurnRetried(attempt=attempt, delay=delay, reason=reason):
                 # The wait is said (as the app says it): a 429's Retry-After can hold the run for
                 # `retry.max_delay` (30 s) a time with nothing else on the screen.
-                void = "; the partial answer above is void" if self._printed_in_turn else ""
-                self._say(
-                    f"retrying (attempt {attempt}, in {delay:.1f} s): {reason}{void}",
-                    new_line=self._printed_in_turn,
-                )
+                shown = self._printed_in_turn and self._held is None
+                if shown:
+                    self.out.write("\n")
+                    self.out.flush()
+                elif self._held:
+                    self._held.clear()
+                void = "; the partial answer above is void" if shown else ""
+                self._say(f"retrying (attempt {attempt}, in {delay:.1f} s): {reason}{void}")
                 self._printed_in_turn = False
             case TurnStarted() | TurnCompleted():
-                if isinstance(body, TurnCompleted) and self._printed_in_turn:
-                    self.out.write("\n")
+                if self._printed_in_turn:
+                    self._end_turn()
                 self._printed_in_turn = False
             case Error(message=message):
                 self._say(f"error: {message}")
@@ -246,10 +260,25 @@ class TaskPrinter:
         self.out.flush()
         return EXIT_BY_STOP["completed"]
 
-    def _say(self, text: str, *, new_line: bool = False) -> None:
-        """A notice on stderr, `harnez: …` (after a line break when streamed text left a line open)."""
-        start = "\n" if new_line else ""
-        print(f"{start}harnez: {printable(text)}", file=sys.stderr, flush=True)
+    def _end_turn(self) -> None:
+        """A turn's text is complete: written now when it was held, and its line ended."""
+        if self._held:
+            self.out.write("".join(self._held))
+            self._held.clear()
+        self.out.write("\n")
+        self.out.flush()
+
+    def _say(self, text: str) -> None:
+        """A notice on stderr, `harnez: …`."""
+        print(f"harnez: {printable(text)}", file=sys.stderr, flush=True)
+
+
+def _is_terminal(out: TextIO) -> bool:
+    """Whether `out` is a terminal (a stream without a descriptor, as in tests, is not)."""
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def policy_line(name: str, verdict: str) -> str:

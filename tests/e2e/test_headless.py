@@ -138,6 +138,20 @@ def test_a_broken_stream_is_retried_without_duplicated_text(headless: HeadlessWo
     assert shown.stdout.count("one two three four") == 1
 
 
+def test_a_retried_answer_piped_as_text_holds_no_partial_text(headless: HeadlessWorkspace) -> None:
+    """Text mode streamed every delta to stdout, so a script reading a pipe got the cut attempt's words
+    and then the whole answer on the same line ("one two three one two three four"); to a pipe each
+    turn's text is written once it completes, and a retried one's partial text never reaches it."""
+    headless.model.add(
+        {"reply": [{"text": ["one ", "two ", "three ", "four"]}], "cut_after_chunks": 3},
+        {"reply": [{"text": ["one ", "two ", "three ", "four"]}]},
+    )
+    done = headless.harnez("run", "--input", "count")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "one two three four\n"
+    assert "retrying (attempt 2" in done.stderr and "void" not in done.stderr
+
+
 def test_resume_latest_sends_the_earlier_conversation(headless: HeadlessWorkspace) -> None:
     headless.model.add({"reply": [{"text": "First answer."}]}, {"reply": [{"text": "Second answer."}]})
     first = headless.harnez("run", "--input", "remember the word pelican")
