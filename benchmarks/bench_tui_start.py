@@ -34,7 +34,7 @@ def one_run(
     kind: str, homes: dict[str, tui.Home], bare_script: str, before: Path | None = None
 ) -> tuple[float, float | None]:
     """(seconds to the first frame, seconds to the interactive frame or None) of one process."""
-    home = homes["empty" if kind in ("bare", "before") else kind]
+    home = homes["empty" if kind == "bare" else kind]
     if kind == "bare":
         process = tui.launch([str(tui.PYTHON), bare_script], home.env(), home.workspace)
         first = process.wait_for([BARE])
@@ -69,6 +69,8 @@ def main() -> None:
         f"{args.sessions:,} sessions / {args.events:,} events ({full_db.stat().st_size / 1e6:.0f} MB)"
     )
     homes = {"empty": tui.make_home(), "full": tui.make_home(full_db)}
+    if args.before:  # an empty database of its own: an older tree cannot open one a newer schema wrote
+        homes["before"] = tui.make_home()
     bare_script = str(tui.bare_app_script(homes["empty"].root))
     kinds: tuple[str, ...] = ("bare", "empty", "full", "before") if args.before else ("bare", "empty", "full")
     times: dict[str, list[tuple[float, float | None]]] = {k: [] for k in kinds}
