@@ -247,7 +247,7 @@ class AgentWork:
         # A compaction calls no tool: it reports none offered.
         run.emit((Offer.nothing() if options.compact else offer).started(model))
         if not options.compact:
-            agents.warn(run.emit)
+            agents.warn(run.emit, registry)
             for server in mcp.unavailable:
                 run.emit(mcp_unavailable(server.name, server.why))
         hooks = None if options.compact else task_hooks(run, settings, model)
@@ -294,7 +294,11 @@ class AgentWork:
         if shared is not None and owner not in self._grants:  # every tool: the parent's grants too
             self._grants[owner] = await restore_grants(run.store, shared, ToolRegistry(builtin_tools()))
         parent = ParentLimits(
-            tuple(registry.names), run.model or settings.model, options.lent(), mcp_servers(extra)
+            tuple(registry.names),
+            run.model or settings.model,
+            options.lent(),
+            mcp_servers(extra),
+            {tool.name: tool.full_name for tool in extra if isinstance(tool, McpTool)},
         )
         registry = agents.offer(registry, withheld, run.delegate, parent)
         harness_skills = Path(options.skills_dir) if options.skills_dir else None

@@ -11,7 +11,8 @@ You review code. Report each problem with its file and line, most serious first.
 ```
 
 `name` and `description` are required; `tools` (a comma list, `[a, b]`, or `- item` lines) limits
-the agent to those tools, and without it the agent gets every tool its parent task offers; `model`
+the agent to those tools (an MCP server's by its whole name `mcp__<server>__<tool>`, or all of a
+server's as `mcp__<server>__*`), and without it the agent gets every tool its parent task offers; `model`
 runs it on another model than its parent's. The body is added to the agent's system prompt. A file
 that cannot be read as an agent is skipped, with a problem naming the file and what to fix.
 """
@@ -33,6 +34,8 @@ DELEGATE = "delegate"
 """The tool a task delegates through (never offered to a sub-agent: it cannot delegate further)."""
 KEYS = ("name", "description", "tools", "model")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MCP_PREFIX = "mcp__"
+"""The start of an MCP server's tool's name (`mcp__<server>__<tool>`), which an agent's `tools` may name."""
 TOOL_ALIASES = {"bash": "shell", "ls": "list"}
 """Names other harnesses give Harnez's tools (matched without regard to case, like the tools' own)."""
 
@@ -156,6 +159,11 @@ def _tools(value: FieldValue) -> tuple[str, ...]:
     known = [tool.name for tool in builtin_tools()]
     tools: list[str] = []
     for item in named:
+        if item.lower().startswith(MCP_PREFIX):
+            tool = _mcp_tool(item)
+            if tool not in tools:
+                tools.append(tool)
+            continue
         tool = TOOL_ALIASES.get(item.lower(), item.lower())
         if tool == DELEGATE:
             raise AgentFileError(
@@ -163,11 +171,26 @@ def _tools(value: FieldValue) -> tuple[str, ...]:
             )
         if tool not in known:
             raise AgentFileError(
-                f"`tools` names `{item}`, which is not a tool; use some of {', '.join(known)}"
+                f"`tools` names `{item}`, which is not a tool; use some of {', '.join(known)}, or an MCP "
+                "server's tool as `mcp__<server>__<tool>` (all of a server's: `mcp__<server>__*`)"
             )
         if tool not in tools:
             tools.append(tool)
     return tuple(tools)
+
+
+def _mcp_tool(item: str) -> str:
+    """An MCP tool's whole name (`mcp__<server>__<tool>`) or a whole server's (`mcp__<server>__*`), as
+    written but for the prefix's case: which of a task's tools it names is known only when the task has
+    connected its servers (`harnez.agents.delegate.child_tools`)."""
+    tool = MCP_PREFIX + item[len(MCP_PREFIX) :]
+    server, _, rest = tool[len(MCP_PREFIX) :].partition("__")
+    if not server or not rest or ("*" in tool and (rest != "*" or "*" in server)):
+        raise AgentFileError(
+            f"`tools` names `{item}`, which is no MCP tool's name; name one as `mcp__<server>__<tool>`, "
+            "or all of a server's tools as `mcp__<server>__*`"
+        )
+    return tool
 
 
 def _model(value: FieldValue, providers: Collection[str] | None) -> str:

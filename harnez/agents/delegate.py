@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import Field
 
-from harnez.agents.definitions import DELEGATE, AgentCatalogue, AgentDefinition
+from harnez.agents.definitions import DELEGATE, MCP_PREFIX, AgentCatalogue, AgentDefinition
 from harnez.errors import ToolError
 from harnez.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from harnez.tools.mcp import may_be_of
+from harnez.tools.mcp import may_be_of, server_prefix
 
 INTRODUCTION = (
     "Hand a task to a sub-agent. It works in a session of its own, with its own tools, and its final "
@@ -43,6 +43,28 @@ class ParentLimits:
     servers: Mapping[str, str] = field(default_factory=dict)
     """The MCP server each of the parent's MCP tools comes from, by the name it is offered under (which
     may be cut and tagged: `harnez.tools.mcp.tagged_name`)."""
+    whole_names: Mapping[str, str] = field(default_factory=dict)
+    """The whole `mcp__<server>__<tool>` name of each of the parent's MCP tools, by the name it is
+    offered under: what an agent's `tools` names it by."""
+
+    def names_for(self, entry: str) -> list[str]:
+        """The parent's tools an agent's `tools` entry names: a built-in tool by its name, an MCP tool by
+        its whole name (never the cut one it may be offered under), `mcp__<server>__*` all of a
+        server's."""
+        if not entry.startswith(MCP_PREFIX):
+            return [entry] if entry in self.tools else []
+        if entry.endswith("__*"):
+            return [tool for tool in self.tools if self._prefix(tool) == entry[:-1]]
+        return [tool for tool in self.tools if self.whole_names.get(tool) == entry]
+
+    def _prefix(self, tool: str) -> str | None:
+        server = self.servers.get(tool)
+        return server_prefix(server) if server is not None else None
+
+    def unmatched(self, agent: AgentDefinition) -> list[str]:
+        """The MCP tools and servers AGENT's `tools` names that none of the parent's tools is."""
+        named = agent.tools or ()
+        return [e for e in named if e.startswith(MCP_PREFIX) and not self.names_for(e)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +100,13 @@ Delegate = Callable[[Delegation], Awaitable[DelegationResult]]
 """Runs a delegation as a child session of the task that asked for it (the server's side)."""
 
 
-def child_tools(agent: AgentDefinition, offered: tuple[str, ...]) -> tuple[str, ...]:
-    """The tools a child gets: its agent's that its parent offers (all of those when it names none)."""
-    parent = tuple(tool for tool in offered if tool != DELEGATE)
-    return parent if agent.tools is None else tuple(tool for tool in agent.tools if tool in parent)
+def child_tools(agent: AgentDefinition, parent: ParentLimits) -> tuple[str, ...]:
+    """The tools a child gets: its agent's that its parent offers (all of those when it names none),
+    by the names the parent offers them under."""
+    if agent.tools is None:
+        return tuple(tool for tool in parent.tools if tool != DELEGATE)
+    named = (tool for entry in agent.tools for tool in parent.names_for(entry))
+    return tuple(dict.fromkeys(tool for tool in named if tool != DELEGATE))
 
 
 def child_options(
@@ -137,7 +162,7 @@ class DelegateTool(Tool):
             raise ToolError(
                 f"There is no agent named {args.agent!r}; use one of: {', '.join(self.catalogue.names)}."
             )
-        tools = child_tools(agent, self.parent.tools)
+        tools = child_tools(agent, self.parent)
         delegation = Delegation(
             agent,
             args.task,

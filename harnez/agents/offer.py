@@ -100,7 +100,23 @@ class TaskAgents:
         """The agents the task offers (for the `started` event): none unless `delegate` is published."""
         return self.catalogue.names if DELEGATE in registry.names else []
 
-    def warn(self, emit: Callable[..., Any]) -> None:
-        """An `invalid-agent` warning for each agent file skipped."""
+    def warn(self, emit: Callable[..., Any], registry: ToolRegistry) -> None:
+        """An `invalid-agent` warning for each agent file skipped, and for each MCP tool or server an
+        offered agent's `tools` names that the task does not offer (the agent goes without it)."""
         for problem in self.catalogue.problems:
             emit(WarningEvent(code="invalid-agent", message=problem))
+        tool = registry.get(DELEGATE) if DELEGATE in registry.names else None
+        if not isinstance(tool, DelegateTool):
+            return
+        for agent in self.catalogue.agents:
+            for entry in tool.parent.unmatched(agent):
+                emit(WarningEvent(code="invalid-agent", message=_unmatched(agent, entry, tool.parent)))
+
+
+def _unmatched(agent: AgentDefinition, entry: str, parent: ParentLimits) -> str:
+    servers = ", ".join(sorted(set(parent.servers.values()))) or "none"
+    return (
+        f"{agent.path}: `tools` names `{entry}`, which is none of the MCP tools this task offers (its "
+        f"connected MCP servers: {servers}); the {agent.name} agent is offered without it. Name a tool "
+        "by its whole name `mcp__<server>__<tool>`, or all of a server's as `mcp__<server>__*`."
+    )

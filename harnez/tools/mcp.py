@@ -247,6 +247,11 @@ def full_name(server: str, tool: str) -> str:
     return f"mcp__{_NAME_CHARS.sub('_', server)}__{_NAME_CHARS.sub('_', tool)}"
 
 
+def server_prefix(server: str) -> str:
+    """`mcp__<server>__`: how the whole name of each of SERVER's tools starts."""
+    return full_name(server, "")
+
+
 def tagged_name(server: str, tool: str) -> str:
     """A name for a tool whose whole name is too long for the providers or taken by another tool (two
     names the same once cut, or once made of allowed characters): its first 55 characters (all of it
@@ -267,7 +272,7 @@ def may_be_of(tool: str, server: str) -> bool:
     """Whether TOOL, an offered name, can be one of SERVER's tools, from the name alone (a child session
     continued later keeps only its tools' names): it starts `mcp__<server>__`, or, tagged, with as
     much of that as its 55 characters hold. (Its delegation had the tools: `child_options`.)"""
-    prefix = f"mcp__{_NAME_CHARS.sub('_', server)}__"
+    prefix = server_prefix(server)
     if len(prefix) > STEM_CHARS and _TAGGED.fullmatch(tool):
         return prefix.startswith(tool[:STEM_CHARS])
     return tool.startswith(prefix)
