@@ -35,6 +35,7 @@ from harnez.paths import settings_sources
 from harnez.settings import PermissionSettings, Settings, parse_model_ref, program_name_problem
 from harnez.tools import SessionGrants, Tool, ToolRegistry, ToolResult, builtin_tools
 from harnez.tools.mcp import McpConnections, McpTool
+from harnez.tools.permissions import configured_rule
 from harnez.wires import (
     HttpClients,
     ResolvedModel,
@@ -196,7 +197,7 @@ class AgentWork:
         settings = settings or self.settings
         tools = [*builtin_tools(), *(extra or ())]
         denied = {name for name, rule in settings.permissions.tools.items() if rule == "deny"}
-        denied |= {tool.name for tool in tools if tool.name in disabled or _whole_name(tool) in disabled}
+        denied |= {tool.name for tool in tools if _denied(tool, settings.permissions, disabled)}
         offered = [tool for tool in tools if tool.name not in denied]
         return ToolRegistry(offered + ([answer] if answer else [])), sorted(denied)
 
@@ -403,10 +404,11 @@ class AgentWork:
         )
 
 
-def _whole_name(tool: Tool) -> str | None:
-    """An MCP tool's whole `mcp__<server>__<tool>` name, by which `disabled_tools` may block it too
-    (what it is offered as may be cut and tagged)."""
-    return tool.full_name if isinstance(tool, McpTool) else None
+def _denied(tool: Tool, permissions: PermissionSettings, disabled: tuple[str, ...]) -> bool:
+    """Whether settings deny the tool or `disabled` blocks it, by the name it is offered under or, for an
+    MCP tool offered cut and tagged, its whole `mcp__<server>__<tool>` name."""
+    rule = configured_rule(tool, permissions)
+    return (rule is not None and rule[0] == "deny") or any(name in disabled for name in tool.rule_names)
 
 
 def mcp_servers(tools: list[Tool]) -> dict[str, str]:

@@ -138,6 +138,12 @@ class Tool(ABC):
         """Whether the tool leaves the workspace unchanged."""
         return self.kind == "read"
 
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        """The names a person may give the tool in settings (`permissions.tools`, disabled tools): its
+        name, and another when what the model is offered is not all of it (an MCP tool's cut name)."""
+        return (self.name,)
+
     def input_schema(self) -> dict[str, Any] | None:
         """The JSON schema published for the arguments, when it is not the parameters model's (None)."""
         return None

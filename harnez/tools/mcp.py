@@ -221,6 +221,11 @@ class McpTool(Tool):
     def __init__(self, session: McpSession, tool: str, schema: dict[str, Any]) -> None:
         self.session, self.tool, self.schema = session, tool, schema
 
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        """The name offered, and the whole `mcp__<server>__<tool>` when that one was cut and tagged."""
+        return (self.name,) if self.full_name == self.name else (self.name, self.full_name)
+
     def input_schema(self) -> dict[str, Any]:
         return self.schema
 

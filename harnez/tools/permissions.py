@@ -198,8 +198,9 @@ def decide(
     """Whether a validated call may run now (`allow`), needs the user (`ask`), or is refused (`deny`)."""
     if settings.mode == "read-only" and not tool.read_only:
         return Decision("deny", f"The session is in read-only mode, so {tool.name} cannot run. {MODE_HINT}")
-    if settings.tools.get(tool.name) == "deny":
-        return Decision("deny", f"Settings deny the {tool.name} tool (permissions.tools.{tool.name}).")
+    rule = configured_rule(tool, settings)
+    if rule is not None and rule[0] == "deny":
+        return Decision("deny", f"Settings deny the {tool.name} tool (permissions.tools.{rule[1]}).")
     if tool.kind == "shell":
         return _decide_shell(_command_of(args), settings, grants)
     rules = [
@@ -237,10 +238,17 @@ def _decide_paths(
     return None
 
 
+def configured_rule(tool: Tool, settings: PermissionSettings) -> tuple[Verdict, str] | None:
+    """The `permissions.tools` rule set for the tool and the name it is set under: its name, or for an
+    MCP tool offered under a cut name its whole name too (the stricter when both are set), or None."""
+    rules = [(settings.tools[name], name) for name in tool.rule_names if name in settings.tools]
+    return max(rules, key=lambda rule: _RANK[rule[0]], default=None)
+
+
 def _tool_default(tool: Tool, settings: PermissionSettings) -> tuple[Verdict, str]:
-    configured = settings.tools.get(tool.name)
+    configured = configured_rule(tool, settings)
     if configured is not None:
-        return configured, f"permissions.tools.{tool.name} is {configured!r}."
+        return configured[0], f"permissions.tools.{configured[1]} is {configured[0]!r}."
     if tool.kind == "read":
         return "allow", "Reading inside the workspace is allowed."
     if tool.kind == "edit" and settings.mode == "accept-edits":
