@@ -120,7 +120,7 @@ class ToolCalls:
         if undeclared is not None:
             return undeclared
         if self.hooks is not None:
-            blocked = await self.hooks.pre_tool(call.id, call.name, call.arguments)
+            blocked = await self.hooks.pre_tool(call.id, call.name, call.arguments, tool.rule_names)
             if blocked is not None:
                 why = blocked.told(f"A pre_tool hook denied this {call.name} call")
                 return PreparedCall(
@@ -220,7 +220,10 @@ class ToolCalls:
         if self.hooks is None or prepared.result is not None:
             return result
         call = prepared.call
-        note = await self.hooks.post_tool(call.id, call.name, call.arguments, result.content, result.is_error)
+        names = prepared.tool.rule_names if prepared.tool is not None else ()
+        note = await self.hooks.post_tool(
+            call.id, call.name, call.arguments, result.content, result.is_error, names
+        )
         return (
             result
             if note is None

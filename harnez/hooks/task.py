@@ -63,15 +63,24 @@ class TaskHooks:
         blocked = await self._until_blocked("prompt_submit", {"prompt": prompt})
         return blocked, self._take_notes()
 
-    async def pre_tool(self, call_id: str, name: str, arguments: dict[str, Any]) -> Blocked | None:
-        """The hook that denied this call, or None when it may go on to the permission rules."""
+    async def pre_tool(
+        self, call_id: str, name: str, arguments: dict[str, Any], names: tuple[str, ...] = ()
+    ) -> Blocked | None:
+        """The hook that denied this call, or None when it may go on to the permission rules. `names`:
+        every name of the tool a hook's `tools` may give (`Tool.rule_names`; `name` alone when empty)."""
         payload = {"call_id": call_id, "name": name, "arguments": arguments}
-        blocked = await self._until_blocked("pre_tool", payload, call_id=call_id, tool=name)
+        blocked = await self._until_blocked("pre_tool", payload, call_id=call_id, tool=names or (name,))
         self._notes.clear()
         return blocked
 
     async def post_tool(
-        self, call_id: str, name: str, arguments: dict[str, Any], content: str, is_error: bool
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        content: str,
+        is_error: bool,
+        names: tuple[str, ...] = (),
     ) -> str | None:
         """Notes the post_tool hooks add to the call's result for the model (a block's reason, context)."""
         payload = {
@@ -81,7 +90,7 @@ class TaskHooks:
             "content": content,
             "is_error": is_error,
         }
-        for command in self._commands("post_tool", name):
+        for command in self._commands("post_tool", names or (name,)):
             decision = await self._run("post_tool", command, payload, call_id)
             if decision.blocks and decision.reason:
                 self._notes.append(decision.reason)
@@ -105,7 +114,11 @@ class TaskHooks:
         return StopCheck(back=blocked.told("A stop hook sent the task back to work"))
 
     async def _until_blocked(
-        self, hook: HookName, payload: dict[str, Any], call_id: str | None = None, tool: str | None = None
+        self,
+        hook: HookName,
+        payload: dict[str, Any],
+        call_id: str | None = None,
+        tool: tuple[str, ...] | None = None,
     ) -> Blocked | None:
         """Run the hook's commands in order until one blocks; their context notes are kept."""
         for command in self._commands(hook, tool):
@@ -114,9 +127,10 @@ class TaskHooks:
                 return Blocked(command.command, decision.reason)
         return None
 
-    def _commands(self, hook: HookName, tool: str | None = None) -> list[HookCommand]:
+    def _commands(self, hook: HookName, tool: tuple[str, ...] | None = None) -> list[HookCommand]:
+        """The hook's commands, those for a tool only when it has one of the tool's names."""
         commands = self.hooks.commands(hook)
-        return commands if tool is None else [c for c in commands if c.applies_to(tool)]
+        return commands if tool is None else [c for c in commands if c.applies_to(*tool)]
 
     async def _run(
         self, hook: HookName, command: HookCommand, payload: dict[str, Any], call_id: str | None

@@ -307,8 +307,10 @@ class HookCommand(_Section):
     tools: list[str] = Field(default_factory=list)
     """pre_tool and post_tool only: the tool names it runs for (empty: every tool)."""
 
-    def applies_to(self, tool: str) -> bool:
-        return not self.tools or tool in self.tools
+    def applies_to(self, *names: str) -> bool:
+        """Whether it runs for a tool known by `names` (the name offered to the model, and an MCP
+        tool's whole `mcp__<server>__<tool>` when that one was cut to fit the providers' limit)."""
+        return not self.tools or any(name in self.tools for name in names)
 
 
 class HookSettings(_Section):

@@ -11,12 +11,13 @@ import httpx
 import pytest
 
 from harnez.server.uhp import HarnessHost, TaskRequest
-from harnez.settings import PermissionSettings
+from harnez.settings import HookCommand, PermissionSettings
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tools import SessionGrants, decide
 from harnez.tools.mcp import McpParams, McpSession, mcp_tool, public_name
 from tests.agent.agents_support import published_tools
-from tests.agent.helpers import answer, make_settings, tool_call
+from tests.agent.helpers import answer, make_settings, tool_call, tool_outputs
+from tests.agent.test_hooks import with_hooks
 from tests.agent.test_mcp_long_names import EAST, WEST  # whole names past 64 characters
 from tests.http.test_serve_mcp import McpServer, _mcp_server
 
@@ -66,3 +67,25 @@ async def test_the_stricter_of_a_cut_mcp_tools_two_rules_decides(tmp_path: Path)
         "deny",
         f"Settings deny the {offered} tool (permissions.tools.{offered}).",
     )
+
+
+async def test_a_hook_for_a_cut_mcp_tool_named_by_its_whole_name_runs(
+    scripted_model: ScriptedModel, open_server, tmp_path: Path, vault: McpServer
+) -> None:
+    """A pre_tool hook's `tools` gave WEST by its whole name, which never equalled the cut name the
+    call came under: the hook never ran, and the call went to the server. It runs, and denies it."""
+    block = """python3 -c 'import json; print(json.dumps({"decision": "block", "reason": "not today"}))'"""
+    hook = HookCommand(command=block, tools=[f"mcp__vault__{WEST}"])
+    settings = with_hooks(make_settings(scripted_model), pre_tool=[hook])
+    server = await open_server(settings, approve="allow")
+    host = await HarnessHost(server, tmp_path / "workspaces").open()
+    harness = await host.harnesses.create(
+        {"base": "harnez", "mcp_servers": [{"name": "vault", "url": vault.url}]}
+    )
+    scripted_model.add(tool_call(public_name("vault", WEST), "c1"), answer("Done."))
+    row, _ = await host.start(TaskRequest(text="codes", input_items=[], harness_id=harness.id))
+    await server.wait(row.session_id)
+
+    assert tool_outputs(scripted_model.requests[-1].body)["c1"].endswith("not today. It did not run.")
+    posted = [r.body for r in vault.requests if r.method == "POST"]
+    assert not [b for b in posted if b["method"] == "tools/call"]
