@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,11 @@ if TYPE_CHECKING:
     from harnez.importers.importer import ImportReport, Progress
 
 REPLAY_PAGE = 2000
+NAMING_GRACE = 120.0
+"""Seconds after a session's last activity during which its naming may still be running in another
+process (a model title waits for its provider): an opening leaves such a session's naming alone."""
+NAMING_LOOKBACK = 7 * 24 * 3600.0
+"""How far back an opening looks for sessions whose naming was cut short (one indexed read)."""
 UHP_WORKSPACES = "uhp-workspaces"
 """The folder beside the database where `harnez serve` makes each HTTP session's folder (by default)."""
 COMPACT_COMMAND = "/compact"
@@ -226,6 +232,7 @@ class Server(SessionListing):
                 stop_orphaned_group(command.pgid, command.leader_start)
         await self.store.commands.forget([command.id for command in orphans])
         await self._close_abandoned()
+        await self._title_unfinished_naming()
 
     async def close_abandoned(self, session_id: str) -> bool:
         """Close the session's tasks whose process died before they finished (killed mid-task, its
@@ -259,6 +266,18 @@ class Server(SessionListing):
             if record.naming_used and record.title is None and self.titles.settings.generated:
                 await self._title_by_excerpt(record)
         return closed
+
+    async def _title_unfinished_naming(self) -> None:
+        """Name by their first prompt's excerpt the sessions whose naming began and never stored a
+        title, their task having ended: a process killed (or its terminal closed) between the first
+        answer's end and the keyword title. A task killed mid-way is handled with its task above.
+        Only sessions of the last week (`NAMING_LOOKBACK`), idle for `NAMING_GRACE`: another process
+        may be naming a session it has just answered."""
+        if not self.titles.settings.generated:
+            return
+        now = time.time()
+        for record in await self.store.sessions.naming_unfinished(now - NAMING_LOOKBACK, now - NAMING_GRACE):
+            await self._title_by_excerpt(record)
 
     async def _title_by_excerpt(self, record: SessionRecord) -> None:
         """Name a session whose naming began but never ended (its process died first) by the excerpt of

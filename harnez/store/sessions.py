@@ -255,6 +255,16 @@ class SessionTable:
         next_cursor = encode_cursor(records[-1].updated_at, records[-1].num) if more and records else None
         return SessionPage(records, next_cursor, {})
 
+    async def naming_unfinished(self, since: float, until: float) -> list[SessionRecord]:
+        """Sessions last active between `since` and `until` whose naming began (`naming_used`) and
+        stored no title (read by the `sessions_recent` index: the sessions of that window only)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_COLUMNS} FROM sessions WHERE updated_at > ? AND updated_at < ? "
+            "AND naming_used = 1 AND title IS NULL",
+            (since, until),
+        )
+        return [_record(row) for row in rows]
+
     async def by_nums(self, nums: list[int]) -> dict[int, SessionRecord]:
         """Sessions by their row numbers."""
         if not nums:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from title_support import EXCERPT, GatedWork, first_prompt, open_server, settings_for, title_of
 
 from harnez.server import Server
+from harnez.server.server import NAMING_GRACE
 
 CRASH_WRITER = Path(__file__).parents[1] / "unit" / "store" / "crash_writer.py"
 """Streams an answer into its session's first task (prompt "stream until killed") until killed."""
@@ -101,5 +103,31 @@ async def test_with_titles_off_a_killed_process_leaves_its_session_untitled(
     server = await Server.open(db_path, settings_for("keywords/yake", {}, generated=False))
     try:
         assert await title_of(server, session_id) == (None, None)
+    finally:
+        await server.close()
+
+
+async def test_a_session_whose_process_died_between_its_answer_and_its_title_is_named_on_a_later_open(
+    db_path: Path, workspace: Path
+) -> None:
+    """Killed after the first task ended, before the keyword worker stored its title: no task was left
+    running for an opening to close, and the session stayed untitled for good. One idle past the
+    grace is named by its excerpt; one just active is left to the process that may still name it."""
+    server = await open_server(db_path, settings_for("keywords/yake", {}))
+    sessions = [await first_prompt(server, workspace) for _ in range(2)]
+    for session_id in sessions:
+        await server.wait(session_id)
+    await server.wait_for_titles(30)
+    await server.close()
+    with sqlite3.connect(db_path) as conn:  # as the kill left them: naming begun, no title stored
+        for session_id, idle in zip(sessions, (NAMING_GRACE + 60, 1.0), strict=True):
+            conn.execute(
+                "UPDATE sessions SET title = NULL, title_source = NULL, updated_at = ? WHERE id = ?",
+                (time.time() - idle, session_id),
+            )
+    server = await Server.open(db_path)
+    try:
+        assert await title_of(server, sessions[0]) == (EXCERPT, "excerpt")
+        assert await title_of(server, sessions[1]) == (None, None)
     finally:
         await server.close()
