@@ -35,6 +35,7 @@ from harnez.headless.provider import AdHocProvider
 from harnez.outcome import Stop
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
+from harnez.store.sessions import SessionRecord
 from harnez.text import json_line, printable
 
 QUIET_CODES = frozenset({"unpriced-model"})
@@ -145,13 +146,20 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
     if not opts.resuming:
         return server.create_session(opts.workspace, opts.model or opts.settings.model).id, 0
     wanted = opts.resume or "latest"
-    record = (
-        await server.newest_session(opts.workspace)
-        if wanted == "latest"
-        else await server.get_session(wanted)
-    )
+    record = await _newest_session(server, opts) if wanted == "latest" else await server.get_session(wanted)
     _resume_under_flags(server, record.id, record.workspace, record.model, opts)
     return record.id, await server.last_seq(record.id)
+
+
+async def _newest_session(server: Server, opts: RunOptions) -> SessionRecord:
+    """`--resume latest`: the workspace's newest session. None is said in the run's words (the server's
+    own told to start one with `harnez`, the full-screen app)."""
+    try:
+        return await server.newest_session(opts.workspace)
+    except SessionNotFoundError:
+        raise SessionNotFoundError(
+            f"No saved session in {opts.workspace} to resume: drop --resume to start one."
+        ) from None
 
 
 def _resume_under_flags(
