@@ -188,9 +188,13 @@ class TaskPrinter:
     provider's message cannot retitle, clear or reorder the screen.
     """
 
-    def __init__(self, out: TextIO, as_json: bool, answer_only: bool = False) -> None:
+    def __init__(
+        self, out: TextIO, as_json: bool, answer_only: bool = False, no_session: bool = False
+    ) -> None:
         self.out = out
         self.as_json = as_json
+        self.no_session = no_session
+        """`--no-session`: an incomplete task has no session to continue (`ended_line`)."""
         self.answer_only = answer_only
         """Text mode of `--output-schema`: stdout is kept for the answer, printed by `print_answer`."""
         self.answer: Answered | None = None
@@ -207,11 +211,11 @@ class TaskPrinter:
             self.out.write(event.dumps() + "\n")
             self.out.flush()
             if isinstance(event.body, Finished) and event.body.error:
-                self._say(f"task {event.body.stop}: {event.body.error}")
+                self._say(ended_line(event.body.stop, event.body.error, event.session, self.no_session))
             return
-        self._show_text(event.body)
+        self._show_text(event.body, event.session)
 
-    def _show_text(self, body: EventBody) -> None:
+    def _show_text(self, body: EventBody, session_id: str) -> None:
         """The answer on stdout as it streams; what went wrong (and what the run decided) on stderr."""
         if isinstance(body, Finished) and self._printed_in_turn:  # a turn cut short: what it said is kept
             self._end_turn()
@@ -255,7 +259,7 @@ class TaskPrinter:
                     "the model ended without an answer; it is told once more to answer through the tool"
                 )
             case Finished(stop=stop, error=error) if error:
-                self._say(f"task {stop}: {error}")
+                self._say(ended_line(stop, error, session_id, self.no_session))
 
     def print_answer(self, stop: Stop) -> int:
         """`--output-schema` without `--json`: the answer alone on stdout; the exit code."""
@@ -279,6 +283,28 @@ class TaskPrinter:
     def _say(self, text: str) -> None:
         """A notice on stderr, `harnez: …`."""
         print(f"harnez: {printable(text)}", file=sys.stderr, flush=True)
+
+
+BUDGET_FLAGS = {"(max_steps)": "--max-steps", "time budget": "--timeout"}
+"""How an incomplete task's stored reason names its budget, and the flag of `run` that sets it."""
+
+
+def ended_line(stop: Stop, error: str, session_id: str, no_session: bool) -> str:
+    """Why a task ended, for stderr. An incomplete one's stored reason is the app's: it names the settings
+    `max_steps` and `timeout` and says to continue the session; a run says the flag that sets the budget
+    for a run and the command that continues the session, or, under `--no-session`, that nothing is kept."""
+    if stop != "incomplete":
+        return f"task {stop}: {error}"
+    fact = error.split(";")[0].split(" Continue the session")[0].rstrip(".")
+    flag = next((flag for words, flag in BUDGET_FLAGS.items() if words in fact), None)
+    if flag is None:  # not a budget of the run (a stop hook's limit): the stored reason says what to raise
+        advice = "raise hooks.stop_limit"
+    else:
+        fact = fact.replace("(max_steps)", "(--max-steps)")
+        advice = f"raise {flag}"
+    if no_session:
+        return f"task incomplete: {fact}; {advice} and run it again (--no-session kept nothing to continue)"
+    return f'task incomplete: {fact}; continue with `harnez run --resume {session_id[:12]} "…"`, or {advice}'
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -410,7 +436,12 @@ async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
             "Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin."
         )
     check_before_opening(opts)
-    printer = TaskPrinter(out, opts.json, answer_only=opts.output_schema is not None and not opts.json)
+    printer = TaskPrinter(
+        out,
+        opts.json,
+        answer_only=opts.output_schema is not None and not opts.json,
+        no_session=opts.no_session,
+    )
     async with open_headless_server(opts) as server:
         trust_hooks(server, opts)
         session_id, after = await _session_for(server, opts)
@@ -436,7 +467,7 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
     async with open_headless_server(opts) as server:
         trust_hooks(server, opts)
         session_id, after = await _session_for(server, opts)
-        printer = TaskPrinter(out, opts.json)
+        printer = TaskPrinter(out, opts.json, no_session=opts.no_session)
         stop: Stop = "completed"
         while True:
             line = await _next_line(lines)

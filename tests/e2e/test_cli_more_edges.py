@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.e2e.helpers import HeadlessWorkspace
+from tests.e2e.helpers import HeadlessWorkspace, json_lines
 
 
 def test_resume_latest_without_a_session_says_to_drop_resume(headless: HeadlessWorkspace) -> None:
@@ -18,3 +18,47 @@ def test_resume_latest_without_a_session_says_to_drop_resume(headless: HeadlessW
         assert done.stderr == (
             f"harnez: No saved session in {headless.path} to resume: drop --resume to start one.\n"
         ), (args, done.stderr)
+
+
+def _reads(headless: HeadlessWorkspace, count: int) -> None:
+    """`count` model turns that each call a tool, so the task goes on until a step budget stops it."""
+    (headless.path / "a.txt").write_text("a\n")
+    headless.model.add(
+        *(
+            {"reply": [{"tool_call": {"id": f"c{i}", "name": "read", "arguments": {"path": "a.txt"}}}]}
+            for i in range(count)
+        )
+    )
+
+
+def test_an_incomplete_run_names_the_flag_of_its_budget_and_what_continues_it(
+    headless: HeadlessWorkspace,
+) -> None:
+    """The reason said on stderr named the settings `max_steps` and `timeout` (the app's words) where a
+    run sets its budget with --max-steps and --timeout, and said to continue the session even under
+    --no-session, which keeps none."""
+    _reads(headless, 2)
+    kept = headless.harnez("run", "--json", "--max-steps", "1", "loop")
+    assert kept.returncode == 3, kept.stderr
+    session = json_lines(kept.stdout)[0]["session"]
+    assert kept.stderr.splitlines()[-1] == (
+        "harnez: task incomplete: Stopped after 1 model turns (--max-steps); continue with "
+        f'`harnez run --resume {session[:12]} "…"`, or raise --max-steps'
+    )
+    _reads(headless, 2)
+    thrown = headless.harnez("run", "--no-session", "--max-steps", "1", "loop")
+    assert thrown.returncode == 3, thrown.stderr
+    assert thrown.stderr == (
+        "harnez: task incomplete: Stopped after 1 model turns (--max-steps); raise --max-steps and run it "
+        "again (--no-session kept nothing to continue)\n"
+    )
+    headless.model.add({"reply": [{"text": "Too late."}], "hold": "slow"})
+    try:
+        timed = headless.harnez("run", "--no-session", "--timeout", "0.5", "wait")
+    finally:
+        headless.model.release("slow")
+    assert timed.returncode == 3, timed.stderr
+    assert timed.stderr == (
+        "harnez: task incomplete: Stopped at the time budget of 0.5 s; raise --timeout and run it again "
+        "(--no-session kept nothing to continue)\n"
+    )
