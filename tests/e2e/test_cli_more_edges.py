@@ -62,3 +62,24 @@ def test_an_incomplete_run_names_the_flag_of_its_budget_and_what_continues_it(
         "harnez: task incomplete: Stopped at the time budget of 0.5 s; raise --timeout and run it again "
         "(--no-session kept nothing to continue)\n"
     )
+
+
+def test_sessions_show_and_events_take_latest_as_run_resume_does(headless: HeadlessWorkspace) -> None:
+    """`run --resume latest` continues the newest session, but `sessions show latest` and `events
+    --session latest` looked `latest` up as an id: "'latest' is not a session id"."""
+    none = headless.harnez("sessions", "show", "latest")
+    assert none.returncode == 2 and none.stderr.startswith("harnez: No saved session in "), none.stderr
+    ids = []
+    for n in range(2):
+        headless.model.add({"reply": [{"text": f"Answer {n}."}]})
+        done = headless.harnez("run", "--json", f"question {n}")
+        assert done.returncode == 0, done.stderr
+        ids.append(json_lines(done.stdout)[0]["session"])
+    shown = headless.harnez("sessions", "show", "latest")
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        f" · {ids[1]} · " in shown.stdout and "Answer 1." in shown.stdout and "Answer 0." not in shown.stdout
+    )
+    events = headless.harnez("events", "--session", "latest")
+    assert events.returncode == 0, events.stderr
+    assert {event["session"] for event in json_lines(events.stdout)} == {ids[1]}
