@@ -91,7 +91,14 @@ def _session_id(text: str) -> str:
         raise argparse.ArgumentTypeError(
             "expected a session id (a unique prefix is enough), got an empty value"
         )
-    return text.strip()
+    wanted = text.strip()
+    if wanted != "latest" and any(c not in "0123456789abcdef" for c in wanted.lower()):
+        # Looked up in every project, it was answered 'No session id starts with …', as if one might.
+        raise argparse.ArgumentTypeError(
+            f"expected a session id, 32 hexadecimal digits such as 3f2a9c0b… (a unique prefix is enough; "
+            f"`harnez sessions` lists them), or `latest`; got {text!r}"
+        )
+    return wanted
 
 
 class _Version(argparse.Action):

@@ -83,3 +83,17 @@ def test_sessions_show_and_events_take_latest_as_run_resume_does(headless: Headl
     events = headless.harnez("events", "--session", "latest")
     assert events.returncode == 0, events.stderr
     assert {event["session"] for event in json_lines(events.stdout)} == {ids[1]}
+
+
+def test_a_session_id_that_is_not_hexadecimal_is_said_to_be_none(headless: HeadlessWorkspace) -> None:
+    """`events --session my-session` was looked up in every project and answered "No session id starts
+    with 'my-session'", as if one might; an id is hexadecimal, and the usage error says so."""
+    headless.model.add({"reply": [{"text": "Made a database."}]})
+    assert headless.harnez("run", "go").returncode == 0
+    for args in (("events", "--session", "my-session"), ("sessions", "show", "my-session")):
+        done = headless.harnez(*args)
+        assert done.returncode == 2 and done.stdout == "", args
+        assert done.stderr.splitlines()[-1].endswith(
+            "expected a session id, 32 hexadecimal digits such as 3f2a9c0b… (a unique prefix is enough; "
+            "`harnez sessions` lists them), or `latest`; got 'my-session'"
+        ), (args, done.stderr)
