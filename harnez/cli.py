@@ -179,7 +179,13 @@ def _add_sessions(commands: Any) -> None:
         "--all", action="store_true", help="every workspace of every project, not only this one"
     )
     sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
-    sessions.add_argument("--limit", type=_at_least_one, default=50, metavar="N")
+    sessions.add_argument(
+        "--limit",
+        type=_at_least_one,
+        default=50,
+        metavar="N",
+        help="list at most N sessions (default 50); stderr says when more are left",
+    )
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     _session_dir(sessions)
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")

@@ -97,3 +97,13 @@ def test_a_session_id_that_is_not_hexadecimal_is_said_to_be_none(headless: Headl
             "expected a session id, 32 hexadecimal digits such as 3f2a9c0b… (a unique prefix is enough; "
             "`harnez sessions` lists them), or `latest`; got 'my-session'"
         ), (args, done.stderr)
+
+
+def test_the_sessions_limit_is_explained_in_its_help(headless: HeadlessWorkspace) -> None:
+    """`harnez sessions --help` listed `--limit N` with no word on what it does or its default."""
+    shown = headless.harnez("sessions", "--help")
+    assert shown.returncode == 0
+    assert "--limit N" in shown.stdout
+    assert "list at most N sessions (default 50); stderr says when more are left" in " ".join(
+        shown.stdout.split()
+    )
