@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -803,6 +804,10 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _headless(args: argparse.Namespace) -> int:
+    # SIGTERM or a hang-up before the loop takes them (settings, imports) ends the run as Ctrl-C does
+    # (KeyboardInterrupt: exit 130) instead of killing it without a word.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.default_int_handler)
     from harnez import headless
     from harnez.headless.provider import AdHocProvider
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from harnez.errors import SessionNotFoundError, UsageError
+from harnez.errors import SessionNotFoundError, StartInterrupted, UsageError
 from harnez.events import (
     Answered,
     AnswerNudged,
@@ -417,16 +417,21 @@ async def _wait_for_naming(server: Server) -> None:
 def _on_interrupt(act: Callable[[], None]) -> Any:
     """Ctrl-C (SIGINT), SIGTERM and a hang-up of the terminal (SIGHUP) call `act` while in the block."""
     loop = asyncio.get_running_loop()
-    installed = []
+    installed = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        before = signal.getsignal(sig)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, act)
-            installed.append(sig)
+            installed[sig] = before
     try:
         yield
     finally:
-        for sig in installed:
+        for sig, before in installed.items():
             loop.remove_signal_handler(sig)
+            # The loop leaves SIGTERM and SIGHUP to their default, which kills the process without a word
+            # between two such blocks; the handler before (the command line's: exit 130) is put back.
+            if before is not None:
+                signal.signal(sig, before)
 
 
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
@@ -442,11 +447,35 @@ async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
         answer_only=opts.output_schema is not None and not opts.json,
         no_session=opts.no_session,
     )
-    async with open_headless_server(opts) as server:
-        trust_hooks(server, opts)
-        session_id, after = await _session_for(server, opts)
+    async with contextlib.AsyncExitStack() as stack:
+        server, session_id, after = await _start(stack, opts)
         stop = await run_task(server, session_id, after, prompt, opts, printer)
     return printer.print_answer(stop) if printer.answer_only else EXIT_BY_STOP.get(stop, 1)
+
+
+async def _start(stack: contextlib.AsyncExitStack, opts: RunOptions) -> tuple[Server, str, int]:
+    """Open the server (closed by `stack`) and the session, under a signal that ends the start-up: Ctrl-C
+    there said nothing and SIGTERM killed the process outright (no handler was installed yet). The
+    server is closed on the way out, and nothing was sent."""
+    task = asyncio.current_task()
+    assert task is not None
+    interrupted: list[bool] = []
+
+    def stop() -> None:
+        interrupted.append(True)
+        task.cancel()
+
+    try:
+        with _on_interrupt(stop):
+            server = await stack.enter_async_context(open_headless_server(opts))
+            trust_hooks(server, opts)
+            session_id, after = await _session_for(server, opts)
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        task.uncancel()
+        raise StartInterrupted() from None
+    return server, session_id, after
 
 
 def trust_hooks(server: Server, opts: RunOptions) -> None:
@@ -464,9 +493,8 @@ def trust_hooks(server: Server, opts: RunOptions) -> None:
 async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.stdout) -> int:
     """`harnez chat`: each stdin line is a follow-up in one session; `exit` or EOF ends."""
     check_before_opening(opts)
-    async with open_headless_server(opts) as server:
-        trust_hooks(server, opts)
-        session_id, after = await _session_for(server, opts)
+    async with contextlib.AsyncExitStack() as stack:
+        server, session_id, after = await _start(stack, opts)
         printer = TaskPrinter(out, opts.json, no_session=opts.no_session)
         stop: Stop = "completed"
         while True:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import signal
+import sqlite3
+import time
+
+import pytest
+
 from tests.e2e.helpers import HeadlessWorkspace, json_lines
 
 
@@ -107,3 +113,34 @@ def test_the_sessions_limit_is_explained_in_its_help(headless: HeadlessWorkspace
     assert "list at most N sessions (default 50); stderr says when more are left" in " ".join(
         shown.stdout.split()
     )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_during_the_start_up_of_a_run_ends_it_cleanly(
+    headless: HeadlessWorkspace, sig: signal.Signals
+) -> None:
+    """A signal before the task began (the database busy with another process's write, MCP servers
+    starting, a slow disk) killed the run outright (SIGTERM: no word, -15) or with a traceback
+    (Ctrl-C); it ends the run as a signal mid-task does: exit 130, one line, no session half-made."""
+    headless.model.add({"reply": [{"text": "Made the database."}]})
+    assert headless.harnez("run", "go").returncode == 0
+    holder = sqlite3.connect(headless.database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process's write: the run waits for it at start-up
+    try:
+        process = headless.popen("run", "--json", "never sent")
+        assert process.stdin is not None
+        process.stdin.close()
+        time.sleep(1.5)
+        process.send_signal(sig)
+        try:
+            code = process.wait(timeout=10)
+        finally:
+            process.kill()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert process.stdout is not None and process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    assert code == 130 and out == "", err
+    assert err.splitlines()[-1] == "harnez: interrupted before the task began: nothing was sent", err
+    assert len(json_lines(headless.harnez("sessions", "--json").stdout)) == 1
