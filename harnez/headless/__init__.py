@@ -496,12 +496,13 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
     async with contextlib.AsyncExitStack() as stack:
         server, session_id, after = await _start(stack, opts)
         printer = TaskPrinter(out, opts.json, no_session=opts.no_session)
-        stop: Stop = "completed"
+        # The first task that did not complete gives the exit code: the last task's hid an earlier
+        # failure behind a later success (0), where a script piping its questions needs to know.
+        first_problem: Stop = "completed"
         while True:
             line = await _next_line(lines)
             if line is None:  # Ctrl-C, SIGTERM or a hang-up while it waited for a line
-                stop = "cancelled"
-                break
+                return EXIT_BY_STOP["cancelled"]
             if not line or line.strip() == "exit":
                 break
             if not line.strip():
@@ -509,8 +510,10 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             stop = await run_task(server, session_id, after, line.strip(), opts, printer)
             after = await server.last_seq(session_id)
             if stop == "cancelled":
-                break
-    return EXIT_BY_STOP.get(stop, 1)
+                return EXIT_BY_STOP["cancelled"]
+            if first_problem == "completed":
+                first_problem = stop
+    return EXIT_BY_STOP.get(first_problem, 1)
 
 
 async def _next_line(lines: Callable[[], str]) -> str | None:

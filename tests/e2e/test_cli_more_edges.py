@@ -144,3 +144,15 @@ def test_a_signal_during_the_start_up_of_a_run_ends_it_cleanly(
     assert code == 130 and out == "", err
     assert err.splitlines()[-1] == "harnez: interrupted before the task began: nothing was sent", err
     assert len(json_lines(headless.harnez("sessions", "--json").stdout)) == 1
+
+
+def test_a_chat_whose_earlier_task_did_not_complete_exits_with_its_code(headless: HeadlessWorkspace) -> None:
+    """`harnez chat` exited with the last task's code: a task that ran out of steps, followed by one
+    that completed, made the whole chat exit 0, and a script piping its questions never knew."""
+    _reads(headless, 1)  # the first task's only turn: a call, and the budget of one turn runs out
+    headless.model.add({"reply": [{"text": "The second answer."}]})
+    done = headless.harnez("chat", "--max-steps", "1", input="loop\nthen answer\n")
+    assert done.stdout.endswith("The second answer.\n"), done.stdout
+    assert done.returncode == 3, done.stderr
+    headless.model.add({"reply": [{"text": "All fine."}]})
+    assert headless.harnez("chat", "--resume", "latest", input="fine\n").returncode == 0
