@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, NoReturn, TextIO
 
 from harnez.errors import SessionNotFoundError, StartInterrupted, UsageError
 from harnez.events import (
@@ -343,7 +343,7 @@ async def run_task(
             pending.cancel()
             await asyncio.gather(pending, return_exceptions=True)  # its error is the one being raised
             raise
-        with _cancel_on_interrupt(server, session_id):
+        with _cancel_on_interrupt(server, session_id, opts.no_session):
             end = await _print_task(events, await pending, task_id, printer)
         await _wait_for_naming(server)
         newest, printed = await server.last_seq(session_id), end.seq
@@ -385,17 +385,42 @@ def write_nowhere(out: TextIO) -> None:
 
 
 @contextlib.contextmanager
-def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
+def _cancel_on_interrupt(server: Server, session_id: str, no_session: bool) -> Any:
     """Ctrl-C (SIGINT), SIGTERM or a hang-up of the terminal (SIGHUP) cancels the running task cleanly
-    instead of killing the process."""
+    instead of killing the process. A second one, while the cancel has not finished (a tool that ignores
+    it, a database another process holds), quits at once: it only asked for the cancel again, and the
+    run could wait for good."""
     loop = asyncio.get_running_loop()
     pending: list[asyncio.Task[bool]] = []
 
     def cancel() -> None:
+        if pending:
+            _quit_now(server, session_id, no_session)
         pending.append(loop.create_task(server.cancel(session_id)))
 
     with _on_interrupt(cancel):
         yield
+
+
+def _quit_now(server: Server, session_id: str, no_session: bool) -> NoReturn:
+    """End the process at once, exit 130: the task stays running in the database, and the next open of
+    the session marks it interrupted (what was saved is kept), as after a crash."""
+    kept = (
+        "--no-session kept nothing"
+        if no_session
+        else f'its session keeps what was saved: `harnez run --resume {session_id[:12]} "…"` continues it'
+    )
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(
+        "harnez: interrupted again while the task was being cancelled: quit at once; the task is left "
+        f"interrupted ({kept})",
+        file=sys.stderr,
+        flush=True,
+    )
+    if no_session:
+        shutil.rmtree(server.database.parent, ignore_errors=True)  # the throw-away database's folder
+    os._exit(EXIT_BY_STOP["cancelled"])
 
 
 async def _wait_for_naming(server: Server) -> None:

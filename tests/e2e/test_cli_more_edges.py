@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import time
@@ -156,3 +157,38 @@ def test_a_chat_whose_earlier_task_did_not_complete_exits_with_its_code(headless
     assert done.returncode == 3, done.stderr
     headless.model.add({"reply": [{"text": "All fine."}]})
     assert headless.harnez("chat", "--resume", "latest", input="fine\n").returncode == 0
+
+
+def test_a_second_ctrl_c_while_the_cancel_hangs_quits_at_once(headless: HeadlessWorkspace) -> None:
+    """Ctrl-C cancels the task, which then saves its end; when that cannot finish (here another process
+    holds the database's write lock), a second Ctrl-C only asked for the cancel again, and the run went on
+    waiting. It quits at once, exit 130, saying the task is left interrupted (the next open says so)."""
+    headless.model.add({"reply": [{"text": "Never finished."}], "hold": "stuck"})
+    process = headless.popen("run", "--json", "take a while")
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.close()
+    holder = None
+    try:
+        for line in iter(process.stdout.readline, ""):
+            if json.loads(line)["kind"] == "turn-started":  # the task runs: its request is held
+                break
+        holder = sqlite3.connect(headless.database, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # the cancelled task cannot save its end
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert process.poll() is None, "the cancel waits for the database"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=2)
+    finally:
+        headless.model.release("stuck")
+        process.kill()
+        process.wait()
+        if holder is not None:
+            holder.close()
+    err = process.stderr.read()
+    assert code == 130 and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith(
+        "harnez: interrupted again while the task was being cancelled: quit at once; the task is left interrupted"
+    ), err
+    (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
+    assert saved["status"] == "interrupted"
