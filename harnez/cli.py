@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -91,7 +92,14 @@ def _session_id(text: str) -> str:
         raise argparse.ArgumentTypeError(
             "expected a session id (a unique prefix is enough), got an empty value"
         )
-    return text.strip()
+    wanted = text.strip()
+    if wanted != "latest" and any(c not in "0123456789abcdef" for c in wanted.lower()):
+        # Looked up in every project, it was answered 'No session id starts with …', as if one might.
+        raise argparse.ArgumentTypeError(
+            f"expected a session id, 32 hexadecimal digits such as 3f2a9c0b… (a unique prefix is enough; "
+            f"`harnez sessions` lists them), or `latest`; got {text!r}"
+        )
+    return wanted
 
 
 class _Version(argparse.Action):
@@ -172,12 +180,22 @@ def _add_sessions(commands: Any) -> None:
         "--all", action="store_true", help="every workspace of every project, not only this one"
     )
     sessions.add_argument("--search", metavar="Q", help="full-text search over titles and conversations")
-    sessions.add_argument("--limit", type=_at_least_one, default=50, metavar="N")
+    sessions.add_argument(
+        "--limit",
+        type=_at_least_one,
+        default=50,
+        metavar="N",
+        help="list at most N sessions (default 50); stderr says when more are left",
+    )
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     _session_dir(sessions)
     shown = sessions.add_subparsers(dest="sessions_command", metavar="show")
     show = shown.add_parser("show", help="print a session's transcript")
-    show.add_argument("id", type=_session_id, help="the session's id (a unique prefix is enough)")
+    show.add_argument(
+        "id",
+        type=_session_id,
+        help="the session's id (a unique prefix is enough), or `latest`: this workspace's newest",
+    )
     show.add_argument("--json", action="store_true", help="the stored events as JSON Lines")
     _session_dir(show)
 
@@ -390,7 +408,7 @@ def _add_events(commands: Any) -> None:
         required=True,
         type=_session_id,
         metavar="ID",
-        help="the session's id (a unique prefix is enough)",
+        help="the session's id (a unique prefix is enough), or `latest`: this workspace's newest",
     )
     events.add_argument("--after", type=int, default=0, metavar="N", help="only events with seq > N")
     events.add_argument("--follow", action="store_true", help="keep printing events as they are appended")
@@ -520,13 +538,32 @@ async def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "sessions" and args.sessions_command != "show":
         return await _list_sessions(database if database.exists() else None, workspace, settings, args)
     wanted = args.id if args.command == "sessions" else args.session
-    server = await _server_with(wanted, database, workspace, settings, elsewhere=args.session_dir is None)
+    if wanted == "latest":
+        server = await _server_of_latest(database, workspace, settings, args)
+    else:
+        server = await _server_with(wanted, database, workspace, settings, elsewhere=args.session_dir is None)
     try:
         if args.command == "sessions":
             return await _show_session(server, args)
         return await _print_events(server, args)
     finally:
         await server.close()
+
+
+async def _server_of_latest(database: Path, workspace: Path, settings, args: argparse.Namespace):  # -> Server
+    """`latest` for `sessions show` and `events --session`, as `run --resume latest` takes it: the newest
+    session of this workspace (it was looked up as an id and refused as not hexadecimal). Its id is put
+    in `args` for the command."""
+    if not database.exists():
+        raise SessionNotFoundError(f"No saved session in {workspace}: there is no database at {database}.")
+    server = await _open_server(workspace, settings, database=database)
+    try:
+        record = await server.newest_session(workspace)
+    except BaseException:
+        await server.close()
+        raise
+    setattr(args, "id" if args.command == "sessions" else "session", record.id)
+    return server
 
 
 async def _server_with(
@@ -767,6 +804,10 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _headless(args: argparse.Namespace) -> int:
+    # SIGTERM or a hang-up before the loop takes them (settings, imports) ends the run as Ctrl-C does
+    # (KeyboardInterrupt: exit 130) instead of killing it without a word.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.default_int_handler)
     from harnez import headless
     from harnez.headless.provider import AdHocProvider
 

@@ -17,8 +17,9 @@ HarnezError
 ├── ToolError              a tool could not run; its message is shown to the model
 ├── ApprovalError          an approval answer names no waiting tool call, or an unknown verdict or policy
 ├── SessionFormatError     another harness's session file cannot be read as asked (CLI exit code 2)
-└── HookError              a hook command crashed, timed out or answered what Harnez cannot read:
-                           the task ends failed (docs/hooks.md)
+├── HookError              a hook command crashed, timed out or answered what Harnez cannot read:
+│                          the task ends failed (docs/hooks.md)
+└── StartInterrupted       a signal came before a headless task began: nothing was sent (exit code 130)
 """
 
 from __future__ import annotations
@@ -132,3 +133,12 @@ class SessionFormatError(HarnezError):
 
 class HookError(HarnezError):
     """A hook command crashed, timed out, or printed a decision Harnez cannot read; the task ends."""
+
+
+class StartInterrupted(HarnezError):
+    """Ctrl-C, SIGTERM or a hang-up before `harnez run`'s or `chat`'s task began (docs/headless.md)."""
+
+    exit_code = 130
+
+    def __init__(self) -> None:
+        super().__init__("interrupted before the task began: nothing was sent")

@@ -13,9 +13,9 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, NoReturn, TextIO
 
-from harnez.errors import SessionNotFoundError, UsageError
+from harnez.errors import SessionNotFoundError, StartInterrupted, UsageError
 from harnez.events import (
     Answered,
     AnswerNudged,
@@ -35,6 +35,7 @@ from harnez.headless.provider import AdHocProvider
 from harnez.outcome import Stop
 from harnez.server import Server
 from harnez.settings import Settings, parse_model_ref
+from harnez.store.sessions import SessionRecord
 from harnez.text import json_line, printable
 
 QUIET_CODES = frozenset({"unpriced-model"})
@@ -145,13 +146,20 @@ async def _session_for(server: Server, opts: RunOptions) -> tuple[str, int]:
     if not opts.resuming:
         return server.create_session(opts.workspace, opts.model or opts.settings.model).id, 0
     wanted = opts.resume or "latest"
-    record = (
-        await server.newest_session(opts.workspace)
-        if wanted == "latest"
-        else await server.get_session(wanted)
-    )
+    record = await _newest_session(server, opts) if wanted == "latest" else await server.get_session(wanted)
     _resume_under_flags(server, record.id, record.workspace, record.model, opts)
     return record.id, await server.last_seq(record.id)
+
+
+async def _newest_session(server: Server, opts: RunOptions) -> SessionRecord:
+    """`--resume latest`: the workspace's newest session. None is said in the run's words (the server's
+    own told to start one with `harnez`, the full-screen app)."""
+    try:
+        return await server.newest_session(opts.workspace)
+    except SessionNotFoundError:
+        raise SessionNotFoundError(
+            f"No saved session in {opts.workspace} to resume: drop --resume to start one."
+        ) from None
 
 
 def _resume_under_flags(
@@ -180,9 +188,13 @@ class TaskPrinter:
     provider's message cannot retitle, clear or reorder the screen.
     """
 
-    def __init__(self, out: TextIO, as_json: bool, answer_only: bool = False) -> None:
+    def __init__(
+        self, out: TextIO, as_json: bool, answer_only: bool = False, no_session: bool = False
+    ) -> None:
         self.out = out
         self.as_json = as_json
+        self.no_session = no_session
+        """`--no-session`: an incomplete task has no session to continue (`ended_line`)."""
         self.answer_only = answer_only
         """Text mode of `--output-schema`: stdout is kept for the answer, printed by `print_answer`."""
         self.answer: Answered | None = None
@@ -199,11 +211,11 @@ class TaskPrinter:
             self.out.write(event.dumps() + "\n")
             self.out.flush()
             if isinstance(event.body, Finished) and event.body.error:
-                self._say(f"task {event.body.stop}: {event.body.error}")
+                self._say(ended_line(event.body.stop, event.body.error, event.session, self.no_session))
             return
-        self._show_text(event.body)
+        self._show_text(event.body, event.session)
 
-    def _show_text(self, body: EventBody) -> None:
+    def _show_text(self, body: EventBody, session_id: str) -> None:
         """The answer on stdout as it streams; what went wrong (and what the run decided) on stderr."""
         if isinstance(body, Finished) and self._printed_in_turn:  # a turn cut short: what it said is kept
             self._end_turn()
@@ -247,7 +259,7 @@ class TaskPrinter:
                     "the model ended without an answer; it is told once more to answer through the tool"
                 )
             case Finished(stop=stop, error=error) if error:
-                self._say(f"task {stop}: {error}")
+                self._say(ended_line(stop, error, session_id, self.no_session))
 
     def print_answer(self, stop: Stop) -> int:
         """`--output-schema` without `--json`: the answer alone on stdout; the exit code."""
@@ -271,6 +283,28 @@ class TaskPrinter:
     def _say(self, text: str) -> None:
         """A notice on stderr, `harnez: …`."""
         print(f"harnez: {printable(text)}", file=sys.stderr, flush=True)
+
+
+BUDGET_FLAGS = {"(max_steps)": "--max-steps", "time budget": "--timeout"}
+"""How an incomplete task's stored reason names its budget, and the flag of `run` that sets it."""
+
+
+def ended_line(stop: Stop, error: str, session_id: str, no_session: bool) -> str:
+    """Why a task ended, for stderr. An incomplete one's stored reason is the app's: it names the settings
+    `max_steps` and `timeout` and says to continue the session; a run says the flag that sets the budget
+    for a run and the command that continues the session, or, under `--no-session`, that nothing is kept."""
+    if stop != "incomplete":
+        return f"task {stop}: {error}"
+    fact = error.split(";")[0].split(" Continue the session")[0].rstrip(".")
+    flag = next((flag for words, flag in BUDGET_FLAGS.items() if words in fact), None)
+    if flag is None:  # not a budget of the run (a stop hook's limit): the stored reason says what to raise
+        advice = "raise hooks.stop_limit"
+    else:
+        fact = fact.replace("(max_steps)", "(--max-steps)")
+        advice = f"raise {flag}"
+    if no_session:
+        return f"task incomplete: {fact}; {advice} and run it again (--no-session kept nothing to continue)"
+    return f'task incomplete: {fact}; continue with `harnez run --resume {session_id[:12]} "…"`, or {advice}'
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -309,7 +343,7 @@ async def run_task(
             pending.cancel()
             await asyncio.gather(pending, return_exceptions=True)  # its error is the one being raised
             raise
-        with _cancel_on_interrupt(server, session_id):
+        with _cancel_on_interrupt(server, session_id, opts.no_session):
             end = await _print_task(events, await pending, task_id, printer)
         await _wait_for_naming(server)
         newest, printed = await server.last_seq(session_id), end.seq
@@ -351,17 +385,42 @@ def write_nowhere(out: TextIO) -> None:
 
 
 @contextlib.contextmanager
-def _cancel_on_interrupt(server: Server, session_id: str) -> Any:
+def _cancel_on_interrupt(server: Server, session_id: str, no_session: bool) -> Any:
     """Ctrl-C (SIGINT), SIGTERM or a hang-up of the terminal (SIGHUP) cancels the running task cleanly
-    instead of killing the process."""
+    instead of killing the process. A second one, while the cancel has not finished (a tool that ignores
+    it, a database another process holds), quits at once: it only asked for the cancel again, and the
+    run could wait for good."""
     loop = asyncio.get_running_loop()
     pending: list[asyncio.Task[bool]] = []
 
     def cancel() -> None:
+        if pending:
+            _quit_now(server, session_id, no_session)
         pending.append(loop.create_task(server.cancel(session_id)))
 
     with _on_interrupt(cancel):
         yield
+
+
+def _quit_now(server: Server, session_id: str, no_session: bool) -> NoReturn:
+    """End the process at once, exit 130: the task stays running in the database, and the next open of
+    the session marks it interrupted (what was saved is kept), as after a crash."""
+    kept = (
+        "--no-session kept nothing"
+        if no_session
+        else f'its session keeps what was saved: `harnez run --resume {session_id[:12]} "…"` continues it'
+    )
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(
+        "harnez: interrupted again while the task was being cancelled: quit at once; the task is left "
+        f"interrupted ({kept})",
+        file=sys.stderr,
+        flush=True,
+    )
+    if no_session:
+        shutil.rmtree(server.database.parent, ignore_errors=True)  # the throw-away database's folder
+    os._exit(EXIT_BY_STOP["cancelled"])
 
 
 async def _wait_for_naming(server: Server) -> None:
@@ -383,16 +442,21 @@ async def _wait_for_naming(server: Server) -> None:
 def _on_interrupt(act: Callable[[], None]) -> Any:
     """Ctrl-C (SIGINT), SIGTERM and a hang-up of the terminal (SIGHUP) call `act` while in the block."""
     loop = asyncio.get_running_loop()
-    installed = []
+    installed = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        before = signal.getsignal(sig)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, act)
-            installed.append(sig)
+            installed[sig] = before
     try:
         yield
     finally:
-        for sig in installed:
+        for sig, before in installed.items():
             loop.remove_signal_handler(sig)
+            # The loop leaves SIGTERM and SIGHUP to their default, which kills the process without a word
+            # between two such blocks; the handler before (the command line's: exit 130) is put back.
+            if before is not None:
+                signal.signal(sig, before)
 
 
 async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
@@ -402,12 +466,41 @@ async def run(opts: RunOptions, prompt: str, out: TextIO = sys.stdout) -> int:
             "Nothing to run: give the prompt as an argument or with --input TEXT, or pipe it on stdin."
         )
     check_before_opening(opts)
-    printer = TaskPrinter(out, opts.json, answer_only=opts.output_schema is not None and not opts.json)
-    async with open_headless_server(opts) as server:
-        trust_hooks(server, opts)
-        session_id, after = await _session_for(server, opts)
+    printer = TaskPrinter(
+        out,
+        opts.json,
+        answer_only=opts.output_schema is not None and not opts.json,
+        no_session=opts.no_session,
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        server, session_id, after = await _start(stack, opts)
         stop = await run_task(server, session_id, after, prompt, opts, printer)
     return printer.print_answer(stop) if printer.answer_only else EXIT_BY_STOP.get(stop, 1)
+
+
+async def _start(stack: contextlib.AsyncExitStack, opts: RunOptions) -> tuple[Server, str, int]:
+    """Open the server (closed by `stack`) and the session, under a signal that ends the start-up: Ctrl-C
+    there said nothing and SIGTERM killed the process outright (no handler was installed yet). The
+    server is closed on the way out, and nothing was sent."""
+    task = asyncio.current_task()
+    assert task is not None
+    interrupted: list[bool] = []
+
+    def stop() -> None:
+        interrupted.append(True)
+        task.cancel()
+
+    try:
+        with _on_interrupt(stop):
+            server = await stack.enter_async_context(open_headless_server(opts))
+            trust_hooks(server, opts)
+            session_id, after = await _session_for(server, opts)
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        task.uncancel()
+        raise StartInterrupted() from None
+    return server, session_id, after
 
 
 def trust_hooks(server: Server, opts: RunOptions) -> None:
@@ -425,16 +518,16 @@ def trust_hooks(server: Server, opts: RunOptions) -> None:
 async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.stdout) -> int:
     """`harnez chat`: each stdin line is a follow-up in one session; `exit` or EOF ends."""
     check_before_opening(opts)
-    async with open_headless_server(opts) as server:
-        trust_hooks(server, opts)
-        session_id, after = await _session_for(server, opts)
-        printer = TaskPrinter(out, opts.json)
-        stop: Stop = "completed"
+    async with contextlib.AsyncExitStack() as stack:
+        server, session_id, after = await _start(stack, opts)
+        printer = TaskPrinter(out, opts.json, no_session=opts.no_session)
+        # The first task that did not complete gives the exit code: the last task's hid an earlier
+        # failure behind a later success (0), where a script piping its questions needs to know.
+        first_problem: Stop = "completed"
         while True:
             line = await _next_line(lines)
             if line is None:  # Ctrl-C, SIGTERM or a hang-up while it waited for a line
-                stop = "cancelled"
-                break
+                return EXIT_BY_STOP["cancelled"]
             if not line or line.strip() == "exit":
                 break
             if not line.strip():
@@ -442,8 +535,10 @@ async def chat(opts: RunOptions, lines: Callable[[], str], out: TextIO = sys.std
             stop = await run_task(server, session_id, after, line.strip(), opts, printer)
             after = await server.last_seq(session_id)
             if stop == "cancelled":
-                break
-    return EXIT_BY_STOP.get(stop, 1)
+                return EXIT_BY_STOP["cancelled"]
+            if first_problem == "completed":
+                first_problem = stop
+    return EXIT_BY_STOP.get(first_problem, 1)
 
 
 async def _next_line(lines: Callable[[], str]) -> str | None:
