@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
@@ -74,12 +74,34 @@ class NoticeKeepingApp(App[None]):
         markup: bool = True,
     ) -> None:
         """Show a notification; a long one is cut to its first sentence, the whole text kept for Ctrl+N."""
+        self.post_notice(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def post_notice(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> Notification:
+        """`notify`, returning the toast's notification, for a notice that `withdraw` may take down
+        before its time once what it says is no longer true."""
         self.notices = [*self.notices[-(KEPT - 1) :], Notice(time.time(), severity, title, message, markup)]
         short = short_text(message)
         if short is not None:
             # The short form is plain text: a cut must not leave half of a markup tag.
             message, markup = f"{short}\n{MORE_HINT}", False
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        shown = Notification(
+            message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout, markup=markup
+        )
+        self.post_message(Notify(shown))
+        return shown
+
+    def withdraw(self, notification: Notification) -> None:
+        """Take a notification's toast down (Ctrl+N still lists it); nothing when it is gone already."""
+        if notification in self._notifications:
+            self._unnotify(notification)
 
     def action_show_notices(self) -> None:
         """List this run's notifications in full, newest first."""

@@ -191,5 +191,33 @@ async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
         assert f"({parent.session_id[:8]})" in str(notice.message) and short_text(str(notice.message)) is None
         await type_command(pilot, "/parent")
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "the parent's prompt")
+        await wait_for(pilot, lambda: not said(), "the notice taken down once the screen asks")
         await pilot.press("y")
         await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")
+
+
+async def test_the_notice_of_an_unasked_call_goes_once_the_call_is_answered(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The notice that a call waits in a session no screen shows stayed its whole minute after the call
+    was answered (here by another front end, as `harnez attach` or the UHP server would): it goes."""
+    reviewer(workspace)
+    scripted_model.add(
+        delegate("d1", "reviewer", "Review a.py"),
+        answer("a.py looks fine.", hold="gate"),
+        tool_call("shell", "c1", command="echo done > done.txt"),
+        answer("Done."),
+    )
+    app = agent_app()
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
+        parent = await child_opened_from_the_panel(pilot, "review, then mark it done", first_screen=False)
+        scripted_model.release("gate")
+
+        def said() -> bool:
+            return any("waits for your approval" in str(n.message) for n in app._notifications)
+
+        await wait_for(pilot, said, "the notice")
+        app.server.approvals.answer(parent.session_id, "c1", "allow")
+        await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")
+        await wait_for(pilot, lambda: not said(), "the notice taken down")
+        assert any("waits for your approval" in n.text for n in app.notices)  # Ctrl+N still lists it
