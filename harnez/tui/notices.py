@@ -109,12 +109,13 @@ class NoticeKeepingApp(App[None]):
             self.push_screen(NoticesScreen(list(reversed(self.notices))))
 
 
-def keep_toasts_above(screen: Screen, *below: Widget) -> None:
+def keep_toasts_above(screen: Screen, *below: Widget, newest_always: bool = True) -> None:
     """Keep the screen's toasts (docked at its top, under the title bar: app.tcss) above the first of
     `below` shown (the completion menu, the prompt): the stack may reach down to it and no further,
     and holds the newest toasts that fit there (the newest always, its start in view when even it is
-    taller). The room is measured after every layout, as the prompt grows with its text and the
-    screen with the terminal; the stack changes only when the room or the toasts did.
+    taller, unless `newest_always` is False: then only what fits whole). The room is measured after
+    every layout, as the prompt grows with its text and the screen with the terminal; the stack
+    changes only when the room or the toasts did.
 
     (Textual's stack scrolls to its newest toast when it overflows, but the stack is an invisible
     widget that is never sized, so it never scrolled: the newest would have been cut off.)"""
@@ -130,18 +131,18 @@ def keep_toasts_above(screen: Screen, *below: Widget) -> None:
             room[:] = [height]
             rack.styles.max_height = height
         if rack.children:
-            _show_newest(list(rack.children), height)
+            _show_newest(list(rack.children), height, newest_always)
 
     screen.screen_layout_refresh_signal.subscribe(screen, fit, immediate=True)
 
 
-def _show_newest(holders: list[Widget], room: int) -> None:
+def _show_newest(holders: list[Widget], room: int, newest_always: bool) -> None:
     """Show the newest of the toasts (each in its holder, oldest first) that fit in `room` rows; hide
     the older ones (they still expire on time, and Ctrl+N lists them)."""
     for index, holder in enumerate(reversed(holders)):
         toast = holder.children[0] if holder.children else holder
         room -= toast.outer_size.height + toast.styles.margin.top
-        shown = index == 0 or room >= 0
+        shown = (index == 0 and newest_always) or room >= 0
         if holder.display != shown:
             holder.display = shown
 
