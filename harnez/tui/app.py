@@ -515,9 +515,16 @@ class HarnezApp(NoticeKeepingApp):
         self._ask_hook_trust(self.workspace)
 
     async def open_session(self, id_or_prefix: str) -> None:
-        """Show a stored session (an id or a unique prefix)."""
+        """Show a stored session (an id or a unique prefix); refused while the session shown runs a
+        `!command` (its screen's worker runs it: leaving would stop it), as /new and /resume are."""
+        from harnez.errors import HarnezError
         from harnez.tui.screens.session import SessionScreen
 
+        shown = self.screen
+        if isinstance(shown, SessionScreen) and shown.command_running:
+            raise HarnezError(
+                "A command is running: Esc stops it, or wait for it to end, then open the session again."
+            )
         record = await self._with_given_model(await self.server.get_session(id_or_prefix))
         self._show(SessionScreen(record.id, record.display_title, record.model))
         self._ask_hook_trust(Path(record.workspace))

@@ -554,6 +554,11 @@ class SessionScreen(Screen[None]):
             timeout=8,
         )
 
+    @property
+    def command_running(self) -> bool:
+        """Whether a `!command` of this screen runs (shown running): leaving the screen would stop it."""
+        return self._shell_lines > 0
+
     @work(group="shell")
     async def run_shell_line(self, command: str, share: bool = False) -> None:
         """Run a `!command` on the server; its `shell-line` event shows it (the model sees it only when
@@ -609,7 +614,7 @@ class SessionScreen(Screen[None]):
         try:
             await self.harnez.open_session(session_id)
         except HarnezError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="warning" if self.command_running else "error", timeout=6)
 
     @work(group="origin", exclusive=True)
     async def show_origin(self) -> None:
@@ -678,7 +683,7 @@ class SessionScreen(Screen[None]):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
             return False
         task = self.server.running(self.session_id) is not None
-        if not command.during_task and (task or self._shell_lines):
+        if not command.during_task and (task or self.command_running):
             # /new and /resume left the task running unseen, its approvals waiting for nobody (and
             # stopped a `!` command: this screen's worker runs it).
             self.notify(
