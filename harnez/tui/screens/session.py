@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
@@ -47,6 +48,9 @@ ELSEWHERE_RECHECK = 3.0
 """Seconds between checks that the process running this session's task elsewhere still lives: one
 killed mid-task writes no `finished`."""
 OUTPUT_BELOW = "↓ new output below (Ctrl+End)"
+
+STEERING_WAITS = "steering, for the model's next turn: "
+"""What marks a steering message sent and not yet read by the model (above the prompt)."""
 """Shown above the prompt while the transcript is scrolled up and output arrived since."""
 
 
@@ -149,6 +153,7 @@ class SessionScreen(Screen[None]):
         yield OriginLine(id="origin")
         yield Transcript(id="transcript")
         yield Static(OUTPUT_BELOW, id="output-below")
+        yield Static(id="steering-waits", markup=False)
         yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
         yield StatusLine(id="status")
@@ -175,7 +180,12 @@ class SessionScreen(Screen[None]):
         status.mode = self.harnez.permission_mode
         self.watch(self.app, "permission_mode", self._show_mode, init=False)
         self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
-        keep_toasts_above(self, self.query_one(CompletionMenu), self.query_one(PromptInput))
+        keep_toasts_above(
+            self,
+            self.query_one("#steering-waits"),
+            self.query_one(CompletionMenu),
+            self.query_one(PromptInput),
+        )
         if self.attached:
             self._follow()
         else:
@@ -362,6 +372,18 @@ class SessionScreen(Screen[None]):
 
     def on_transcript_output_below(self, message: Transcript.OutputBelow) -> None:
         self.query_one("#output-below").display = message.arrived
+
+    def on_transcript_steering_waits(self, message: Transcript.SteeringWaits) -> None:
+        """Steering messages sent and not yet read by the model show above the prompt, not in the
+        transcript below the answer still streaming (written before the model read them)."""
+        shown = self.query_one("#steering-waits", Static)
+        shown.update(
+            Content("\n").join(
+                Content.assemble((STEERING_WAITS, "italic"), printable(text, one_line=True))
+                for text in message.texts
+            )
+        )
+        shown.display = bool(message.texts)
 
     def set_title(self, title: str) -> None:
         """Show a new title in the title bar and the status line at once (control characters escaped:
