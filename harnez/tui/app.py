@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.app import ComposeResult, ScreenStackError
 from textual.binding import Binding
+from textual.notifications import Notification
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -351,6 +352,27 @@ class HarnezApp(NoticeKeepingApp):
     async def _say_unasked(self, session_id: str, call_id: str) -> None:
         from harnez.errors import HarnezError
         from harnez.text import printable
+
+        if not self._unasked(session_id, call_id):
+            return
+        try:
+            record = await self.server.get_session(session_id)
+        except HarnezError:
+            return
+        title = printable(record.display_title, one_line=True)
+        if len(title) > UNASKED_TITLE_SHOWN:
+            title = title[: UNASKED_TITLE_SHOWN - 1].rstrip() + "…"
+        notice = self.post_notice(  # short enough for a toast to show whole (what to do included)
+            f"«{title}» ({session_id[:RESUME_PREFIX]}) waits for your approval: /parent (from its "
+            "sub-agent) or /resume opens it. Its task waits until then.",
+            title="Approval needed",
+            severity="warning",
+            timeout=UNASKED_NOTICE_SECONDS,
+        )
+        self._withdraw_once_asked(notice, session_id, call_id)
+
+    def _unasked(self, session_id: str, call_id: str) -> bool:
+        """Whether a call still waits for an answer with no screen of this app to ask it."""
         from harnez.tui.screens.approval import ApprovalScreen
         from harnez.tui.screens.session import SessionScreen
 
@@ -359,26 +381,27 @@ class HarnezApp(NoticeKeepingApp):
             or self._server_closed
             or not self.server.approvals.waits(session_id, call_id)
         ):
-            return
+            return False
         for screen in self.screen_stack:
             if isinstance(screen, ApprovalScreen) and screen.waiting == (session_id, call_id):
-                return
+                return False
             if isinstance(screen, SessionScreen) and screen.session_id == session_id:
-                return  # it asks once the prompts before this one are answered
-        try:
-            record = await self.server.get_session(session_id)
-        except HarnezError:
-            return
-        title = printable(record.display_title, one_line=True)
-        if len(title) > UNASKED_TITLE_SHOWN:
-            title = title[: UNASKED_TITLE_SHOWN - 1].rstrip() + "…"
-        self.notify(  # short enough for a toast to show whole (what to do included)
-            f"«{title}» ({session_id[:RESUME_PREFIX]}) waits for your approval: /parent (from its "
-            "sub-agent) or /resume opens it. Its task waits until then.",
-            title="Approval needed",
-            severity="warning",
-            timeout=UNASKED_NOTICE_SECONDS,
-        )
+                return False  # it asks once the prompts before this one are answered
+        return True
+
+    def _withdraw_once_asked(self, notice: Notification, session_id: str, call_id: str) -> None:
+        """Take the notice that a call waits unasked down as soon as it is no longer true (the call
+        answered, by another front end too, or cancelled; its session's screen shown), rather than
+        leave it up for its whole minute saying what to do about a call that no longer needs it."""
+
+        def check() -> None:
+            if notice not in self._notifications:  # expired, or dismissed by a click
+                timer.stop()
+            elif not self._unasked(session_id, call_id):
+                self.withdraw(notice)
+                timer.stop()
+
+        timer = self.set_interval(UNASKED_CHECK_EVERY, check)
 
     def _settings_loaded(self, settings: Settings) -> None:
         """Use settings read after the first frame: theme, permission mode, and their warnings."""
@@ -492,9 +515,16 @@ class HarnezApp(NoticeKeepingApp):
         self._ask_hook_trust(self.workspace)
 
     async def open_session(self, id_or_prefix: str) -> None:
-        """Show a stored session (an id or a unique prefix)."""
+        """Show a stored session (an id or a unique prefix); refused while the session shown runs a
+        `!command` (its screen's worker runs it: leaving would stop it), as /new and /resume are."""
+        from harnez.errors import HarnezError
         from harnez.tui.screens.session import SessionScreen
 
+        shown = self.screen
+        if isinstance(shown, SessionScreen) and shown.command_running:
+            raise HarnezError(
+                "A command is running: Esc stops it, or wait for it to end, then open the session again."
+            )
         record = await self._with_given_model(await self.server.get_session(id_or_prefix))
         self._show(SessionScreen(record.id, record.display_title, record.model))
         self._ask_hook_trust(Path(record.workspace))
@@ -796,7 +826,11 @@ UNASKED_TITLE_SHOWN = 24
 """Characters of the waiting session's title that notice shows (a longer one ends with "…")."""
 
 UNASKED_NOTICE_SECONDS = 60
-"""How long that notice stays: the task waits until the person answers."""
+"""How long that notice stays at most: the task waits until the person answers (it goes as soon as
+the call is answered or its session's screen shows)."""
+
+UNASKED_CHECK_EVERY = 0.25
+"""Seconds between two looks at whether that notice still holds."""
 
 RESUME_PREFIX = 8
 """Digits of a session id the resume line after quitting shows (as the transcript's links do)."""

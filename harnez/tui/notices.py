@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
@@ -74,12 +74,34 @@ class NoticeKeepingApp(App[None]):
         markup: bool = True,
     ) -> None:
         """Show a notification; a long one is cut to its first sentence, the whole text kept for Ctrl+N."""
+        self.post_notice(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def post_notice(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> Notification:
+        """`notify`, returning the toast's notification, for a notice that `withdraw` may take down
+        before its time once what it says is no longer true."""
         self.notices = [*self.notices[-(KEPT - 1) :], Notice(time.time(), severity, title, message, markup)]
         short = short_text(message)
         if short is not None:
             # The short form is plain text: a cut must not leave half of a markup tag.
             message, markup = f"{short}\n{MORE_HINT}", False
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        shown = Notification(
+            message, title, severity, self.NOTIFICATION_TIMEOUT if timeout is None else timeout, markup=markup
+        )
+        self.post_message(Notify(shown))
+        return shown
+
+    def withdraw(self, notification: Notification) -> None:
+        """Take a notification's toast down (Ctrl+N still lists it); nothing when it is gone already."""
+        if notification in self._notifications:
+            self._unnotify(notification)
 
     def action_show_notices(self) -> None:
         """List this run's notifications in full, newest first."""
@@ -87,12 +109,13 @@ class NoticeKeepingApp(App[None]):
             self.push_screen(NoticesScreen(list(reversed(self.notices))))
 
 
-def keep_toasts_above(screen: Screen, *below: Widget) -> None:
+def keep_toasts_above(screen: Screen, *below: Widget, newest_always: bool = True) -> None:
     """Keep the screen's toasts (docked at its top, under the title bar: app.tcss) above the first of
     `below` shown (the completion menu, the prompt): the stack may reach down to it and no further,
     and holds the newest toasts that fit there (the newest always, its start in view when even it is
-    taller). The room is measured after every layout, as the prompt grows with its text and the
-    screen with the terminal; the stack changes only when the room or the toasts did.
+    taller, unless `newest_always` is False: then only what fits whole). The room is measured after
+    every layout, as the prompt grows with its text and the screen with the terminal; the stack
+    changes only when the room or the toasts did.
 
     (Textual's stack scrolls to its newest toast when it overflows, but the stack is an invisible
     widget that is never sized, so it never scrolled: the newest would have been cut off.)"""
@@ -108,18 +131,18 @@ def keep_toasts_above(screen: Screen, *below: Widget) -> None:
             room[:] = [height]
             rack.styles.max_height = height
         if rack.children:
-            _show_newest(list(rack.children), height)
+            _show_newest(list(rack.children), height, newest_always)
 
     screen.screen_layout_refresh_signal.subscribe(screen, fit, immediate=True)
 
 
-def _show_newest(holders: list[Widget], room: int) -> None:
+def _show_newest(holders: list[Widget], room: int, newest_always: bool) -> None:
     """Show the newest of the toasts (each in its holder, oldest first) that fit in `room` rows; hide
     the older ones (they still expire on time, and Ctrl+N lists them)."""
     for index, holder in enumerate(reversed(holders)):
         toast = holder.children[0] if holder.children else holder
         room -= toast.outer_size.height + toast.styles.margin.top
-        shown = index == 0 or room >= 0
+        shown = (index == 0 and newest_always) or room >= 0
         if holder.display != shown:
             holder.display = shown
 

@@ -93,7 +93,7 @@ async def test_ctrl_s_sends_a_steering_message_into_the_running_task(make_app) -
         await task_running(pilot, app, "first")
         app.screen.query_one(PromptInput).load_text("use tabs")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.screen.query("UserBlock.-steering"), "steering block")
+        await wait_for(pilot, lambda: app.screen.query_one("#steering-waits").display, "shown waiting")
         work.release()
         await wait_for(pilot, lambda: ends(app))
         assert work.steering == ["use tabs"]

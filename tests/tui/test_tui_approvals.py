@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.errors import NoWidget
+from textual.geometry import Region
+from textual.widgets._toast import Toast
 
 from harnez.server.server import Server
 from harnez.testing.scripted_model import ScriptedModel
@@ -304,6 +307,43 @@ async def test_a_long_diff_leaves_the_keys_and_the_reason_input_in_view_on_a_sma
         assert body.region.bottom <= why.region.y
         await pilot.press(*"too long", "enter")
         await wait_for(pilot, lambda: ends(app) == ["completed"], "task ends")
+
+
+def _toasts_in_view(app: HarnezApp) -> list[Region]:
+    """Where the current screen's toasts are drawn (hidden ones and those not laid out left out)."""
+    regions = []
+    for toast in app.screen.query(Toast):
+        try:
+            geometry = app.screen.find_widget(toast)
+        except NoWidget:
+            continue
+        if (region := geometry.region.intersection(geometry.clip)).area:
+            regions.append(region)
+    return regions
+
+
+@pytest.mark.parametrize("size", [(60, 20), (120, 40)])
+async def test_notices_never_cover_the_approval_prompt(
+    agent_app: AgentApp, scripted_model: ScriptedModel, size: tuple[int, int]
+) -> None:
+    """At 60x20 a start-up notice ('.harnez made private') covered the top of the prompt, its title and
+    command: toasts go above the dialog when there is room for them there (a large terminal) and wait
+    for the prompt to close otherwise, still listed by Ctrl+N."""
+    scripted_model.add(tool_call("shell", "c1", command="echo hi > out.txt"), answer("Wrote out.txt."))
+    app = agent_app()
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        app.notify("Made .harnez private (mode 700): sessions keep what you type.", timeout=30)
+        await shell_call_prompted(pilot, app)
+        for _ in range(5):  # every frame of the prompt's first moments, not only the settled one
+            dialog = app.screen.query_one("#approval-dialog").region
+            assert not any(region.overlaps(dialog) for region in _toasts_in_view(app))
+            await pilot.pause(0.05)
+        if size == (120, 40):
+            assert _toasts_in_view(app), "a large terminal shows the notice above the prompt"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ends(app) == ["completed"], "task end")
+        await wait_for(pilot, lambda: _toasts_in_view(app), "the notice on the session screen")
 
 
 async def test_a_task_cancelled_elsewhere_closes_the_prompt(

@@ -164,13 +164,8 @@ async def test_a_childs_approval_is_asked_once_on_its_own_screen_opened_from_the
         assert app.screen is child
 
 
-async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
-    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
-) -> None:
-    """The person opened the sub-agent's session from the parent's panel; once the child had answered,
-    the parent's next call waited for approval under the parent's session, whose screen the child's
-    had replaced: nothing said so, and the task waited for nobody. A notice says where it waits;
-    /parent opens it and asks."""
+def script_review_then_mark(scripted_model: ScriptedModel, workspace: Path) -> None:
+    """The reviewer answers once the test releases `gate`; then the parent's shell call `c1` asks."""
     reviewer(workspace)
     scripted_model.add(
         delegate("d1", "reviewer", "Review a.py"),
@@ -178,18 +173,52 @@ async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
         tool_call("shell", "c1", command="echo done > done.txt"),
         answer("Done."),
     )
+
+
+def unasked_said(app) -> bool:
+    """Whether a toast says a call waits for approval in a session no screen shows."""
+    return any("waits for your approval" in str(n.message) for n in app._notifications)
+
+
+async def parents_call_said(pilot, scripted_model: ScriptedModel) -> SessionScreen:
+    """With the child's screen shown over the parent's, the parent's call `c1` waits and a notice says
+    so; returns the parent's screen."""
+    parent = await child_opened_from_the_panel(pilot, "review, then mark it done", first_screen=False)
+    scripted_model.release("gate")
+    await wait_for(pilot, lambda: unasked_said(pilot.app), "the notice")
+    return parent
+
+
+async def test_a_call_waiting_in_a_session_no_screen_shows_is_said(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The person opened the sub-agent's session from the parent's panel; once the child had answered,
+    the parent's next call waited for approval under the parent's session, whose screen the child's
+    had replaced: nothing said so, and the task waited for nobody. A notice says where it waits;
+    /parent opens it and asks."""
+    script_review_then_mark(scripted_model, workspace)
     app = agent_app()
     async with app.run_test(size=(110, 40), notifications=True) as pilot:
-        parent = await child_opened_from_the_panel(pilot, "review, then mark it done", first_screen=False)
-        scripted_model.release("gate")
-
-        def said() -> bool:
-            return any("waits for your approval" in str(n.message) for n in app._notifications)
-
-        await wait_for(pilot, said, "the notice")
+        parent = await parents_call_said(pilot, scripted_model)
         (notice,) = [n for n in app._notifications if "waits for your approval" in str(n.message)]
         assert f"({parent.session_id[:8]})" in str(notice.message) and short_text(str(notice.message)) is None
         await type_command(pilot, "/parent")
         await wait_for(pilot, lambda: prompt_shown(app, "c1"), "the parent's prompt")
+        await wait_for(pilot, lambda: not unasked_said(app), "the notice taken down once the screen asks")
         await pilot.press("y")
         await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")
+
+
+async def test_the_notice_of_an_unasked_call_goes_once_the_call_is_answered(
+    agent_app: AgentApp, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The notice that a call waits in a session no screen shows stayed its whole minute after the call
+    was answered (here by another front end, as `harnez attach` or the UHP server would): it goes."""
+    script_review_then_mark(scripted_model, workspace)
+    app = agent_app()
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
+        parent = await parents_call_said(pilot, scripted_model)
+        app.server.approvals.answer(parent.session_id, "c1", "allow")
+        await wait_for(pilot, lambda: (workspace / "done.txt").exists(), "the command ran")
+        await wait_for(pilot, lambda: not unasked_said(app), "the notice taken down")
+        assert any("waits for your approval" in n.text for n in app.notices)  # Ctrl+N still lists it

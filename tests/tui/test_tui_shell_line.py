@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from harnez.agent.work import AgentWork
+from harnez.errors import HarnezError
 from harnez.testing.scripted_model import ScriptedModel
 from harnez.tui.widgets.blocks import LiveTail, RunningShell, ShellBlock, TaskEndBlock, ToolBlock
 from harnez.tui.widgets.prompt import PromptInput
@@ -292,13 +293,14 @@ async def test_a_part_added_while_a_tool_block_mounts_is_shown() -> None:
         assert [t.view().plain for t in app.query(LiveTail)] == ["first line"]  # none left under c2
 
 
-async def test_leaving_a_session_while_its_command_runs_neither_crashes_nor_is_done_by_a_slash_command(
+async def test_leaving_a_session_while_its_command_runs_is_refused_whichever_way(
     make_app, db_path: Path, workspace: Path
 ) -> None:
     """/new while a `!command` ran (on a screen that is not the first one shown) stopped the command
     and the app crashed: the command's worker, cancelled with its screen, updated the status line of
     a screen no longer there (NoMatches). /new and /resume now wait for it like for a task; a session
-    opened another way (a delegate panel, /parent, the picker) stops it and shows."""
+    opened another way (a delegate panel, /parent, the picker's Enter: all `open_session`) stopped the
+    command unsaid: it waits for it too, the command runs on, and its line is stored once it ends."""
     from tests.tui.helpers import seed_database
 
     (other,) = await seed_database(db_path, workspace, [("hello", None)])
@@ -317,6 +319,18 @@ async def test_leaving_a_session_while_its_command_runs_neither_crashes_nor_is_d
         )
         assert app.screen.query_one(PromptInput).text == "/new"
 
+        shown = app.screen
+        with pytest.raises(HarnezError, match="A command is running: Esc stops it"):
+            await app.open_session(other)  # the picker's Enter
+        await shown._open_linked(other)  # a delegate panel's click, /parent
+        await pilot.pause(0.3)
+        assert app.screen is shown and status.state == "command running"
+        notices = [str(n.message) for n in app._notifications]
+        assert sum("A command is running" in notice for notice in notices) == 2, notices
+        (workspace / "go").touch()
+        await wait_for(pilot, lambda: status.state == "idle", "the command ends")
+        lines = [e for e in await app.server.events_after(shown.session_id) if e.kind == "shell-line"]
+        assert len(lines) == 1 and lines[0].body.to_payload()["exit_code"] == 0
         await app.open_session(other)
         await wait_for(pilot, lambda: getattr(app.screen, "session_id", None) == other, "the other one")
         await pilot.pause(0.3)

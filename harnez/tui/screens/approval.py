@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from harnez.events import ApprovalRequired
+from harnez.tui.notices import keep_toasts_above
 from harnez.tui.widgets.blocks import DiffView
 from harnez.tui.widgets.keys import CTRL_C_QUITS
 
@@ -115,6 +116,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     def on_mount(self) -> None:
         self._shown_at = monotonic()
+        # Notices go above the dialog when they fit there whole, and wait for it to close otherwise
+        # (a small terminal): a toast over its title or command would hide what is being approved.
+        keep_toasts_above(self, self.query_one("#approval-dialog"), newest_always=False)
 
     @property
     def armed(self) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static
@@ -47,6 +48,9 @@ ELSEWHERE_RECHECK = 3.0
 """Seconds between checks that the process running this session's task elsewhere still lives: one
 killed mid-task writes no `finished`."""
 OUTPUT_BELOW = "↓ new output below (Ctrl+End)"
+
+STEERING_WAITS = "steering, for the model's next turn: "
+"""What marks a steering message sent and not yet read by the model (above the prompt)."""
 """Shown above the prompt while the transcript is scrolled up and output arrived since."""
 
 
@@ -149,6 +153,7 @@ class SessionScreen(Screen[None]):
         yield OriginLine(id="origin")
         yield Transcript(id="transcript")
         yield Static(OUTPUT_BELOW, id="output-below")
+        yield Static(id="steering-waits", markup=False)
         yield CompletionMenu(id="completion")
         yield PromptInput(id="prompt")
         yield StatusLine(id="status")
@@ -175,7 +180,12 @@ class SessionScreen(Screen[None]):
         status.mode = self.harnez.permission_mode
         self.watch(self.app, "permission_mode", self._show_mode, init=False)
         self.query_one(PromptInput).menu = self.query_one(CompletionMenu)
-        keep_toasts_above(self, self.query_one(CompletionMenu), self.query_one(PromptInput))
+        keep_toasts_above(
+            self,
+            self.query_one("#steering-waits"),
+            self.query_one(CompletionMenu),
+            self.query_one(PromptInput),
+        )
         if self.attached:
             self._follow()
         else:
@@ -362,6 +372,18 @@ class SessionScreen(Screen[None]):
 
     def on_transcript_output_below(self, message: Transcript.OutputBelow) -> None:
         self.query_one("#output-below").display = message.arrived
+
+    def on_transcript_steering_waits(self, message: Transcript.SteeringWaits) -> None:
+        """Steering messages sent and not yet read by the model show above the prompt, not in the
+        transcript below the answer still streaming (written before the model read them)."""
+        shown = self.query_one("#steering-waits", Static)
+        shown.update(
+            Content("\n").join(
+                Content.assemble((STEERING_WAITS, "italic"), printable(text, one_line=True))
+                for text in message.texts
+            )
+        )
+        shown.display = bool(message.texts)
 
     def set_title(self, title: str) -> None:
         """Show a new title in the title bar and the status line at once (control characters escaped:
@@ -554,6 +576,11 @@ class SessionScreen(Screen[None]):
             timeout=8,
         )
 
+    @property
+    def command_running(self) -> bool:
+        """Whether a `!command` of this screen runs (shown running): leaving the screen would stop it."""
+        return self._shell_lines > 0
+
     @work(group="shell")
     async def run_shell_line(self, command: str, share: bool = False) -> None:
         """Run a `!command` on the server; its `shell-line` event shows it (the model sees it only when
@@ -609,7 +636,7 @@ class SessionScreen(Screen[None]):
         try:
             await self.harnez.open_session(session_id)
         except HarnezError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="warning" if self.command_running else "error", timeout=6)
 
     @work(group="origin", exclusive=True)
     async def show_origin(self) -> None:
@@ -678,7 +705,7 @@ class SessionScreen(Screen[None]):
             self.notify(f"Still opening: /{command.name} works in a moment.", timeout=3)
             return False
         task = self.server.running(self.session_id) is not None
-        if not command.during_task and (task or self._shell_lines):
+        if not command.during_task and (task or self.command_running):
             # /new and /resume left the task running unseen, its approvals waiting for nobody (and
             # stopped a `!` command: this screen's worker runs it).
             self.notify(

@@ -49,6 +49,7 @@ class UserBlock(Static):
     UserBlock.-steering { border-left: thick $warning; }
     UserBlock.-queued { border-left: thick $foreground 30%; color: $text-muted; }
     UserBlock.-dropped { border-left: thick $foreground 30%; color: $text-muted; }
+    UserBlock.-undelivered { border-left: thick $foreground 30%; color: $text-muted; }
     """
 
     def __init__(self, text: str, mode: str = "prompt", seq: int = 0) -> None:
@@ -60,10 +61,11 @@ class UserBlock(Static):
     @staticmethod
     def _content(text: str, mode: str) -> Content:
         label = USER_LABELS.get(mode, "")
-        return Content.assemble((label, "italic"), (text, "strike" if mode == "dropped" else ""))
+        return Content.assemble((label, "italic"), (text, "strike" if mode in STRUCK else ""))
 
     def show_mode(self, mode: str) -> None:
-        """Mark a queued prompt `dropped` (a cancel dropped it before it ran), or `queued` again."""
+        """Mark a queued prompt `dropped` (a cancel dropped it before it ran), or `queued` again; a
+        steering message `undelivered` (its task ended before the model's next turn)."""
         self.remove_class(f"-{self.mode}")
         self.mode = mode
         self.add_class(f"-{mode}")
@@ -74,8 +76,12 @@ USER_LABELS = {
     "steering": "steering: ",
     "queued": "queued: ",
     "dropped": "dropped, not sent (Up recalls it): ",
+    "undelivered": "steering, not delivered (the task ended first): ",
 }
 """What marks a prompt that is not a plain one, by its mode."""
+
+STRUCK = frozenset({"dropped", "undelivered"})
+"""The modes of a prompt the model never read."""
 
 
 class AssistantBlock(SizedByLayout, Vertical):

@@ -138,6 +138,9 @@ class BlockBuilder:
         self.prices_shown: str | None = None
         self.spare: AssistantBlock | None = None
         """An answer block mounted (hidden) while a turn waits for the model: its first words take it."""
+        self.steering: list[UserBlock] = []
+        """Steering messages sent and not delivered yet, oldest first: shown under the transcript until
+        the model's next turn takes them (`steering-delivered`), then in it at that point."""
         self.task: int | None = None
         """The task of the event being fed."""
         self.waiting: dict[int, UserBlock] = {}
@@ -174,9 +177,11 @@ class BlockBuilder:
     async def _on_user_message(self, seq: int, body: ev.UserMessage) -> Change:
         if body.mode == "steering":
             # Stored as it is sent, between the deltas of the answer streaming; the model reads it at
-            # its next turn. The answer goes on in its block above it: closing it cut the Markdown in
-            # two (the rest of a code fence showed as prose, its closing ``` opened a new fence).
-            return Change([UserBlock(body.text, body.mode, seq)])
+            # its next turn (`steering-delivered`), where the transcript shows it. Drawn below the
+            # answer still streaming it seemed to come after words the model wrote before reading it,
+            # and closing the answer for it cut the Markdown in two.
+            self.steering.append(UserBlock(body.text, body.mode, seq))
+            return Change()
         await self.close()
         if self.task is not None:
             self.waiting.pop(self.task, None)
@@ -184,6 +189,13 @@ class BlockBuilder:
                 block.show_mode("queued")
         self.dropped.clear()  # a task started after the cancel: the others stay dropped
         return Change([UserBlock(body.text, body.mode, seq)])
+
+    async def _on_steering_delivered(self, seq: int, body: ev.SteeringDelivered) -> Change:
+        # Between turns: the answer before it is whole (its turn ended), the model reads it now.
+        await self.close()
+        # FIFO as the task's inbox; a message sent in an older page of history is made again here.
+        block = self.steering.pop(0) if self.steering else UserBlock(body.text, "steering", seq)
+        return Change([block])
 
     async def _on_prompt_queued(self, seq: int, body: ev.PromptQueued) -> Change:
         block = UserBlock(body.text, "queued", seq)
@@ -364,7 +376,10 @@ class BlockBuilder:
         for block in self.tools.values():
             if not block.has_result and block.seq < seq:  # its task ended: no result will come
                 block.end_without_result(why)
-        return Change([TaskEndBlock(body.stop, body.turns, body.error, seq)])
+        undelivered, self.steering = self.steering, []  # the task ended before a turn took them
+        for message in undelivered:
+            message.show_mode("undelivered")
+        return Change([*undelivered, TaskEndBlock(body.stop, body.turns, body.error, seq)])
 
 
 VERDICTS = {"allow": "Allowed once", "allow-session": "Allowed for this session", "deny": "Denied"}
@@ -385,6 +400,7 @@ def _handlers() -> dict[type[EventBody], Callable[[BlockBuilder, int, Any], Awai
     return {
         ev.UserMessage: BlockBuilder._on_user_message,
         ev.PromptQueued: BlockBuilder._on_prompt_queued,
+        ev.SteeringDelivered: BlockBuilder._on_steering_delivered,
         ev.ShellLine: BlockBuilder._on_shell_line,
         ev.TurnStarted: BlockBuilder._on_turn_started,
         ev.TextDelta: BlockBuilder._on_text_delta,
@@ -444,9 +460,18 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             super().__init__()
             self.arrived = arrived
 
+    class SteeringWaits(Message):
+        """The steering messages sent and not yet delivered to the model changed (oldest first)."""
+
+        def __init__(self, texts: list[str]) -> None:
+            super().__init__()
+            self.texts = texts
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._builder = BlockBuilder()
+        self._steering_said: list[str] = []
+        """The undelivered steering messages last posted (`SteeringWaits`)."""
         self.oldest_seq = 0
         """The first event sequence number rendered (0 before anything is loaded)."""
         self.has_older = False
@@ -484,6 +509,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
         if not self.oldest_seq:
             self.oldest_seq = event.seq
         change = await self._builder.feed(event)
+        self._say_steering()
         if change.added or event.body.kind in SHOWN_TEXT:
             self._arrived_below()
         for widget in change.removed:
@@ -512,6 +538,13 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             self._trim_soon()  # between tasks: the removal's frame is in nobody's way
         elif (answer := self._builder.answer) is not None and answer.shown_blocks > FOLD_AFTER:
             self._fold_soon()
+
+    def _say_steering(self) -> None:
+        """Tell the screen which steering messages wait for the model, when that changed."""
+        texts = [block.text for block in self._builder.steering]
+        if texts != self._steering_said:
+            self._steering_said = texts
+            self.post_message(self.SteeringWaits(texts))
 
     def _arrived_below(self) -> None:
         """Output was added: said once per release of the view (a flag looked at for every delta)."""
@@ -577,6 +610,7 @@ class Transcript(SizedByLayout, VerticalScroll, can_focus=True):
             blocks = await self._build(self._builder, events)
         finally:
             self._builder.spare = spare
+        self._say_steering()
         start = _exchange_start(blocks, len(blocks) - OPEN_BLOCKS)
         if start:
             self._builder.forget(blocks[:start])
