@@ -13,6 +13,7 @@ from harnez.errors import HarnezError
 STOPS = ("end_turn", "tool_use", "max_tokens", "content_filter")
 _TURN_KEYS = {
     "path",
+    "answers",
     "reply",
     "usage",
     "stop",
@@ -33,6 +34,8 @@ _TURN_KEYS = {
     "gzip",
 }
 FRAMINGS = ("chunked", "length", "close")
+ANSWERS = ("prompt", "tool-result")
+"""What a request's last message can be, for a turn's `answers`: a tool's result, or anything else."""
 
 
 class ScriptError(HarnezError):
@@ -57,6 +60,9 @@ class Turn:
 
     parts: tuple[Part, ...] = ()
     path: str | None = None
+    answers: str | None = None
+    """Only a request whose last message is this (`prompt` or `tool-result`): a looping script then
+    stays in step with each conversation, whatever other clients or a cancelled task took before."""
     usage: dict[str, int] | None = None
     stop: str = "end_turn"
     model: str | None = None
@@ -128,6 +134,8 @@ def parse_turn(raw: dict[str, Any]) -> Turn:
         raise ScriptError(f"stop {stop!r} is not one of {', '.join(STOPS)}")
     if raw.get("framing", "chunked") not in FRAMINGS:
         raise ScriptError(f"framing {raw['framing']!r} is not one of {', '.join(FRAMINGS)}")
+    if raw.get("answers", "prompt") not in ANSWERS:
+        raise ScriptError(f"answers {raw['answers']!r} is not one of {', '.join(ANSWERS)}")
     fields = {k: v for k, v in raw.items() if k not in ("reply", "stop")}
     return Turn(parts=parts, stop=stop, **fields)
 
@@ -162,10 +170,11 @@ class Script:
         except json.JSONDecodeError as exc:
             raise ScriptError(f"{path}: not valid JSON ({exc})") from exc
 
-    def take(self, path: str) -> Turn | None:
-        """Remove and return the next turn for `path`; None when the script has none left."""
+    def take(self, path: str, last: str = "prompt") -> Turn | None:
+        """Remove and return the next turn for `path` and a request whose last message is `last`
+        (one of ANSWERS); None when the script has none left."""
         for i, turn in enumerate(self.turns):
-            if turn.path is None or path.endswith(turn.path):
+            if (turn.path is None or path.endswith(turn.path)) and turn.answers in (None, last):
                 if self.loop:
                     self.turns.append(self.turns[i])
                 return self.turns.pop(i)

@@ -164,7 +164,7 @@ class ScriptedModel:
             )
             return True
         with self._lock:
-            turn = self.script.take(route)
+            turn = self.script.take(route, _last_message(kind, request.body))
         if turn is None:
             message = f"scripted model: the script has no turn left for {request.path}"
             await _send_json(writer, 400, {"error": {"message": message, "type": "script_exhausted"}})
@@ -320,6 +320,19 @@ def _responses_refusal(items: list[dict[str, Any]]) -> str | None:
         elif item.get("type") == "function_call_output" and item.get("call_id") not in called:
             return f"No tool call found for function call output with call_id {item.get('call_id')}."
     return None
+
+
+def _last_message(kind: str, body: Any) -> str:
+    """`tool-result` when the request's last message gives a tool's result back, else `prompt`."""
+    items = body.get("input" if kind == "responses" else "messages") if isinstance(body, dict) else None
+    last = items[-1] if isinstance(items, list) and items and isinstance(items[-1], dict) else {}
+    if kind == "chat":
+        answered = last.get("role") == "tool"
+    elif kind == "responses":
+        answered = last.get("type") == "function_call_output"
+    else:
+        answered = any(block.get("type") == "tool_result" for block in _blocks(last))
+    return "tool-result" if answered else "prompt"
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
