@@ -2,7 +2,8 @@
 
 Harnez never asks for a key itself, only for the NAME of the variable holding it. Every such name
 this process meets (the providers in settings, the hosted providers' usual variables, the token of
-`harnez serve`) is registered here with its value, so that:
+each of `harnez serve`'s principals, the token an MCP server's `auth` names) is registered here with
+its value, so that:
 
 - every text a provider sent (errors, warnings, malformed lines, stream items) and everything the
   store writes is masked before it is kept or printed (`redact`, `redact_json`);

@@ -140,8 +140,9 @@ class Tool(ABC):
 
     @property
     def rule_names(self) -> tuple[str, ...]:
-        """The names a person may give the tool in settings (`permissions.tools`, disabled tools): its
-        name, and another when what the model is offered is not all of it (an MCP tool's cut name)."""
+        """The names a person may give the tool in settings (`permissions.tools`, disabled tools, a hook's
+        `tools`): its name, and another when what the model is offered is not all of it (an MCP tool's
+        cut name)."""
         return (self.name,)
 
     def input_schema(self) -> dict[str, Any] | None:
