@@ -33,9 +33,8 @@ from harnez.events import (
 )
 from harnez.headless.provider import AdHocProvider
 from harnez.outcome import Stop
-from harnez.server import Server
+from harnez.server import Server, SessionRecord
 from harnez.settings import Settings, parse_model_ref
-from harnez.store.sessions import SessionRecord
 from harnez.text import json_line, printable
 
 QUIET_CODES = frozenset({"unpriced-model"})

@@ -28,7 +28,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "parent",
         "/parent",
-        "Open the session an imported one was forked or resumed from, or ran under as a sub-agent.",
+        "Open the session this one came from: an imported one's fork, resume or parent, or the "
+        "session whose sub-agent made this one.",
     ),
     SlashCommand(
         "model",
@@ -74,6 +75,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Page Up / Page Down", "Scroll the transcript (at its end, it follows the stream again)."),
     ("Ctrl+End", "Back to the transcript's end, following it again."),
     ("Ctrl+P", "Open the command palette."),
+    ("Ctrl+N", "Every notification of this run, in full (a long one shows only its first sentence)."),
     ("Ctrl+Q", "Quit."),
 )
 
