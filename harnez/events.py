@@ -44,6 +44,7 @@ WARNING_CODES: dict[str, str] = {
     "truncated-for-window": "A tool call's arguments were cut in the conversation to fit the model's window.",
     "untrusted-hooks": "The project's hooks are not trusted yet, so they did not run.",
     "invalid-agent": "A sub-agent's file could not be read as an agent; it is not offered.",
+    "agent-tool-unknown": "A sub-agent's `tools` names an MCP tool the task does not offer; it goes without it.",
     "mcp-unavailable": "An MCP server of the harness is not connected; the task goes on without its tools.",
 }
 

@@ -101,8 +101,9 @@ class TaskAgents:
         return self.catalogue.names if DELEGATE in registry.names else []
 
     def warn(self, emit: Callable[..., Any], registry: ToolRegistry) -> None:
-        """An `invalid-agent` warning for each agent file skipped, and for each MCP tool or server an
-        offered agent's `tools` names that the task does not offer (the agent goes without it)."""
+        """An `invalid-agent` warning for each agent file skipped, and an `agent-tool-unknown` one for each
+        MCP tool or server an offered agent's `tools` names that the task does not offer (the agent goes
+        without it): two codes, so a client can tell a refused agent from one offered with less."""
         for problem in self.catalogue.problems:
             emit(WarningEvent(code="invalid-agent", message=problem))
         tool = registry.get(DELEGATE) if DELEGATE in registry.names else None
@@ -110,7 +111,7 @@ class TaskAgents:
             return
         for agent in self.catalogue.agents:
             for entry in tool.parent.unmatched(agent):
-                emit(WarningEvent(code="invalid-agent", message=_unmatched(agent, entry, tool.parent)))
+                emit(WarningEvent(code="agent-tool-unknown", message=_unmatched(agent, entry, tool.parent)))
 
 
 def _unmatched(agent: AgentDefinition, entry: str, parent: ParentLimits) -> str:

@@ -58,7 +58,8 @@ async def test_an_agent_gets_the_mcp_tools_and_servers_its_file_names_by_their_w
     assert sorted(mcp) == sorted([west, "mcp__quiet__lookup", "mcp__quiet__jammed"]), mcp
     assert "read" in published_tools(child) and "shell" not in published_tools(child)
     warnings = await events(server, row.session_id, "warning")
-    warned = [w.body.message for w in warnings if w.body.code == "invalid-agent"]
+    assert not [w for w in warnings if w.body.code == "invalid-agent"]  # the agent is offered
+    warned = [w.body.message for w in warnings if w.body.code == "agent-tool-unknown"]
     assert warned == [
         f"{path}: `tools` names `mcp__vault__nosuch`, which is none of the MCP tools this task offers "
         "(its connected MCP servers: quiet, vault); the doorman agent is offered without it. Name a "
