@@ -79,7 +79,7 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         input_items=parsed.items,
         file_ids=parsed.file_ids,
         inline=inline,
-        model=optional_text(body, "model"),
+        model=_model(body),
         harness_id=harness_id,
         previous_response_id=optional_text(body, "previous_response_id"),
         instructions="\n\n".join(g for g in guidance if g) or None,
@@ -90,6 +90,19 @@ async def _task_request(host: HarnessHost, body: dict[str, Any], key: str | None
         idempotency_key=key,
         owner=owner,
     )
+
+
+def _model(body: dict[str, Any]) -> str | None:
+    """The task's model reference, None when absent or null; `""` is refused like any other empty
+    field (it was read as "no model" and ran the default, which the client did not ask for)."""
+    model = optional_text(body, "model")
+    if model is not None and not model.strip():
+        raise ApiError.invalid(
+            "model must be a model reference `<provider>/<model>[:<thinking>]` (for example "
+            "`openai/gpt-5:high`); leave it out, or send null, for the session's or harness's default.",
+            "model",
+        )
+    return model
 
 
 async def follow(

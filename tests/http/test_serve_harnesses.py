@@ -197,19 +197,26 @@ def test_task_fields_of_the_wrong_type_are_refused_before_any_task(
     served: Served, client: httpx.Client
 ) -> None:
     # `"metadata": false` ran the task as if no metadata were sent, a role that is no text dropped
-    # the message's words, and a filename that is no text was replaced by "file".
+    # the message's words, a filename that is no text was replaced by "file", and `"model": ""` ran
+    # the default model as if no model were sent.
     asked = len(served.model.requests)
     file_part = {"type": "input_file", "file_data": "data:text/plain,hi", "filename": 5}
     cases = [
         ({"input": "hi", "metadata": False}, "metadata"),
         ({"input": [{"role": 5, "content": "hi"}]}, "input[0].role"),
         ({"input": [{"role": "user", "content": [file_part]}]}, "input[0].content[0].filename"),
+        ({"input": "hi", "model": ""}, "model"),
+        ({"input": "hi", "model": "  "}, "model"),
+        ({"input": "hi", "model": 5}, "model"),
     ]
     for body, param in cases:
         refused = client.post("/v1/responses", json=body)
         assert refused.status_code == 400, (body, refused.text)
         assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == ("invalid_input", param)
     assert len(served.model.requests) == asked
+    served.model.add(answer("Hi."))
+    ran = client.post("/v1/responses", json={"input": "hi", "model": None})  # null is still "absent"
+    assert ran.status_code == 200 and ran.json()["status"] == "completed", ran.text
 
 
 def _links_until_done(feed: httpx.Response) -> list[str]:
