@@ -74,6 +74,8 @@ def test_the_readme_demo_runs_word_for_word_in_a_fresh_folder(tmp_path: Path, is
             )
             assert done.returncode == 0, done.stderr
             assert "scripted demo model" in done.stdout and "That was the `list` tool" in done.stdout, round_
+            # The answer said "what you just watched" and "the result above", untrue here: run prints answers only.
+            assert "watched" not in done.stdout and "above" not in done.stdout, done.stdout
             assert "Traceback" not in done.stderr
     finally:
         server.terminate()
