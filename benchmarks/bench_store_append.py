@@ -77,7 +77,7 @@ async def stream_run(path: Path, seconds: float, rate: float | None) -> Stream:
         for _ in range(due):
             append_one(store, num, sid, stream)
         stream.appended += max(due, 0)
-        await store.events.backpressure()  # what a producer through TaskRun.emit_paced does
+        await store.events.backpressure()  # a producer that never idles must call it
         await asyncio.sleep(0 if rate is None else TICK)
     stream.window = time.perf_counter() - start
     stream.committed_in_window = sum(stream.batches)
