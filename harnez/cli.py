@@ -77,12 +77,13 @@ def _folder(text: str) -> Path:
 
 def _session_to_resume(text: str) -> str:
     """An argparse type: `latest` or a session id. An empty value (`--resume "$ID"` with ID unset) is
-    refused instead of read as the newest session."""
+    refused instead of read as the newest session, and one that is not hexadecimal as `events` and
+    `sessions show` refuse it (it was looked up in every project, as if one might exist)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(
             "expected `latest` or a session id (a unique prefix is enough), got an empty value"
         )
-    return text.strip()
+    return _session_id(text)
 
 
 def _session_id(text: str) -> str:

@@ -192,3 +192,20 @@ def test_a_second_ctrl_c_while_the_cancel_hangs_quits_at_once(headless: Headless
     ), err
     (saved,) = json_lines(headless.harnez("sessions", "--json").stdout)
     assert saved["status"] == "interrupted"
+
+
+def test_run_and_chat_refuse_a_resume_id_that_is_not_hexadecimal(headless: HeadlessWorkspace) -> None:
+    """`run --resume my-session` was refused only once the database was open, in the store's words
+    ("'my-session' is not a session id"), where `events` and `sessions show` refuse it at the command
+    line: the same usage error now, exit 2, before anything opens."""
+    headless.model.add({"reply": [{"text": "Made a database."}]})
+    assert headless.harnez("run", "go").returncode == 0
+    for args in (("run", "--resume", "my-session", "go on"), ("chat", "--resume", "my-session")):
+        done = headless.harnez(*args, input="")
+        assert done.returncode == 2 and done.stdout == "", args
+        assert done.stderr.splitlines()[-1] == (
+            "harnez "
+            + args[0]
+            + ": error: argument --resume: expected a session id, 32 hexadecimal digits such as "
+            "3f2a9c0b… (a unique prefix is enough; `harnez sessions` lists them), or `latest`; got 'my-session'"
+        ), (args, done.stderr)
