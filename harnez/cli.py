@@ -560,6 +560,12 @@ async def _server_of_latest(database: Path, workspace: Path, settings, args: arg
     server = await _open_server(workspace, settings, database=database)
     try:
         record = await server.newest_session(workspace)
+    except SessionNotFoundError:
+        await server.close()
+        # The server's own words told to start one with `harnez`, which shows or prints nothing here.
+        raise SessionNotFoundError(
+            f"No saved session in {workspace}: `harnez sessions --all` lists those of every workspace."
+        ) from None
     except BaseException:
         await server.close()
         raise

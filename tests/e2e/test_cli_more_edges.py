@@ -209,3 +209,19 @@ def test_run_and_chat_refuse_a_resume_id_that_is_not_hexadecimal(headless: Headl
             + ": error: argument --resume: expected a session id, 32 hexadecimal digits such as "
             "3f2a9c0b… (a unique prefix is enough; `harnez sessions` lists them), or `latest`; got 'my-session'"
         ), (args, done.stderr)
+
+
+def test_sessions_show_latest_without_a_session_says_it_in_its_own_words(headless: HeadlessWorkspace) -> None:
+    """With a database but no session of this workspace, `sessions show latest` answered with the
+    server's "start one with `harnez`" (the full-screen app), which says nothing of where to look."""
+    empty_home = headless.path / "home"
+    empty_home.mkdir()
+    assert headless.harnez("import", "--home", str(empty_home)).returncode == 0  # a database, no session
+    assert headless.database.exists()
+    for args in (("sessions", "show", "latest"), ("events", "--session", "latest")):
+        done = headless.harnez(*args)
+        assert done.returncode == 2 and done.stdout == "", args
+        assert done.stderr.splitlines()[-1] == (
+            f"harnez: No saved session in {headless.path}: `harnez sessions --all` lists those of every "
+            "workspace."
+        ), (args, done.stderr)
