@@ -7,6 +7,7 @@ import contextlib
 import email.utils
 import functools
 import html
+import ipaddress
 import json
 import re
 import ssl
@@ -82,6 +83,19 @@ def needs_tls(base_url: str) -> bool:
 def _proxy_over_tls() -> bool:
     """Whether a proxy variable of the environment (HTTP_PROXY, ALL_PROXY, …) names an https URL."""
     return any(url.lower().startswith("https:") for url in urllib.request.getproxies().values())
+
+
+def _is_local_host(host: str) -> bool:
+    """Whether `host` is this machine or its network (a model server someone runs: Ollama, vLLM on
+    the LAN), not a hosted provider reached over the internet."""
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith((".localhost", ".local")):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def new_client(retry: RetrySettings, base_url: str = "https:") -> httpx.AsyncClient:
@@ -390,13 +404,21 @@ class HttpWire:
         elif isinstance(exc, httpx.TimeoutException):
             text = f"the request to {url} timed out ({type(exc).__name__})"
         elif isinstance(exc, httpx.ConnectError):
-            text = (
-                f"cannot connect to {url}: {exc}. Is the model server running, and is "
-                f"{self.endpoint.base_url_origin} right?"
-            )
+            text = f"cannot connect to {url}: {exc}. {self._connect_advice(url)}"
         else:
             text = f"the connection to {url} broke: {exc or type(exc).__name__}"
         return Failure(self._redact(text), retryable=True)
+
+    def _connect_advice(self, url: str) -> str:
+        """Where to look when no connection was made: a server on this machine or network may not be
+        running, but a hosted provider's (api.openai.com) is; asking whether it runs sent the person
+        to the wrong place, where the network, a proxy or the URL is what fails."""
+        origin = self.endpoint.base_url_origin
+        parts = urlsplit(url)
+        if _is_local_host(parts.hostname or ""):
+            return f"Is the model server running, and is {origin} right?"
+        proxy = "HTTPS_PROXY" if parts.scheme == "https" else "HTTP_PROXY"
+        return f"Check the network (or the proxy it needs: {proxy}) and that {origin} is right."
 
     async def _events(
         self, response: httpx.Response, translator: Translator, deadline: float

@@ -246,3 +246,38 @@ def test_a_base_url_from_settings_that_cannot_be_reached_names_settings_json(
     done = headless.harnez("run", "say hello")
     assert done.returncode == 1
     assert "is the provider's base_url in settings.json right?" in done.stderr
+
+
+def test_a_hosted_provider_that_cannot_be_reached_points_at_the_network_not_a_server(
+    headless: HeadlessWorkspace,
+) -> None:
+    """A hosted provider (api.openai.com) that could not be reached was answered "Is the model server
+    running?", which is not the person's to run; a host that is not this machine's nor its network's
+    is a matter of the network, a proxy or the URL. A local server keeps the question."""
+    for name in [k for k in headless.env if k.lower().endswith("_proxy")]:
+        del headless.env[name]  # no proxy answers in the name's place
+    settings = headless.path / ".harnez" / "settings.json"
+    config = json.loads(settings.read_text())
+    for base_url, advice in (
+        (
+            "https://nonexistent.invalid/v1",
+            "Check the network (or the proxy it needs: HTTPS_PROXY) and that the provider's base_url "
+            "in settings.json is right.",
+        ),
+        (
+            f"http://127.0.0.1:{_closed_port()}/v1",
+            "Is the model server running, and is the provider's base_url in settings.json right?",
+        ),
+    ):
+        config["providers"]["chat"]["base_url"] = base_url
+        settings.write_text(json.dumps(config))
+        done = headless.harnez("run", "say hello")
+        assert done.returncode == 1
+        assert f"cannot connect to {base_url}/chat/completions: " in done.stderr, done.stderr
+        assert advice in done.stderr, done.stderr
+    flag = headless.harnez(
+        "run", "--model", "chat/scripted-model", "--base-url", "https://nonexistent.invalid/v1", "hi"
+    )
+    assert flag.returncode == 1
+    assert "HTTPS_PROXY) and that --base-url is right." in flag.stderr, flag.stderr
+    assert "Is the model server running" not in flag.stderr
