@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,13 @@ def _session_to_resume(text: str) -> str:
     return _session_id(text)
 
 
+def _session_or_picker(text: str) -> str:
+    """An argparse type for `harnez --resume`: empty opens the picker; anything else is a session id
+    (or `latest`) refused as `run --resume` refuses it when it is not hexadecimal, before the app
+    starts (it opened, then closed with the error)."""
+    return _session_id(text) if text.strip() else ""
+
+
 def _session_id(text: str) -> str:
     """An argparse type: a session id or a unique prefix of one. An empty value (`--session "$ID"` with
     ID unset) is refused as `--resume`'s is, instead of looked up in every project as the prefix ''."""
@@ -157,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         "--resume",
         nargs="?",
         const="",
+        type=_session_or_picker,
         metavar="ID",
         help="open the resume picker, or the session with this id (a unique prefix is enough)",
     )
@@ -920,6 +929,8 @@ def _tui(args: argparse.Namespace) -> int:
             return _session_dir_database(args.session_dir)
         return database_path_before_settings(workspace)
 
+    if args.resume and args.resume != "latest":
+        _check_session_exists(args.resume, early_database, workspace)
     from harnez.tui import run_tui
 
     return run_tui(
@@ -934,3 +945,51 @@ def _tui(args: argparse.Namespace) -> int:
         early_database=early_database,
         session_dir=args.session_dir,
     )
+
+
+def _check_session_exists(prefix: str, early_database: Callable[[], Path | None], workspace: Path) -> None:
+    """Refuse `harnez --resume ID` before the app starts when no session id starts with ID, in the
+    words of `run --resume` (the app opened, then closed with the error). This project's database is
+    read directly (sqlite3, no store import); only when it does not hold the session are the other
+    projects' looked up, as the app would. A database that cannot be read is left to the app."""
+    database = early_database()
+    if database is None:  # a settings file may name it: only then are they read here
+        from harnez.settings import load_settings
+
+        database = load_settings(workspace).database_file(workspace, os.environ)
+    found = _sessions_starting_with(database, prefix)
+    if found is None or found == 1:
+        return
+    if found > 1:
+        raise SessionNotFoundError(f"Several sessions start with {prefix!r}; type more of the id.")
+    from harnez.server.projects import AllProjects
+
+    projects = AllProjects()
+    try:
+        asyncio.run(projects.locate(prefix))
+    except SessionNotFoundError as exc:
+        if "Several sessions" in exc.message:
+            raise
+        raise SessionNotFoundError(
+            f"No session id starts with {prefix!r}. List them with `harnez sessions --all`."
+        ) from None
+    finally:
+        projects.close()
+
+
+def _sessions_starting_with(database: Path, prefix: str) -> int | None:
+    """How many sessions (0, 1 or 2: more) of `database` have an id starting with `prefix`; None when
+    it cannot be read (it is locked, damaged or of another version: the app says so)."""
+    import sqlite3
+
+    if not database.is_file():
+        return 0
+    clean = prefix.lower()
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT id FROM sessions WHERE id >= ? AND id < ? LIMIT 2", (clean, clean + "g")
+            ).fetchall()
+    except sqlite3.Error:
+        return None
+    return len(rows)

@@ -6,10 +6,12 @@ import fcntl
 import json
 import os
 import pty
+import select
 import struct
 import subprocess
 import sys
 import termios
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +77,24 @@ def harnez_in_pty(headless: HeadlessWorkspace, *argv: str) -> tuple[subprocess.P
     )
     os.close(slave)
     return process, master
+
+
+def pty_output(master: int, until: bytes | None, seconds: float = 30) -> bytes:
+    """What the pty shows until `until` appears, every writer closes it, or `seconds` pass."""
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if select.select([master], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed the pty
+                chunk = b""
+            if not chunk:
+                break
+            seen += chunk
+            if until is not None and until in seen:
+                break
+    return seen
 
 
 def json_lines(text: str) -> list[dict]:

@@ -5,33 +5,20 @@ again (`harnez --resume <id8>`), as Claude Code and Codex print theirs; a sessio
 from __future__ import annotations
 
 import os
-import select
 import sqlite3
 import time
 
-from tests.e2e.helpers import HeadlessWorkspace, harnez_in_pty
+from tests.e2e.helpers import HeadlessWorkspace, harnez_in_pty, pty_output
 
 LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
 
 
 def _read(master: int, until: bytes | None, seconds: float = 30) -> bytes:
     """What the pty shows until `until` appears (or, with None, until the process closes it)."""
-    seen = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if select.select([master], [], [], 0.1)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: every writer closed the pty
-                chunk = b""
-            if not chunk:
-                if until is None:
-                    return seen
-                break
-            seen += chunk
-            if until is not None and until in seen:
-                return seen
-    raise AssertionError(f"never showed {until!r}: {seen[-400:]!r}")
+    seen = pty_output(master, until, seconds)
+    if until is not None and until not in seen:
+        raise AssertionError(f"never showed {until!r}: {seen[-400:]!r}")
+    return seen
 
 
 def _run_in_pty(headless: HeadlessWorkspace, prompt: str | None, *argv: str) -> bytes:
