@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
 import os
 import signal
@@ -957,7 +956,9 @@ def _check_session_exists(prefix: str, early_database: Callable[[], Path | None]
         from harnez.settings import load_settings
 
         database = load_settings(workspace).database_file(workspace, os.environ)
-    found = _sessions_starting_with(database, prefix)
+    from harnez.server.lookup import sessions_starting_with
+
+    found = sessions_starting_with(database, prefix)
     if found is None or found == 1:
         return
     if found > 1:
@@ -975,21 +976,3 @@ def _check_session_exists(prefix: str, early_database: Callable[[], Path | None]
         ) from None
     finally:
         projects.close()
-
-
-def _sessions_starting_with(database: Path, prefix: str) -> int | None:
-    """How many sessions (0, 1 or 2: more) of `database` have an id starting with `prefix`; None when
-    it cannot be read (it is locked, damaged or of another version: the app says so)."""
-    import sqlite3
-
-    if not database.is_file():
-        return 0
-    clean = prefix.lower()
-    try:
-        with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
-            rows = db.execute(
-                "SELECT id FROM sessions WHERE id >= ? AND id < ? LIMIT 2", (clean, clean + "g")
-            ).fetchall()
-    except sqlite3.Error:
-        return None
-    return len(rows)
